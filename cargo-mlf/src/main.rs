@@ -1,0 +1,45 @@
+//! `cargo mlf`: the command-line front door of mlf.
+//!
+//! Invoked by cargo as `cargo-mlf mlf <command> …` (so `cargo mlf inspect x.tar` works once the
+//! binary is installed), directly as `cargo-mlf <command> …`, or from the workspace as
+//! `cargo run -p cargo-mlf -- mlf <command> …`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod inspect;
+
+/// Turn compiled neural-network models (TVM Model Library Format, Kendryte kmodel) into typed,
+/// statically allocated Rust.
+#[derive(Parser, Debug)]
+#[command(name = "cargo mlf", bin_name = "cargo mlf", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show what is inside a model: executor, interface, inputs, outputs, parameters, memory.
+    Inspect(inspect::Args),
+}
+
+fn main() -> ExitCode {
+    // cargo runs `cargo-mlf mlf <args>`; accept the bare form too.
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "mlf") {
+        args.remove(1);
+    }
+    let cli = Cli::parse_from(args);
+    let result = match cli.command {
+        Command::Inspect(a) => inspect::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Recognises what a file is from its content (not its extension, except as a tie-breaker).
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Context, Error, ErrorKind, Result};
+
+/// What a path holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A TVM Model Library Format archive (tar) or extracted directory.
+    Mlf,
+    /// A Kendryte kmodel (any version; unsupported versions are refused by the reader).
+    Kmodel,
+    /// A TVM export carrying a module serialization blob: ELF shared or relocatable object,
+    /// `devc.c`-style C source, raw blob, or a `.tar` export holding such files.
+    TvmModule,
+    /// A TVM parameter file (`.params`).
+    Params,
+    /// An mlf external-parameter pack (`cargo mlf pack` output) or split folder.
+    ParamPack,
+}
+
+/// Detects the kind of `path`.
+pub fn detect(path: &Path) -> Result<FileKind> {
+    let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
+    if meta.is_dir() {
+        if path.join("configure.json").is_file() {
+            return Ok(FileKind::ParamPack);
+        }
+        return Ok(FileKind::Mlf);
+    }
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .map_err(Error::from)
+        .in_file(path)?;
+    let kind = detect_bytes(&head, path.extension().and_then(|e| e.to_str()).unwrap_or(""))
+        .ok_or_else(|| unknown(&head).in_file(path))?;
+    if kind == FileKind::Mlf {
+        // A tar: what it holds decides.
+        let archive = crate::archive::Archive::open(path)?;
+        return Ok(tar_kind(&archive));
+    }
+    Ok(kind)
+}
+
+/// Classifies a tar by its members: `metadata.json` → MLF, `configure.json` → parameter pack,
+/// shared objects / objects / `devc.c` → TVM export. Anything else is read as an MLF, whose
+/// reader then says what is missing.
+pub fn tar_kind(archive: &crate::archive::Archive) -> FileKind {
+    let has = |n: &str| archive.get(n).is_some();
+    if has("metadata.json") {
+        FileKind::Mlf
+    } else if has("configure.json") {
+        FileKind::ParamPack
+    } else if archive.names().any(|n| n.ends_with(".so") || n.ends_with("devc.c") || n.ends_with("devc.o"))
+        || (archive.names().any(|n| n.ends_with(".o") || n.ends_with(".c")) && !archive.names().any(|n| n.starts_with("codegen/")))
+    {
+        FileKind::TvmModule
+    } else {
+        FileKind::Mlf
+    }
+}
+
+fn unknown(head: &[u8]) -> Error {
+    let first: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Error::new(ErrorKind::UnknownFormat(format!(
+        "not an MLF archive, kmodel, TVM export or parameter file (first bytes: {})",
+        if first.is_empty() { "none, the file is empty".to_string() } else { first.join(" ") }
+    )))
+}
+
+/// Detects the kind from the first bytes (up to 4 KiB) and the file extension.
+pub fn detect_bytes(head: &[u8], ext: &str) -> Option<FileKind> {
+    let u32_at = |o: usize| head.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let u64_at = |o: usize| head.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    if head.starts_with(b"\x7fELF") {
+        return Some(FileKind::TvmModule);
+    }
+    if head.starts_with(b"LDMK") {
+        return Some(FileKind::Kmodel);
+    }
+    if u64_at(0) == Some(crate::format::params::LIST_MAGIC) {
+        return Some(FileKind::Params);
+    }
+    if head.len() >= 512 && head.get(257..262) == Some(b"ustar") {
+        // A tar: what it holds decides. Look at member names in the first blocks we have; the
+        // archive reader confirms later.
+        return Some(FileKind::Mlf);
+    }
+    let first = u32_at(0);
+    if ext == "kmodel" || matches!(first, Some(3) if u32_at(8) == Some(0)) || matches!(first, Some(1) if ext != "bin")
+        || first == Some(0x1234_5678)
+    {
+        return Some(FileKind::Kmodel);
+    }
+    if let Ok(text) = std::str::from_utf8(&head[..head.len().min(4096)]) {
+        if text.contains("__tvm_dev_mblob") || text.contains("library_bin") || ext == "c" || ext == "cc" {
+            return Some(FileKind::TvmModule);
+        }
+    }
+    if ext == "bin" || ext == "blob" {
+        return Some(FileKind::TvmModule);
+    }
+    None
+}

@@ -1,0 +1,251 @@
+//! The one build-time error type: every error names the file, the member inside it and the field.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout `mlf-build`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A build-time error with its location: the file on disk, the member inside an archive, and the
+/// field inside that member.
+///
+/// Displayed as `model.tar: metadata.json: modules.default.memory: expected an object`.
+#[derive(Debug)]
+pub struct Error {
+    /// The file on disk (archive, directory or kmodel) the error is about.
+    pub file: Option<PathBuf>,
+    /// The member inside the archive (`metadata.json`, `codegen/host/src/default_lib0.c`, …).
+    pub member: Option<String>,
+    /// The field inside the member (`modules.default.memory`, `nodes[3].inputs[1]`, …).
+    pub field: Option<String>,
+    /// What went wrong.
+    pub kind: ErrorKind,
+}
+
+/// What went wrong, without the location.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading a file failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The file is not a tar archive, a directory, or another recognised format.
+    #[error("not a recognised model file: {0}")]
+    UnknownFormat(String),
+    /// The tar archive is damaged or truncated.
+    #[error("corrupt or truncated tar archive: {0}")]
+    CorruptTar(String),
+    /// A tar member's path is absolute, contains `..` or a NUL byte.
+    #[error("unsafe member path {0:?} (absolute, `..` or NUL): refusing to read it")]
+    UnsafePath(String),
+    /// A tar member is a symbolic link, hard link, device or other non-regular file.
+    #[error("member {name:?} is a {what}; only regular files and directories are allowed")]
+    NotARegularFile {
+        /// The member's name.
+        name: String,
+        /// What kind of entry it is.
+        what: &'static str,
+    },
+    /// A file or member is larger than the reader accepts.
+    #[error("{what} is {size} bytes, more than the limit of {limit} bytes")]
+    TooLarge {
+        /// What is too large.
+        what: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A required member is missing from the archive.
+    #[error("missing {0}")]
+    Missing(String),
+    /// JSON could not be parsed.
+    #[error("invalid JSON: {0}")]
+    Json(String),
+    /// `metadata.json` has a version this reader does not know.
+    #[error("unsupported metadata version {0} (this reader knows versions 1 to 7)")]
+    UnsupportedVersion(i64),
+    /// The archive is an operator-style MLF (from `tvm.build`), not a model.
+    #[error(
+        "this is an operator-style MLF (exported from tvm.build): a bag of operators with no executor, not a model; export the model with relay.build and tvm.micro.export_model_library_format"
+    )]
+    OperatorStyle,
+    /// A v7 archive holds several modules and none was chosen.
+    #[error("the archive holds several modules ({0}); choose one by name")]
+    AmbiguousModule(String),
+    /// The chosen module does not exist.
+    #[error("no module named {name:?}; the archive holds: {available}")]
+    NoSuchModule {
+        /// The requested name.
+        name: String,
+        /// The names present.
+        available: String,
+    },
+    /// A field has the wrong type or an impossible value.
+    #[error("{0}")]
+    Invalid(String),
+    /// A binary structure ends before a length it declares.
+    #[error("truncated: needs {needed} bytes at offset {offset}, but only {available} remain")]
+    Truncated {
+        /// Offset where the read started.
+        offset: u64,
+        /// Bytes the read needs.
+        needed: u64,
+        /// Bytes left.
+        available: u64,
+    },
+    /// A magic number does not match.
+    #[error("bad magic {found:#018x}, expected {expected:#018x}")]
+    BadMagic {
+        /// The value found.
+        found: u64,
+        /// The value expected.
+        expected: u64,
+    },
+    /// Two counts or sizes that must agree do not.
+    #[error("{0}")]
+    Mismatch(String),
+    /// A data type that this operation cannot handle.
+    #[error("unsupported dtype {0}")]
+    UnsupportedDtype(String),
+    /// A feature of the model that cannot be built or run here.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl Error {
+    /// A new error with no location yet.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error { file: None, member: None, field: None, kind }
+    }
+
+    /// Shorthand for [`ErrorKind::Invalid`].
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Invalid(msg.into()))
+    }
+
+    /// Shorthand for [`ErrorKind::Unsupported`].
+    pub fn unsupported(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Unsupported(msg.into()))
+    }
+
+    /// Shorthand for [`ErrorKind::Mismatch`].
+    pub fn mismatch(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Mismatch(msg.into()))
+    }
+
+    /// Shorthand for [`ErrorKind::Missing`].
+    pub fn missing(what: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Missing(what.into()))
+    }
+
+    /// Sets the file unless one is set already.
+    pub fn in_file(mut self, file: impl AsRef<Path>) -> Self {
+        if self.file.is_none() {
+            self.file = Some(file.as_ref().to_path_buf());
+        }
+        self
+    }
+
+    /// Sets the archive member unless one is set already.
+    pub fn in_member(mut self, member: impl Into<String>) -> Self {
+        if self.member.is_none() {
+            self.member = Some(member.into());
+        }
+        self
+    }
+
+    /// Prefixes the field path with `outer` (`outer.inner`, or `outer[3]` style when `inner`
+    /// starts with `[`).
+    pub fn at(mut self, outer: impl fmt::Display) -> Self {
+        let outer = outer.to_string();
+        self.field = Some(match self.field.take() {
+            None => outer,
+            Some(inner) if inner.starts_with('[') => format!("{outer}{inner}"),
+            Some(inner) => format!("{outer}.{inner}"),
+        });
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}: ", file.display())?;
+        }
+        if let Some(member) = &self.member {
+            write!(f, "{member}: ")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, "{field}: ")?;
+        }
+        write!(f, "{}", self.kind)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::new(ErrorKind::Io(e))
+    }
+}
+
+/// Adds location context to results.
+pub trait Context<T> {
+    /// Sets the file on an error.
+    fn in_file(self, file: impl AsRef<Path>) -> Result<T>;
+    /// Sets the member on an error.
+    fn in_member(self, member: impl Into<String>) -> Result<T>;
+    /// Prefixes the field path on an error.
+    fn at(self, field: impl fmt::Display) -> Result<T>;
+}
+
+impl<T> Context<T> for Result<T> {
+    fn in_file(self, file: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| e.in_file(file))
+    }
+    fn in_member(self, member: impl Into<String>) -> Result<T> {
+        self.map_err(|e| e.in_member(member))
+    }
+    fn at(self, field: impl fmt::Display) -> Result<T> {
+        self.map_err(|e| e.at(field))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_file_member_and_field() {
+        let e = Error::invalid("expected an object")
+            .at("memory")
+            .at("modules.default")
+            .in_member("metadata.json")
+            .in_file("model.tar");
+        assert_eq!(
+            e.to_string(),
+            "model.tar: metadata.json: modules.default.memory: expected an object"
+        );
+    }
+
+    #[test]
+    fn index_fields_join_without_dot() {
+        let e = Error::invalid("x").at("[3]").at("nodes");
+        assert_eq!(e.field.as_deref(), Some("nodes[3]"));
+    }
+}

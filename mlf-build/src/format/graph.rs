@@ -1,0 +1,295 @@
+//! The graph executor config (`graph.json`, later `<m>.graph`).
+//!
+//! Attribute arrays are indexed by *entry* id (`node_row_ptr[nid] + output_index`). Every
+//! reference, length and count is validated here, so later stages can index without checks.
+
+use super::json::{self, J};
+use crate::dtype::{self, DType};
+use crate::error::{Error, Result};
+
+/// Most nodes a graph may have.
+pub const MAX_NODES: usize = 1 << 20;
+/// Most dimensions a tensor may have.
+pub const MAX_NDIM: usize = 32;
+
+/// A reference to one output of a node: `[node_id, output_index, version]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryRef {
+    /// Node id.
+    pub node: usize,
+    /// Output index of that node.
+    pub index: usize,
+}
+
+/// What a node does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeOp {
+    /// `op == "null"`: a graph input or a parameter.
+    Null,
+    /// An aliasing reshape (`func_name == "__nop"`): no call, its output shares its input's storage.
+    Nop,
+    /// `op == "tvm_op"`: a call of the C function `func_name`.
+    Call {
+        /// The C symbol.
+        func_name: String,
+        /// `flatten_data == "1"`: each tensor would be passed as 1-D.
+        flatten_data: bool,
+    },
+}
+
+/// A node.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// `name`.
+    pub name: String,
+    /// What it does.
+    pub op: NodeOp,
+    /// Its inputs.
+    pub inputs: Vec<EntryRef>,
+    /// Number of outputs (entries) it owns.
+    pub num_outputs: usize,
+}
+
+/// A validated graph.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    /// Nodes in execution order.
+    pub nodes: Vec<Node>,
+    /// `arg_nodes`: every `null` node (inputs and parameters).
+    pub arg_nodes: Vec<usize>,
+    /// `heads`: the outputs, in order.
+    pub heads: Vec<EntryRef>,
+    /// `node_row_ptr` (`nodes.len() + 1` items).
+    pub node_row_ptr: Vec<usize>,
+    /// Per entry: dtype.
+    pub dltype: Vec<DType>,
+    /// Per entry: storage id.
+    pub storage_id: Vec<usize>,
+    /// Per entry: shape.
+    pub shape: Vec<Vec<u64>>,
+}
+
+impl Graph {
+    /// Parses and validates graph JSON.
+    pub fn parse(text: &[u8]) -> Result<Graph> {
+        let value = json::parse(text)?;
+        let root = J::root(&value);
+        let nodes_j = root.get("nodes")?.array()?;
+        if nodes_j.len() > MAX_NODES {
+            return Err(root.get("nodes")?.err(format!("{} nodes, more than the limit {MAX_NODES}", nodes_j.len())));
+        }
+        let n_nodes = nodes_j.len();
+        // node_row_ptr first: it gives the number of outputs of every node.
+        let rp_j = root.get("node_row_ptr")?;
+        let rp_items = rp_j.array()?;
+        if rp_items.len() != n_nodes + 1 {
+            return Err(rp_j.err(format!("has {} items, expected nodes + 1 = {}", rp_items.len(), n_nodes + 1)));
+        }
+        let mut node_row_ptr = Vec::with_capacity(rp_items.len());
+        for (i, item) in rp_items.iter().enumerate() {
+            let v = item.u64()? as usize;
+            if i == 0 && v != 0 {
+                return Err(item.err("must start at 0"));
+            }
+            if i > 0 && v < node_row_ptr[i - 1] {
+                return Err(item.err("node_row_ptr must not decrease"));
+            }
+            if v > MAX_NODES * 16 {
+                return Err(item.err("too many entries"));
+            }
+            node_row_ptr.push(v);
+        }
+        let num_entries = node_row_ptr[n_nodes];
+
+        let entry_ref = |j: &J<'_>| -> Result<EntryRef> {
+            let parts = j.array()?;
+            if !(2..=3).contains(&parts.len()) {
+                return Err(j.err("expected [node_id, output_index(, version)]"));
+            }
+            let node = parts[0].index(n_nodes)?;
+            let outs = node_row_ptr[node + 1] - node_row_ptr[node];
+            let index = parts[1].index(outs.max(1))?;
+            if index >= outs {
+                return Err(parts[1].err(format!("node {node} has {outs} outputs")));
+            }
+            Ok(EntryRef { node, index })
+        };
+
+        let mut nodes = Vec::with_capacity(n_nodes);
+        for (nid, nj) in nodes_j.iter().enumerate() {
+            let name = nj.get("name")?.str()?.to_string();
+            let op_str = nj.get("op")?.str()?;
+            let mut inputs = Vec::new();
+            if let Some(ins) = nj.opt("inputs")? {
+                for i in ins.array()? {
+                    let r = entry_ref(&i)?;
+                    if r.node >= nid {
+                        return Err(i.err(format!("input refers to node {} which does not come before node {nid}", r.node)));
+                    }
+                    inputs.push(r);
+                }
+            }
+            let num_outputs = node_row_ptr[nid + 1] - node_row_ptr[nid];
+            let op = match op_str {
+                "null" => {
+                    if !inputs.is_empty() {
+                        return Err(nj.get("inputs")?.err("a null node has no inputs"));
+                    }
+                    if num_outputs != 1 {
+                        return Err(nj.err(format!("a null node has exactly one output, node_row_ptr gives {num_outputs}")));
+                    }
+                    NodeOp::Null
+                }
+                "tvm_op" => {
+                    let attrs = nj.get("attrs")?;
+                    let func_name = attrs.get("func_name")?.str()?.to_string();
+                    let num_str = |key: &str| -> Result<Option<usize>> {
+                        let Some(v) = attrs.opt(key)? else { return Ok(None) };
+                        // Attr values are strings ("2"); accept numbers too.
+                        let n = match v.v.as_str() {
+                            Some(s) => s.parse::<usize>().map_err(|_| v.err(format!("{s:?} is not a count")))?,
+                            None => v.u64()? as usize,
+                        };
+                        Ok(Some(n))
+                    };
+                    if let Some(n) = num_str("num_inputs")? {
+                        if n != inputs.len() {
+                            return Err(attrs.get("num_inputs")?.err(format!("says {n} but the node has {} inputs", inputs.len())));
+                        }
+                    }
+                    if let Some(n) = num_str("num_outputs")? {
+                        if n != num_outputs {
+                            return Err(attrs.get("num_outputs")?.err(format!("says {n} but node_row_ptr gives {num_outputs}")));
+                        }
+                    }
+                    let flatten_data = num_str("flatten_data")?.unwrap_or(0) != 0;
+                    match func_name.as_str() {
+                        "__nop" => NodeOp::Nop,
+                        "__copy" => {
+                            return Err(attrs.get("func_name")?.err(
+                                "__copy (a cross-device copy) cannot occur in a CPU-only model; this graph needs several devices",
+                            ))
+                        }
+                        "" => return Err(attrs.get("func_name")?.err("empty function name")),
+                        _ => NodeOp::Call { func_name, flatten_data },
+                    }
+                }
+                other => return Err(nj.get("op")?.err(format!("unknown op {other:?} (expected \"null\" or \"tvm_op\")"))),
+            };
+            nodes.push(Node { name, op, inputs, num_outputs });
+        }
+
+        let arg_nodes = root
+            .get("arg_nodes")?
+            .array()?
+            .iter()
+            .map(|a| {
+                let n = a.index(n_nodes)?;
+                if nodes[n].op != NodeOp::Null {
+                    return Err(a.err(format!("arg node {n} is not a null node")));
+                }
+                Ok(n)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let heads = root.get("heads")?.array()?.iter().map(entry_ref).collect::<Result<Vec<_>>>()?;
+        if heads.is_empty() {
+            return Err(root.get("heads")?.err("the graph has no outputs"));
+        }
+
+        let attrs = root.get("attrs")?;
+        let typed = |key: &str, tag: &str| -> Result<Vec<J<'_>>> {
+            let a = attrs.get(key)?;
+            let pair = a.array()?;
+            if pair.len() != 2 {
+                return Err(a.err("expected [type_tag, values]"));
+            }
+            let t = pair[0].str()?;
+            if t != tag {
+                return Err(pair[0].err(format!("type tag {t:?}, expected {tag:?}")));
+            }
+            let values = pair[1].array()?;
+            if values.len() != num_entries {
+                return Err(pair[1].err(format!("{} values, expected one per entry ({num_entries})", values.len())));
+            }
+            Ok(values)
+        };
+        let dltype = typed("dltype", "list_str")?
+            .iter()
+            .map(|d| DType::parse(d.str()?).map_err(|e| d.err(e.kind.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        let storage_id = typed("storage_id", "list_int")?
+            .iter()
+            .map(|s| s.index(num_entries.max(1)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut shape = Vec::with_capacity(num_entries);
+        for s in typed("shape", "list_shape")? {
+            let dims = s.array()?;
+            if dims.len() > MAX_NDIM {
+                return Err(s.err(format!("{} dimensions, more than {MAX_NDIM}", dims.len())));
+            }
+            let dims = dims.iter().map(|d| d.u64()).collect::<Result<Vec<_>>>()?;
+            if dtype::numel(&dims).and_then(|n| n.checked_mul(16)).is_none() {
+                return Err(s.err("tensor size overflows"));
+            }
+            shape.push(dims);
+        }
+        if let Some(scope) = attrs.opt("storage_scope")? {
+            for v in typed("storage_scope", "list_str")? {
+                let s = v.str()?;
+                if !s.is_empty() && s != "global" {
+                    return Err(v.err(format!("storage scope {s:?} is not supported (only \"global\")")));
+                }
+            }
+            let _ = scope;
+        }
+        if attrs.has("device_index") {
+            for v in typed("device_index", "list_int")? {
+                if v.i64()? != 1 {
+                    return Err(v.err("only CPU (device 1) entries are supported"));
+                }
+            }
+        }
+        let g = Graph { nodes, arg_nodes, heads, node_row_ptr, dltype, storage_id, shape };
+        g.check_aliases()?;
+        Ok(g)
+    }
+
+    /// Entry id of a reference.
+    pub fn eid(&self, r: EntryRef) -> usize {
+        self.node_row_ptr[r.node] + r.index
+    }
+
+    /// Number of entries.
+    pub fn num_entries(&self) -> usize {
+        *self.node_row_ptr.last().unwrap_or(&0)
+    }
+
+    /// Bytes of an entry.
+    pub fn entry_bytes(&self, eid: usize) -> u64 {
+        // Validated not to overflow in `parse`.
+        dtype::numel(&self.shape[eid]).unwrap_or(0) * self.dltype[eid].elem_bytes()
+    }
+
+    fn check_aliases(&self) -> Result<()> {
+        for (nid, node) in self.nodes.iter().enumerate() {
+            if node.op == NodeOp::Nop {
+                let (Some(input), 1) = (node.inputs.first(), node.num_outputs) else {
+                    return Err(Error::invalid(format!("__nop node {nid} must have one input and one output")).at(format!("nodes[{nid}]")));
+                };
+                let out = self.node_row_ptr[nid];
+                let inp = self.eid(*input);
+                if self.storage_id[out] != self.storage_id[inp] {
+                    return Err(Error::invalid(format!(
+                        "__nop node {nid} does not share storage with its input (storage ids {} and {})",
+                        self.storage_id[out], self.storage_id[inp]
+                    ))
+                    .at(format!("nodes[{nid}]")));
+                }
+                if self.entry_bytes(out) > self.entry_bytes(inp) {
+                    return Err(Error::invalid(format!("__nop node {nid} is larger than its input")).at(format!("nodes[{nid}]")));
+                }
+            }
+        }
+        Ok(())
+    }
+}

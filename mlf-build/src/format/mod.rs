@@ -1,0 +1,11 @@
+//! One reader per format. Readers know formats and nothing else.
+
+pub mod csource;
+pub mod graph;
+pub mod header;
+pub mod json;
+pub mod metadata;
+pub mod params;
+pub mod relay;
+pub mod target;
+pub mod blob;

@@ -1,0 +1,144 @@
+//! TVM's parameter file (`parameters/<m>.params`, `relay.save_param_dict`) and the `NDArray`
+//! record it shares with module blobs.
+//!
+//! Tensor data is not copied: each tensor is a [`Bytes`] slice of the buffer the file was read into.
+
+use crate::bytes::{Bytes, Reader};
+use crate::dtype::{self, DType};
+use crate::error::{Error, ErrorKind, Result};
+
+/// `kTVMNDArrayListMagic`.
+pub const LIST_MAGIC: u64 = 0xF7E5_8D4F_0504_9CB7;
+/// `kTVMNDArrayMagic`.
+pub const NDARRAY_MAGIC: u64 = 0xDD5E_40F0_96B4_A13F;
+/// Most dimensions a stored tensor may have.
+pub const MAX_NDIM: i32 = 32;
+
+/// One stored tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamTensor {
+    /// Name (graph arg-node name, e.g. `p0`).
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape (empty for a scalar).
+    pub shape: Vec<u64>,
+    /// The data, little-endian, row-major.
+    pub data: Bytes,
+}
+
+/// Parses a `.params` file held in `buf`.
+pub fn parse_params(buf: &Bytes) -> Result<Vec<ParamTensor>> {
+    let mut r = Reader::new(buf.as_slice());
+    let magic = r.u64()?;
+    if magic != LIST_MAGIC {
+        return Err(Error::new(ErrorKind::BadMagic { found: magic, expected: LIST_MAGIC }).at("header"));
+    }
+    let _reserved = r.u64()?;
+    let n_names = r.count(8).map_err(|e| e.at("names"))?;
+    let mut names = Vec::new();
+    for i in 0..n_names {
+        names.push(r.dmlc_string().map_err(|e| e.at(format!("names[{i}]")))?.to_string());
+    }
+    let n_arrays = r.count(8).map_err(|e| e.at("arrays"))?;
+    if n_arrays != n_names {
+        return Err(Error::mismatch(format!("{n_names} names but {n_arrays} arrays")).at("arrays"));
+    }
+    let mut out = Vec::new();
+    for (i, name) in names.into_iter().enumerate() {
+        let (dtype, shape, range) = read_ndarray(&mut r).map_err(|e| e.at(format!("arrays[{i}] ({name})")))?;
+        out.push(ParamTensor { name, dtype, shape, data: buf.slice(range).expect("reader stays in bounds") });
+    }
+    if !r.is_empty() {
+        // Trailing bytes are tolerated by TVM; report them as an error only if they could be a
+        // truncated record: nothing meaningful can follow the last array.
+    }
+    let mut seen = std::collections::HashSet::new();
+    for p in &out {
+        if !seen.insert(p.name.as_str()) {
+            return Err(Error::invalid(format!("parameter {:?} appears twice", p.name)).at("names"));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one `NDArray` record (from its magic on) and returns dtype, shape and the range of its
+/// data inside the reader's slice.
+pub fn read_ndarray(r: &mut Reader<'_>) -> Result<(DType, Vec<u64>, std::ops::Range<usize>)> {
+    let magic = r.u64()?;
+    if magic != NDARRAY_MAGIC {
+        return Err(Error::new(ErrorKind::BadMagic { found: magic, expected: NDARRAY_MAGIC }).at("magic"));
+    }
+    let _reserved = r.u64()?;
+    let device_type = r.i32()?;
+    let _device_id = r.i32()?;
+    if device_type != 1 {
+        return Err(Error::invalid(format!("device_type {device_type}: only CPU (1) tensors can be stored")).at("device_type"));
+    }
+    let ndim = r.i32()?;
+    if !(0..=MAX_NDIM).contains(&ndim) {
+        return Err(Error::invalid(format!("ndim {ndim} is out of range (0 to {MAX_NDIM})")).at("ndim"));
+    }
+    let code = r.u8()?;
+    let bits = r.u8()?;
+    let lanes = r.u16()?;
+    if bits == 0 || lanes == 0 {
+        return Err(Error::invalid(format!("dtype with {bits} bits and {lanes} lanes")).at("dtype"));
+    }
+    let dtype = DType::from_dl(code, bits, lanes);
+    let mut shape = Vec::with_capacity(ndim as usize);
+    for k in 0..ndim {
+        let d = r.i64()?;
+        if d < 0 {
+            return Err(Error::invalid(format!("negative dimension {d}")).at(format!("shape[{k}]")));
+        }
+        shape.push(d as u64);
+    }
+    let data_bytes = r.i64()?;
+    // TVM writes ((bits + 7) / 8) × numel: lanes are not included.
+    let expected = dtype::numel(&shape)
+        .and_then(|n| n.checked_mul((bits as u64).div_ceil(8)))
+        .ok_or_else(|| Error::invalid("tensor size overflows").at("shape"))?;
+    if data_bytes < 0 || data_bytes as u64 != expected {
+        return Err(Error::mismatch(format!(
+            "data_bytes is {data_bytes}, but {dtype} {shape:?} needs {expected}"
+        ))
+        .at("data_bytes"));
+    }
+    let range = r.take_range(data_bytes as u64).map_err(|e| e.at("data"))?;
+    Ok((dtype, shape, range))
+}
+
+/// Writes a `.params` file (used by tests and by the blob writer).
+pub fn write_params(tensors: &[(&str, DType, &[u64], &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&LIST_MAGIC.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    for (name, ..) in tensors {
+        out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+    }
+    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    for (_, dtype, shape, data) in tensors {
+        write_ndarray(&mut out, *dtype, shape, data);
+    }
+    out
+}
+
+/// Appends one `NDArray` record.
+pub fn write_ndarray(out: &mut Vec<u8>, dtype: DType, shape: &[u64], data: &[u8]) {
+    out.extend_from_slice(&NDARRAY_MAGIC.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&1i32.to_le_bytes());
+    out.extend_from_slice(&0i32.to_le_bytes());
+    out.extend_from_slice(&(shape.len() as i32).to_le_bytes());
+    out.push(dtype.code.code());
+    out.push(dtype.bits);
+    out.extend_from_slice(&dtype.lanes.to_le_bytes());
+    for d in shape {
+        out.extend_from_slice(&(*d as i64).to_le_bytes());
+    }
+    out.extend_from_slice(&(data.len() as i64).to_le_bytes());
+    out.extend_from_slice(data);
+}

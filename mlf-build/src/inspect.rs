@@ -1,0 +1,213 @@
+//! `cargo mlf inspect`: a readable summary and a stable JSON report of a model.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::detect::{self, FileKind};
+use crate::error::Result;
+use crate::mlf::MlfOptions;
+
+use crate::model::{AotCall, Executor, ModelDesc, ModelFormat, TensorInfo};
+
+/// The interface name reported for a model: `packed` for graph models (kernels are packed
+/// functions), `c`, `packed` or `unpacked` for AOT entry points.
+pub fn interface(desc: &ModelDesc) -> &'static str {
+    match &desc.executor {
+        Executor::Graph(_) => "packed",
+        Executor::Aot(a) => match &a.call {
+            AotCall::CInterface { .. } => "c",
+            AotCall::Packed { .. } => "packed",
+            AotCall::Unpacked { .. } if a.header.is_some() => "c",
+            AotCall::Unpacked { .. } => "unpacked",
+        },
+        Executor::Kmodel(_) => "kmodel",
+    }
+}
+
+fn tensors(ts: &[TensorInfo]) -> Value {
+    Value::Array(
+        ts.iter()
+            .map(|t| json!({"name": t.name, "ident": t.ident, "dtype": t.dtype.to_string(), "shape": t.shape, "shape_source": t.shape_source}))
+            .collect(),
+    )
+}
+
+/// The JSON report of an MLF model:
+/// `{"format":"mlf","version":N,"model_name":S,"executor":"graph"|"aot","interface":S,
+/// "inputs":[…],"outputs":[…],"params":{"count","bytes","linked"},"memory":{"workspace_bytes","constants_bytes"}, …}`.
+pub fn report_json(desc: &ModelDesc) -> Value {
+    let (format, version) = match desc.format {
+        ModelFormat::Mlf { version } => ("mlf", version),
+        ModelFormat::Kmodel { version } => ("kmodel", version),
+    };
+    let (count, bytes, linked) = if desc.params.is_empty() {
+        let c = &desc.code.constants;
+        (c.len() as u64, c.iter().map(|c| c.bytes).sum::<u64>(), !c.is_empty())
+    } else {
+        let linked = desc.params.iter().all(|p| p.linked.is_some());
+        (desc.params.len() as u64, desc.params.iter().map(|p| p.bytes()).sum::<u64>(), linked)
+    };
+    let mut v = json!({
+        "format": format,
+        "version": version,
+        "model_name": desc.name,
+        "executor": desc.executor.kind(),
+        "interface": interface(desc),
+        "inputs": tensors(&desc.inputs),
+        "outputs": tensors(&desc.outputs),
+        "params": {"count": count, "bytes": bytes, "linked": linked},
+        "memory": {
+            "workspace_bytes": desc.memory.workspace_bytes,
+            "constants_bytes": desc.memory.constants_bytes,
+            "io_bytes": desc.memory.io_bytes,
+        },
+        "targets": desc.targets.iter().map(|t| t.raw.clone()).collect::<Vec<_>>(),
+        "sources": desc.code.sources.iter().map(|s| s.member.clone()).collect::<Vec<_>>(),
+        "objects": desc.code.objects.iter().map(|s| s.member.clone()).collect::<Vec<_>>(),
+        "constants_in_code": desc.code.constants,
+        "facts": desc.facts,
+        "warnings": desc.warnings,
+    });
+    let obj = v.as_object_mut().expect("object");
+    match &desc.executor {
+        Executor::Graph(g) => {
+            obj.insert(
+                "graph".into(),
+                json!({
+                    "nodes": g.graph.nodes.len(),
+                    "entries": g.graph.num_entries(),
+                    "operators": g.functions.len(),
+                    "calls": g.graph.nodes.iter().filter(|n| matches!(n.op, crate::format::graph::NodeOp::Call { .. })).count(),
+                }),
+            );
+        }
+        Executor::Aot(a) => {
+            obj.insert(
+                "aot".into(),
+                json!({
+                    "call": a.call,
+                    "style": a.style,
+                    "usmp": a.usmp,
+                    "external_pools": a.external_pools,
+                    "workspace_bytes": a.workspace_bytes,
+                    "workspace_source": a.workspace_source,
+                }),
+            );
+        }
+        Executor::Kmodel(_) => {}
+    }
+    v
+}
+
+/// A human-readable summary.
+pub fn report_table(desc: &ModelDesc) -> String {
+    let mut s = String::new();
+    let fmt = match desc.format {
+        ModelFormat::Mlf { version } => format!("TVM Model Library Format, metadata version {version}"),
+        ModelFormat::Kmodel { version } => format!("kmodel V{version}"),
+    };
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<12} {v}\n"));
+    line(&mut s, "file", desc.path.display().to_string());
+    line(&mut s, "format", fmt);
+    line(&mut s, "model", desc.name.clone());
+    line(&mut s, "executor", format!("{} (interface: {})", desc.executor.kind(), interface(desc)));
+    if let Executor::Aot(a) = &desc.executor {
+        line(&mut s, "entry", a.style.clone());
+        line(&mut s, "workspace", format!("{} bytes ({})", a.workspace_bytes, a.workspace_source));
+    }
+    for t in &desc.targets {
+        line(&mut s, "target", t.raw.trim().to_string());
+    }
+    s.push('\n');
+    let table = |s: &mut String, title: &str, ts: &[TensorInfo]| {
+        s.push_str(&format!("{title}\n"));
+        s.push_str(&format!("  {:<3} {:<28} {:<26} {:<9} {:<16} {:>9}\n", "#", "name", "rust field", "dtype", "shape", "bytes"));
+        for (i, t) in ts.iter().enumerate() {
+            s.push_str(&format!(
+                "  {:<3} {:<28} {:<26} {:<9} {:<16} {:>9}\n",
+                i,
+                t.name,
+                t.ident,
+                t.dtype.to_string(),
+                format!("{:?}", t.shape),
+                t.bytes()
+            ));
+        }
+    };
+    table(&mut s, "inputs", &desc.inputs);
+    table(&mut s, "outputs", &desc.outputs);
+    s.push('\n');
+    if desc.params.is_empty() {
+        let c = &desc.code.constants;
+        line(&mut s, "parameters", format!("{} constant arrays compiled into the C, {} bytes", c.len(), c.iter().map(|c| c.bytes).sum::<u64>()));
+    } else {
+        let linked = desc.params.iter().filter(|p| p.linked.is_some()).count();
+        line(
+            &mut s,
+            "parameters",
+            format!(
+                "{} tensors, {} bytes{}",
+                desc.params.len(),
+                desc.params.iter().map(|p| p.bytes()).sum::<u64>(),
+                if linked > 0 { format!(" ({linked} linked into the C)") } else { String::new() }
+            ),
+        );
+    }
+    line(
+        &mut s,
+        "memory",
+        format!(
+            "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
+            desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
+        ),
+    );
+    line(
+        &mut s,
+        "code",
+        format!(
+            "{} C files, {} object files",
+            desc.code.sources.len(),
+            desc.code.objects.len()
+        ),
+    );
+    if !desc.facts.is_empty() {
+        s.push_str("\ninferred\n");
+        for f in &desc.facts {
+            s.push_str(&format!("  {}: {} (from {})\n", f.what, f.value, f.source));
+        }
+    }
+    for w in &desc.warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
+    s
+}
+
+/// Inspects any file mlf understands; returns the JSON report and a readable summary.
+pub fn inspect_path(path: &Path, opts: &MlfOptions) -> Result<(Value, String)> {
+    match detect::detect(path)? {
+        FileKind::Mlf | FileKind::Kmodel => {
+            let desc = crate::open_with(path, opts)?;
+            Ok((report_json(&desc), report_table(&desc)))
+        }
+        FileKind::TvmModule => crate::format::blob::inspect(path),
+        FileKind::Params => params_report(path),
+        FileKind::ParamPack => Err(crate::Error::unsupported("parameter packs are not supported yet").in_file(path)),
+    }
+}
+
+fn params_report(path: &Path) -> Result<(Value, String)> {
+    use crate::error::Context;
+    let data = crate::bytes::Bytes::new(std::fs::read(path).map_err(crate::Error::from).in_file(path)?);
+    let tensors = crate::format::params::parse_params(&data).in_file(path)?;
+    let list: Vec<Value> = tensors
+        .iter()
+        .map(|t| json!({"name": t.name, "dtype": t.dtype.to_string(), "shape": t.shape, "bytes": t.data.len()}))
+        .collect();
+    let total: usize = tensors.iter().map(|t| t.data.len()).sum();
+    let mut table = format!("file         {}\nformat       TVM parameter file, {} tensors, {total} bytes\n\n", path.display(), tensors.len());
+    for t in &tensors {
+        table.push_str(&format!("  {:<24} {:<9} {:<20} {:>9}\n", t.name, t.dtype.to_string(), format!("{:?}", t.shape), t.data.len()));
+    }
+    Ok((json!({"format": "tvm-params", "count": tensors.len(), "bytes": total, "tensors": list}), table))
+}

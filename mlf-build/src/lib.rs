@@ -1,0 +1,58 @@
+//! # mlf-build
+//!
+//! The build-time side of [mlf](https://example.invalid/mlf): readers for TVM Model Library
+//! Format archives (every metadata version TVM wrote) and Kendryte kmodels, the model
+//! description every later stage reads, the static memory plan, and Rust code generation.
+//!
+//! ```no_run
+//! let model = mlf_build::open("models/digits.tar")?;
+//! println!("{} takes {} inputs", model.name, model.inputs.len());
+//! # Ok::<(), mlf_build::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod archive;
+pub mod bytes;
+pub mod codegen;
+pub mod detect;
+pub mod dtype;
+pub mod error;
+pub mod format;
+pub mod inspect;
+pub mod kmodel;
+pub mod mlf;
+pub mod model;
+pub mod names;
+
+pub use error::{Error, ErrorKind, Result};
+pub use model::ModelDesc;
+
+use std::path::Path;
+
+/// Opens a model file (an MLF `.tar`, an extracted MLF directory, or a kmodel) and reads its
+/// description.
+pub fn open(path: impl AsRef<Path>) -> Result<ModelDesc> {
+    open_with(path, &mlf::MlfOptions::default())
+}
+
+/// Like [`open`], choosing a module of a multi-module archive.
+pub fn open_with(path: impl AsRef<Path>, opts: &mlf::MlfOptions) -> Result<ModelDesc> {
+    let path = path.as_ref();
+    match detect::detect(path)? {
+        detect::FileKind::Mlf => {
+            let archive = archive::Archive::open(path)?;
+            mlf::read(&archive, opts)
+        }
+        detect::FileKind::Kmodel => kmodel::read(path),
+        other => Err(Error::unsupported(format!(
+            "this is a {} file, not a model that can be built (use `cargo mlf inspect` to see what it holds)",
+            match other {
+                detect::FileKind::TvmModule => "TVM module export",
+                detect::FileKind::Params => "TVM parameter",
+                _ => "parameter pack",
+            }
+        ))
+        .in_file(path)),
+    }
+}

@@ -1,0 +1,37 @@
+//! Every MLF fixture in ../shared/fixtures/mlf is read, and its inputs (name, dtype, shape) and
+//! outputs (dtype, shape, order) equal its vectors/manifest.json.
+
+use mlf_fixtures::{fixtures_or_skip, mlf_fixtures, Manifest};
+
+#[test]
+fn every_mlf_fixture_matches_its_manifest() {
+    let Some(root) = fixtures_or_skip("every_mlf_fixture_matches_its_manifest") else { return };
+    let fixtures = mlf_fixtures(&root);
+    assert!(!fixtures.is_empty(), "no MLF fixtures found under {}", root.display());
+    let mut checked = 0;
+    for fx in fixtures {
+        let desc = match mlf_build::open(&fx.model) {
+            Ok(d) => d,
+            Err(e) => panic!("{}: {e}", fx.name),
+        };
+        let Some(manifest) = Manifest::read(&fx.dir) else {
+            eprintln!("{}: no manifest; read OK", fx.name);
+            continue;
+        };
+        let case = &manifest.cases[0];
+        assert_eq!(desc.inputs.len(), case.inputs.len(), "{}: input count", fx.name);
+        for (got, want) in desc.inputs.iter().zip(&case.inputs) {
+            assert_eq!(Some(&got.name), want.name.as_ref(), "{}: input name", fx.name);
+            assert_eq!(got.dtype.to_string(), want.dtype, "{}: input {} dtype", fx.name, got.name);
+            assert_eq!(got.shape, want.shape, "{}: input {} shape", fx.name, got.name);
+        }
+        assert_eq!(desc.outputs.len(), case.outputs.len(), "{}: output count", fx.name);
+        for (i, (got, want)) in desc.outputs.iter().zip(&case.outputs).enumerate() {
+            assert_eq!(want.index, Some(i), "{}: manifest output order", fx.name);
+            assert_eq!(got.dtype.to_string(), want.dtype, "{}: output {i} dtype", fx.name);
+            assert_eq!(got.shape, want.shape, "{}: output {i} shape", fx.name);
+        }
+        checked += 1;
+    }
+    eprintln!("checked {checked} MLF fixtures against their manifests");
+}

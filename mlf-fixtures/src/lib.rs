@@ -1,0 +1,138 @@
+//! Test support for mlf: locates the shared fixtures (`../shared/fixtures` beside the
+//! repository, or `$MLF_FIXTURES`), reads `vectors/manifest.json`, and compares outputs the way
+//! the fixtures' README says (integers exactly, floats within `rtol`/`atol`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The workspace root (the folder holding the top-level `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("crate is inside the workspace").to_path_buf()
+}
+
+/// The shared fixtures folder, if present.
+pub fn fixtures_dir() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("MLF_FIXTURES") {
+        let p = PathBuf::from(p);
+        return p.is_dir().then_some(p);
+    }
+    let p = workspace_root().parent()?.join("shared/fixtures");
+    p.is_dir().then_some(p)
+}
+
+/// The shared fixtures folder, or `None` after printing that tests using it are skipped.
+pub fn fixtures_or_skip(test: &str) -> Option<PathBuf> {
+    let d = fixtures_dir();
+    if d.is_none() {
+        eprintln!("SKIP {test}: ../shared/fixtures is not present (set MLF_FIXTURES to point at it)");
+    }
+    d
+}
+
+/// An MLF fixture folder.
+#[derive(Clone, Debug)]
+pub struct MlfFixture {
+    /// Folder name.
+    pub name: String,
+    /// The folder.
+    pub dir: PathBuf,
+    /// `model.tar` or `model/`.
+    pub model: PathBuf,
+}
+
+/// Every MLF fixture under `fixtures/mlf`, sorted by name.
+pub fn mlf_fixtures(root: &Path) -> Vec<MlfFixture> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(root.join("mlf")) else { return out };
+    for e in rd.flatten() {
+        let dir = e.path();
+        let tar = dir.join("model.tar");
+        let model = if tar.is_file() { tar } else { dir.join("model") };
+        if model.exists() {
+            out.push(MlfFixture { name: e.file_name().to_string_lossy().into_owned(), dir, model });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// `vectors/manifest.json`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Manifest {
+    /// Test cases.
+    pub cases: Vec<Case>,
+}
+
+/// One case.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Case {
+    /// Inputs.
+    pub inputs: Vec<TensorRef>,
+    /// Expected outputs.
+    pub outputs: Vec<TensorRef>,
+    /// Compare exactly.
+    #[serde(default)]
+    pub exact: Option<bool>,
+    /// Relative tolerance.
+    #[serde(default)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance.
+    #[serde(default)]
+    pub atol: Option<f64>,
+    /// Label, when the fixture has one.
+    #[serde(default)]
+    pub label: Option<serde_json::Value>,
+}
+
+/// A tensor file reference.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TensorRef {
+    /// Input name (null for kmodel inputs).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Output index.
+    #[serde(default)]
+    pub index: Option<usize>,
+    /// dtype string.
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// File name inside `vectors/` (absent for secondary references).
+    #[serde(default)]
+    pub file: Option<String>,
+}
+
+impl Manifest {
+    /// Reads `dir/vectors/manifest.json`, if present.
+    pub fn read(dir: &Path) -> Option<Manifest> {
+        let text = std::fs::read(dir.join("vectors/manifest.json")).ok()?;
+        Some(serde_json::from_slice(&text).expect("manifest.json parses"))
+    }
+}
+
+/// Compares raw little-endian output bytes against the reference, returning a description of the
+/// first mismatch.
+pub fn compare(dtype: &str, got: &[u8], want: &[u8], case: &Case) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} bytes, expected {}", got.len(), want.len()));
+    }
+    let exact = case.exact.unwrap_or(false) || !dtype.starts_with("float");
+    if exact || dtype != "float32" {
+        if got != want {
+            let i = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
+            return Err(format!("byte {i} differs: {} vs {}", got[i], want[i]));
+        }
+        return Ok(());
+    }
+    let rtol = case.rtol.unwrap_or(1e-5);
+    let atol = case.atol.unwrap_or(1e-6);
+    for (i, (g, w)) in got.chunks_exact(4).zip(want.chunks_exact(4)).enumerate() {
+        let g = f32::from_le_bytes(g.try_into().unwrap()) as f64;
+        let w = f32::from_le_bytes(w.try_into().unwrap()) as f64;
+        if (g - w).abs() > atol + rtol * w.abs() || g.is_nan() != w.is_nan() {
+            return Err(format!("element {i}: got {g}, expected {w} (rtol {rtol}, atol {atol})"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! The run-time error: small, `Copy`, and free of allocation.
+
+use core::fmt;
+
+/// A short message copied out of C (for example the text given to `TVMAPISetLastError`),
+/// truncated to fit a fixed buffer so that [`Error`] stays `Copy` and allocation-free.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    bytes: [u8; Message::CAPACITY],
+    len: u8,
+}
+
+impl Message {
+    /// Bytes kept; longer messages are truncated.
+    pub const CAPACITY: usize = 96;
+
+    /// An empty message.
+    pub const fn empty() -> Self {
+        Message { bytes: [0; Self::CAPACITY], len: 0 }
+    }
+
+    /// Copies up to [`Message::CAPACITY`] bytes of `text` (cut at a character boundary).
+    pub fn new(text: &str) -> Self {
+        let mut end = text.len().min(Self::CAPACITY);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut m = Message::empty();
+        m.bytes[..end].copy_from_slice(&text.as_bytes()[..end]);
+        m.len = end as u8;
+        m
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What can go wrong while running a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another model is running in this program (without `std`, one model runs at a time; with
+    /// `std`, one per thread).
+    Busy,
+    /// A generated operator returned non-zero.
+    OperatorFailed {
+        /// Position of the call in the model's call sequence.
+        index: u16,
+        /// The C function.
+        function: &'static str,
+        /// What it returned.
+        code: i32,
+        /// The last message given to `TVMAPISetLastError`, if any.
+        message: Message,
+    },
+    /// `TVMBackendAllocWorkspace` could not serve a request from the static arena (the arena
+    /// was sized at build time, so this means the model asked for more than it declared).
+    WorkspaceExhausted {
+        /// Bytes requested.
+        requested: u64,
+        /// Bytes left in the arena.
+        available: u64,
+    },
+    /// `TVMBackendFreeWorkspace` was called out of LIFO order or with a foreign pointer.
+    BadWorkspaceFree,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Busy => f.write_str("another model is running (one model runs at a time per thread)"),
+            Error::OperatorFailed { index, function, code, message } => {
+                write!(f, "operator {index} ({function}) returned {code}")?;
+                if !message.is_empty() {
+                    write!(f, ": {message}")?;
+                }
+                Ok(())
+            }
+            Error::WorkspaceExhausted { requested, available } => write!(
+                f,
+                "workspace request of {requested} bytes exceeds the {available} bytes left in the static arena"
+            ),
+            Error::BadWorkspaceFree => f.write_str("workspace freed out of order or with a foreign pointer"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}

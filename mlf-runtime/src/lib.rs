@@ -1,0 +1,27 @@
+//! # mlf-runtime
+//!
+//! The `no_std`, allocation-free runtime for models compiled by mlf:
+//!
+//! - [`Error`]: a small `Copy` error type;
+//! - [`TakeOnce`], [`Arena`], [`Aligned`]: statically allocated model state, handed out once at a
+//!   time;
+//! - the TVM C backend functions generated C calls (`TVMBackendAllocWorkspace`, …), implemented
+//!   in Rust over the running model's static arena;
+//! - `include_model!` (feature `macros`).
+//!
+//! With the `std` feature, [`Error`] implements `std::error::Error` and each thread may run its
+//! own model at the same time.
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod cell;
+mod error;
+
+pub use cell::{Aligned, Aligned256, Arena, TakeOnce};
+pub use error::{Error, Message};
+
+#[cfg(feature = "macros")]
+pub use mlf_macros::include_model;
