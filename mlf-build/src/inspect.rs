@@ -68,6 +68,7 @@ pub fn report_json(desc: &ModelDesc) -> Value {
         "constants_in_code": desc.code.constants,
         "facts": desc.facts,
         "warnings": desc.warnings,
+        "blockers": desc.blockers,
     });
     let obj = v.as_object_mut().expect("object");
     match &desc.executor {
@@ -179,6 +180,9 @@ pub fn report_table(desc: &ModelDesc) -> String {
     }
     for w in &desc.warnings {
         s.push_str(&format!("warning: {w}\n"));
+    }
+    for b in &desc.blockers {
+        s.push_str(&format!("cannot build: {b}\n"));
     }
     s
 }

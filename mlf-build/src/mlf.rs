@@ -58,6 +58,7 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
         targets: module.targets.clone(),
         facts: Vec::new(),
         warnings: archive.warnings().to_vec(),
+        blockers: Vec::new(),
         content_hash: content_hash(archive),
     };
     if let Some(v) = &module.tvm_version {

@@ -40,6 +40,9 @@ pub struct ModelDesc {
     pub facts: Vec<Fact>,
     /// Non-fatal findings.
     pub warnings: Vec<String>,
+    /// Reasons the model can be inspected but not built or run (device modules in a blob, an
+    /// unsupported layer, …). Code generation refuses a model that has any.
+    pub blockers: Vec<String>,
     /// A stable 64-bit hash of the model's content (used to name generated symbols and files).
     pub content_hash: u64,
 }

@@ -1,0 +1,9 @@
+//! metadata.json reader on arbitrary bytes: must never panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(m) = mlf_build::format::metadata::Metadata::parse(data) {
+        let _ = m.module(None);
+    }
+});
