@@ -13,8 +13,10 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod builder;
 pub mod bytes;
 pub mod codegen;
+pub mod compile;
 pub mod detect;
 pub mod dtype;
 pub mod error;
@@ -24,7 +26,9 @@ pub mod kmodel;
 pub mod mlf;
 pub mod model;
 pub mod names;
+pub mod plan;
 
+pub use builder::{Built, Model, Params};
 pub use error::{Error, ErrorKind, Result};
 pub use model::ModelDesc;
 

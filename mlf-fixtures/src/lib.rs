@@ -136,3 +136,31 @@ pub fn compare(dtype: &str, got: &[u8], want: &[u8], case: &Case) -> Result<(), 
     }
     Ok(())
 }
+
+/// A numeric type read from little-endian bytes.
+pub trait LeBytes: Copy + Default {
+    /// Size in bytes.
+    const SIZE: usize;
+    /// From `SIZE` little-endian bytes.
+    fn from_le(b: &[u8]) -> Self;
+}
+
+macro_rules! le_bytes {
+    ($($t:ty),*) => {$(
+        impl LeBytes for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_le(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("size"))
+            }
+        }
+    )*};
+}
+le_bytes!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// Reads a raw little-endian tensor file into a boxed array, checking its length.
+pub fn load<T: LeBytes, const N: usize>(path: &Path) -> Box<[T; N]> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(bytes.len(), N * T::SIZE, "{}: {} bytes, expected {N} elements", path.display(), bytes.len());
+    let v: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
+    v.into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!())
+}

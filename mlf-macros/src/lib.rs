@@ -83,22 +83,17 @@ fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
     }
 }
 
-fn module_name(args: &Args, desc_name: &str, path: &Path) -> Ident {
+fn module_name(args: &Args, desc: &mlf_build::ModelDesc, path: &Path) -> Ident {
     if let Some(n) = &args.name {
         return n.clone();
     }
-    let base = if desc_name.is_empty() || desc_name == "default" {
-        path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string()
-    } else {
-        desc_name.to_string()
-    };
-    Ident::new(&mlf_build::names::module_ident(&base), Span::call_site())
+    Ident::new(&mlf_build::builder::default_module_name(desc, path), Span::call_site())
 }
 
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let desc = mlf_build::open(path).map_err(|e| e.to_string())?;
     let items = mlf_build::codegen::kmodel::module_tokens(&desc, path).map_err(|e| e.to_string())?;
-    let name = module_name(args, &desc.name, path);
+    let name = module_name(args, &desc, path);
     Ok(quote! {
         #[allow(clippy::all, dead_code)]
         pub mod #name {
@@ -108,6 +103,38 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
 }
 
 fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
-    let _ = (args, path);
-    Err("TVM MLF models are not supported by include_model! yet".into())
+    let rel = args.path.value();
+    let build_step = format!(
+        "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}).compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n(with mlf-build in [build-dependencies])"
+    );
+    let Some(out_dir) = std::env::var_os("OUT_DIR") else {
+        return Err(format!("{rel} is a TVM model: its C must be compiled first, and this crate has no build script; {build_step}"));
+    };
+    let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
+    let key = mlf_build::builder::model_key(&pkg, &canonical);
+    let dir = PathBuf::from(out_dir).join("mlf");
+    let rs = dir.join(format!("{key}.rs"));
+    let sidecar_path = dir.join(format!("{key}.json"));
+    let sidecar: mlf_build::builder::Sidecar = match std::fs::read(&sidecar_path) {
+        Ok(b) if rs.is_file() => serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", sidecar_path.display()))?,
+        _ => return Err(format!("build.rs did not build {rel}; {build_step}")),
+    };
+    let now = mlf_build::builder::fingerprint(&canonical).map_err(|e| e.to_string())?;
+    if now != sidecar.fingerprint {
+        return Err(format!("{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"));
+    }
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => Ident::new(&sidecar.module, Span::call_site()),
+    };
+    let file = rs.display().to_string();
+    let doc = sidecar.summary;
+    Ok(quote! {
+        #[doc = #doc]
+        #[allow(clippy::all, dead_code, non_upper_case_globals)]
+        pub mod #name {
+            include!(#file);
+        }
+    })
 }

@@ -5,9 +5,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 /// A static value that can be borrowed mutably by one owner at a time, without locks or heap.
 ///
-/// `take` returns the unique `&'static mut` to the value, or `None` while an earlier one has not
-/// been given back with [`TakeOnce::release`]. Generated model types call `release` when they are
-/// dropped, so `Model::take()` succeeds again after the previous model is gone.
+/// `take` returns a guard holding the unique `&'static mut` to the value, or `None` while an
+/// earlier guard is alive. Dropping the guard gives the value back, so a generated
+/// `Model::take()` succeeds again once the previous model is dropped.
 pub struct TakeOnce<T> {
     taken: AtomicBool,
     value: UnsafeCell<T>,
@@ -24,22 +24,14 @@ impl<T> TakeOnce<T> {
     }
 
     /// The value, mutably, if nobody holds it.
-    pub fn take(&'static self) -> Option<&'static mut T> {
+    pub fn take(&'static self) -> Option<Taken<T>> {
         if !self.try_acquire() {
             return None;
         }
-        // SAFETY: `try_acquire` succeeded, so no other `&mut` to the value exists until
-        // `release` is called by the holder of this one.
-        Some(unsafe { &mut *self.value.get() })
-    }
-
-    /// Gives the value back.
-    ///
-    /// # Safety
-    /// The caller must own the reference returned by [`TakeOnce::take`] and must not use it
-    /// afterwards.
-    pub unsafe fn release(&'static self) {
-        self.taken.store(false, Ordering::Release);
+        // SAFETY: `try_acquire` succeeded, so no other reference to the value exists until the
+        // returned guard is dropped (which releases the flag).
+        let value = unsafe { &mut *self.value.get() };
+        Some(Taken { value, cell: &self.taken })
     }
 
     #[cfg(target_has_atomic = "8")]
@@ -56,6 +48,31 @@ impl<T> TakeOnce<T> {
         }
         self.taken.store(true, Ordering::Release);
         true
+    }
+}
+
+/// Exclusive access to the value of a [`TakeOnce`]; gives it back when dropped.
+pub struct Taken<T: 'static> {
+    value: &'static mut T,
+    cell: &'static AtomicBool,
+}
+
+impl<T> core::ops::Deref for Taken<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> core::ops::DerefMut for Taken<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+impl<T> Drop for Taken<T> {
+    fn drop(&mut self) {
+        self.cell.store(false, Ordering::Release);
     }
 }
 
@@ -104,11 +121,10 @@ mod tests {
 
     #[test]
     fn take_is_exclusive_until_released() {
-        let a = CELL.take().expect("first take");
+        let mut a = CELL.take().expect("first take");
         a.0[0] = 7;
         assert!(CELL.take().is_none());
-        // SAFETY: `a` is not used after this.
-        unsafe { CELL.release() };
+        drop(a);
         let b = CELL.take().expect("take after release");
         assert_eq!(b.0[0], 7);
         assert_eq!(core::mem::align_of::<Arena<16>>(), 64);

@@ -18,9 +18,12 @@
 extern crate std;
 
 mod cell;
+mod element;
 mod error;
+pub mod tvm;
 
-pub use cell::{Aligned, Aligned256, Arena, TakeOnce};
+pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};
+pub use element::{as_bytes, view, Element};
 pub use error::{Error, Message};
 
 #[cfg(feature = "macros")]

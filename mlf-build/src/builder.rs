@@ -1,0 +1,222 @@
+//! The `build.rs` API: open a model, choose parameter placement, compile its C for `$TARGET`,
+//! and write the generated Rust module and aligned parameter files into `OUT_DIR`, where
+//! `include_model!` finds them.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     mlf_build::Model::open("models/digits.tar")
+//!         .params(mlf_build::Params::Embedded)
+//!         .compile()
+//!         .unwrap_or_else(|e| panic!("{e}"));
+//! }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::codegen;
+use crate::compile::{self, write_if_changed, CompileJob};
+use crate::error::{Context, Error, Result};
+use crate::mlf::MlfOptions;
+use crate::model::{Executor, ModelDesc, ModelFormat, FNV_OFFSET};
+use crate::plan;
+
+/// Where parameters live at run time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Params {
+    /// In the program image (flash), aligned, used in place: no byte is copied to RAM.
+    #[default]
+    Embedded,
+}
+
+/// A model to build, configured by chained calls and built by [`Model::compile`].
+pub struct Model {
+    path: PathBuf,
+    module: Option<String>,
+    params: Params,
+    configure: Option<Box<dyn Fn(&mut cc::Build)>>,
+}
+
+/// What [`Model::compile`] produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Built {
+    /// The model file (canonical path).
+    pub model: PathBuf,
+    /// The generated Rust module (items of the module `include_model!` declares).
+    pub rust_file: PathBuf,
+    /// The module name `include_model!` uses when none is given.
+    pub module: String,
+    /// Static RAM the generated module allocates, in bytes.
+    pub arena_bytes: u64,
+    /// Bytes of parameters embedded in the program image.
+    pub embedded_param_bytes: u64,
+    /// The C library compiled for the model, if any.
+    pub library: Option<PathBuf>,
+}
+
+/// The sidecar `include_model!` reads next to a generated module.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct Sidecar {
+    /// Default module name.
+    pub module: String,
+    /// Fingerprint of the model file when the module was generated.
+    pub fingerprint: String,
+    /// One-line description for the module's documentation.
+    pub summary: String,
+}
+
+impl Model {
+    /// A model at `path` (relative paths are resolved from `CARGO_MANIFEST_DIR`).
+    pub fn open(path: impl AsRef<Path>) -> Model {
+        Model { path: path.as_ref().to_path_buf(), module: None, params: Params::Embedded, configure: None }
+    }
+
+    /// Chooses a module of an MLF that holds several.
+    pub fn module(mut self, name: impl Into<String>) -> Model {
+        self.module = Some(name.into());
+        self
+    }
+
+    /// Chooses where the parameters live.
+    pub fn params(mut self, params: Params) -> Model {
+        self.params = params;
+        self
+    }
+
+    /// Adjusts the `cc::Build` that compiles the model's C (flags, compiler, defines).
+    pub fn configure_cc(mut self, f: impl Fn(&mut cc::Build) + 'static) -> Model {
+        self.configure = Some(Box::new(f));
+        self
+    }
+
+    /// Builds the model inside a build script: reads it, plans its memory, compiles its C for
+    /// `$TARGET`, and writes the Rust module and parameter files into `$OUT_DIR/mlf/`.
+    pub fn compile(self) -> Result<Built> {
+        let env = |k: &str| std::env::var(k).map_err(|_| Error::invalid(format!("${k} is not set: Model::compile() runs inside a build script")));
+        let out_dir = PathBuf::from(env("OUT_DIR")?);
+        let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR")?);
+        let pkg = env("CARGO_PKG_NAME")?;
+        let target = env("TARGET")?;
+        let host = env("HOST").unwrap_or_else(|_| target.clone());
+        let path = if self.path.is_absolute() { self.path.clone() } else { manifest_dir.join(&self.path) };
+        println!("cargo::rerun-if-changed={}", path.display());
+        let built = self.build_into(&path, &out_dir, &pkg, &target, &host, true)?;
+        Ok(built)
+    }
+
+    /// Like [`Model::compile`] with every input given explicitly (for tools and tests):
+    /// `cargo_metadata` controls whether `cargo:` link directives are printed.
+    pub fn build_into(&self, path: &Path, out_dir: &Path, pkg: &str, target: &str, host: &str, cargo_metadata: bool) -> Result<Built> {
+        let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
+        let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
+        let key = model_key(pkg, &canonical);
+        let dir = out_dir.join("mlf").join(&key);
+        let module = default_module_name(&desc, &canonical);
+        let fingerprint = fingerprint(&canonical)?;
+        let prefix = format!("mlf_{:08x}_", crate::model::fnv1a(FNV_OFFSET, key.as_bytes()) as u32);
+        let (tokens, safety, arena_bytes, embedded, summary, needs_c) = match &desc.executor {
+            Executor::Graph(_) => {
+                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+                let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
+                let mut files = Vec::new();
+                let mut embedded = 0;
+                for p in &desc.params {
+                    if p.linked.is_some() {
+                        files.push(None);
+                        continue;
+                    }
+                    let f = dir.join("params").join(format!("{}.bin", crate::names::sanitize(&p.name)));
+                    write_if_changed(&f, &p.data)?;
+                    embedded += p.bytes();
+                    files.push(Some(f));
+                }
+                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), param_files: files };
+                let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
+                let summary = format!(
+                    "TVM graph executor model `{}` from {}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {} bytes of parameters in flash.",
+                    desc.name,
+                    canonical.file_name().unwrap_or_default().to_string_lossy(),
+                    plan.arena_bytes,
+                    plan.layout,
+                    plan.tvm.storage_bytes + plan.tvm.workspace_bytes,
+                    embedded
+                );
+                (tokens, codegen::graph::SAFETY, plan.arena_bytes, embedded, summary, true)
+            }
+            Executor::Aot(_) => {
+                return Err(Error::unsupported("AOT models are not supported by the build step yet").in_file(&canonical));
+            }
+            Executor::Kmodel(_) => {
+                return Err(Error::unsupported(
+                    "kmodels need no build step: include_model!(\"….kmodel\") reads them directly; remove this Model::compile() call",
+                )
+                .in_file(&canonical));
+            }
+        };
+        let _ = matches!(desc.format, ModelFormat::Mlf { .. });
+        let text = codegen::pretty(&tokens, safety)?;
+        let header = format!(
+            "// Generated by mlf-build from {} (model `{}`). Do not edit: it is rewritten by build.rs.\n\n",
+            canonical.display(),
+            desc.name
+        );
+        let rust_file = out_dir.join("mlf").join(format!("{key}.rs"));
+        write_if_changed(&rust_file, format!("{header}{text}").as_bytes())?;
+        let sidecar = Sidecar { module: module.clone(), fingerprint, summary };
+        write_if_changed(&out_dir.join("mlf").join(format!("{key}.json")), serde_json::to_string_pretty(&sidecar).expect("json").as_bytes())?;
+        let library = if needs_c {
+            let job = CompileJob {
+                desc: &desc,
+                dir: dir.clone(),
+                prefix,
+                lib_name: format!("mlf_{}", key.replace('-', "_")),
+                target: target.to_string(),
+                host: host.to_string(),
+                cargo_metadata,
+                configure: self.configure.as_deref(),
+            };
+            Some(compile::compile(&job).in_file(&canonical)?)
+        } else {
+            None
+        };
+        Ok(Built { model: canonical, rust_file, module, arena_bytes, embedded_param_bytes: embedded, library })
+    }
+}
+
+/// The name under which a model's generated files live in `OUT_DIR/mlf/`: the file stem and a
+/// hash of the package name and the model's canonical path. `include_model!` computes the same.
+pub fn model_key(pkg: &str, canonical: &Path) -> String {
+    let stem = canonical.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
+    let mut h = crate::model::fnv1a(FNV_OFFSET, pkg.as_bytes());
+    h = crate::model::fnv1a(h, canonical.to_string_lossy().as_bytes());
+    format!("{}-{h:016x}", crate::names::sanitize(stem))
+}
+
+/// The module name used when `include_model!` is not given one: the model name, or the file
+/// stem when the model is called `default` (TVM's default).
+pub fn default_module_name(desc: &ModelDesc, path: &Path) -> String {
+    let base = if desc.name.is_empty() || desc.name == "default" {
+        path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string()
+    } else {
+        desc.name.clone()
+    };
+    crate::names::module_ident(&base)
+}
+
+/// A fingerprint of a model file or directory's bytes (to detect stale generated code).
+pub fn fingerprint(path: &Path) -> Result<String> {
+    let mut h = FNV_OFFSET;
+    if path.is_dir() {
+        let archive = crate::archive::Archive::open(path)?;
+        for name in archive.names() {
+            h = crate::model::fnv1a(h, name.as_bytes());
+            h = crate::model::fnv1a(h, archive.get(name).map(|b| b.as_slice()).unwrap_or_default());
+        }
+    } else {
+        let data = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
+        h = crate::model::fnv1a(h, &data);
+    }
+    Ok(format!("{h:016x}"))
+}

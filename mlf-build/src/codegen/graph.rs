@@ -1,0 +1,242 @@
+//! The module generated for a graph-executor model: a straight-line `run()` that binds every
+//! entry to its planned place and calls each operator through the packed ABI.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::common::{self, lit};
+use super::ident;
+use crate::error::{Error, Result};
+use crate::model::{Executor, ModelDesc};
+use crate::plan::graph::{GraphPlan, Slot};
+
+/// What the generator needs besides the model and its plan.
+#[derive(Clone, Debug)]
+pub struct GraphCodegen {
+    /// Prefix the model's C symbols were renamed with (`mlf_<hash>_`).
+    pub symbol_prefix: String,
+    /// For each parameter of the model (by index): the aligned file its bytes were written to,
+    /// or `None` when the C already holds it (linked).
+    pub param_files: Vec<Option<PathBuf>>,
+}
+
+/// Generates the module items.
+pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> Result<TokenStream> {
+    let Executor::Graph(g) = &desc.executor else { return Err(Error::invalid("not a graph-executor model")) };
+    let graph = &g.graph;
+    if !desc.blockers.is_empty() {
+        return Err(Error::unsupported(desc.blockers.join("; ")));
+    }
+    let interface = common::interface(desc)?;
+
+    // Dense slot numbers for the entries that are used.
+    let mut slot_no: BTreeMap<usize, u16> = BTreeMap::new();
+    for (e, s) in plan.slots.iter().enumerate() {
+        if *s != Slot::Unused {
+            let n = u16::try_from(slot_no.len()).map_err(|_| Error::unsupported("more than 65535 tensors"))?;
+            slot_no.insert(e, n);
+        }
+    }
+    let n_slots = super::usize_lit(slot_no.len());
+    let (dtype_items, dtypes) = common::dtype_consts(slot_no.keys().map(|&e| graph.dltype[e]));
+    let shapes: Vec<&Vec<u64>> = slot_no.keys().map(|&e| &graph.shape[e]).collect();
+    let (shape_items, shape_ids) = common::shape_statics(shapes);
+
+    // Kernels.
+    let mut kernel_decls = Vec::new();
+    let mut kernel_ids: BTreeMap<String, proc_macro2::Ident> = BTreeMap::new();
+    for f in plan.calls.iter().map(|c| c.func.as_str()).chain(desc.params.iter().filter_map(|p| p.linked.as_ref().map(|_| "_lookup_linked_param"))) {
+        if kernel_ids.contains_key(f) {
+            continue;
+        }
+        let id = ident(&rust_fn_ident(f));
+        let link = format!("{}{f}", cg.symbol_prefix);
+        kernel_decls.push(quote! {
+            #[link_name = #link]
+            pub fn #id(
+                args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+                type_codes: *mut ::core::ffi::c_int,
+                num_args: ::core::ffi::c_int,
+                out_ret_value: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+                out_ret_tcode: *mut ::core::ffi::c_int,
+                resource_handle: *mut ::core::ffi::c_void,
+            ) -> i32;
+        });
+        kernel_ids.insert(f.to_string(), id);
+    }
+
+    // Embedded parameters.
+    let mut param_items = Vec::new();
+    let mut param_ids = BTreeMap::new();
+    for (k, p) in desc.params.iter().enumerate() {
+        if let Some(Some(path)) = cg.param_files.get(k) {
+            let id = ident(&format!("PARAM_{}", crate::names::const_ident(&p.name)));
+            let doc = format!(" Parameter `{}`: {} {:?}, {} bytes, used in place.", p.name, p.dtype, p.shape, p.bytes());
+            param_items.push(common::embedded_param(&id, path, p.bytes(), &doc));
+            param_ids.insert(k, id);
+        }
+    }
+
+    // Bindings.
+    let mut binds = Vec::new();
+    let mut linked_binds = Vec::new();
+    for (&e, &n) in &slot_no {
+        let n = super::usize_lit(n as usize);
+        let shape = &shape_ids[&graph.shape[e]];
+        let dt = &dtypes[&graph.dltype[e]];
+        match plan.slots[e] {
+            Slot::Unused => {}
+            Slot::Input { index } => {
+                let f = ident(&desc.inputs[index].ident);
+                binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);));
+            }
+            Slot::Param { index } => {
+                let p = param_ids.get(&index).ok_or_else(|| Error::invalid(format!("parameter {} has no embedded file", desc.params[index].name)))?;
+                binds.push(quote!(r.constant(#n, &#p.0, &#shape, #dt);));
+            }
+            Slot::Linked { sid, .. } => {
+                let lookup = &kernel_ids["_lookup_linked_param"];
+                let sid = sid as i64;
+                linked_binds.push(quote!(r.linked(#n, kernels::#lookup, #sid, &#shape, #dt)?;));
+            }
+            Slot::Arena { offset } => {
+                let off = lit(offset);
+                let bytes = lit(graph.entry_bytes(e));
+                binds.push(quote!(r.arena(#n, #off, #bytes, &#shape, #dt);));
+            }
+        }
+    }
+    let mut copies = Vec::new();
+    for c in &plan.copies_in {
+        let off = lit(c.offset);
+        match c.from {
+            Slot::Input { index } => {
+                let f = ident(&desc.inputs[index].ident);
+                copies.push(quote!(r.copy_in(#off, &inputs.#f[..]);));
+            }
+            Slot::Param { index } => {
+                let p = &param_ids[&index];
+                copies.push(quote!(r.copy_in(#off, &#p.0[..]);));
+            }
+            _ => return Err(Error::unsupported("a linked parameter shares storage with an activation")),
+        }
+    }
+
+    // Calls.
+    let mut calls = Vec::new();
+    for (i, c) in plan.calls.iter().enumerate() {
+        let idx = proc_macro2::Literal::u16_unsuffixed(i as u16);
+        let name = c.func.as_str();
+        let k = &kernel_ids[name];
+        let args = c.args.iter().map(|e| proc_macro2::Literal::u16_unsuffixed(slot_no[e]));
+        let (ws_off, ws_len) = (lit(c.scratch.0), lit(c.scratch.1));
+        calls.push(quote! {
+            r.workspace(#ws_off, #ws_len);
+            r.call(#idx, #name, kernels::#k, [#(#args),*])?;
+        });
+    }
+    let mut copies_out = Vec::new();
+    let mut out_fields = Vec::new();
+    let mut out_checks = Vec::new();
+    for (o, t) in plan.outputs.iter().zip(&desc.outputs) {
+        let f = ident(&t.ident);
+        let off = lit(o.offset);
+        let bytes = lit(t.bytes());
+        if o.copy_from.is_some() {
+            let n = super::usize_lit(slot_no[&o.eid] as usize);
+            copies_out.push(quote!(r.copy_slot(#n, #off, #bytes);));
+        }
+        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #off)));
+        out_checks.push(quote!(const _: () = assert!(#off + #bytes <= ARENA_BYTES);));
+    }
+
+    let arena = lit(plan.arena_bytes);
+    let align = lit(plan.align);
+    let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
+    let n_calls = plan.calls.len();
+    let model_doc = format!(
+        " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \
+         ({} layout); TVM's own graph executor would allocate {} bytes of storage (parameters \
+         included) plus {} bytes of workspace.",
+        desc.name, n_calls, plan.arena_bytes, plan.layout, plan.tvm.storage_bytes, plan.tvm.workspace_bytes
+    );
+    Ok(quote! {
+        #interface
+
+        /// Bytes of static RAM this module allocates (its arena: activations, outputs and every
+        /// operator's scratch memory, planned at build time).
+        pub const ARENA_BYTES: usize = #arena;
+        /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
+        /// id, parameters and inputs included, plus its workspace pool).
+        pub const TVM_PLAN_BYTES: usize = #tvm_total;
+        #(#out_checks)*
+
+        mod kernels {
+            unsafe extern "C" {
+                #(#kernel_decls)*
+            }
+        }
+
+        #dtype_items
+        #shape_items
+        #(#param_items)*
+
+        struct State {
+            arena: ::mlf_runtime::Arena<#arena>,
+        }
+
+        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new() });
+
+        #[doc = #model_doc]
+        pub struct Model {
+            state: ::mlf_runtime::Taken<State>,
+            high_water: usize,
+        }
+
+        impl Model {
+            /// Takes the model (its static memory). `None` while another `Model` of this kind
+            /// is alive.
+            pub fn take() -> Option<Model> {
+                STATE.take().map(|state| Model { state, high_water: 0 })
+            }
+
+            /// Runs the model.
+            pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error> {
+                let state = &mut *self.state;
+                let mut r = ::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?;
+                #(#binds)*
+                #(#copies)*
+                unsafe {
+                    #(#linked_binds)*
+                    #(#calls)*
+                }
+                #(#copies_out)*
+                self.high_water = r.high_water();
+                drop(r);
+                Ok(Outputs { #(#out_fields,)* })
+            }
+
+            /// The highest arena offset the workspace allocator reached in the last run (at most
+            /// [`ARENA_BYTES`]).
+            pub fn workspace_high_water(&self) -> usize {
+                self.high_water
+            }
+        }
+    })
+}
+
+/// The justification printed above the generated `unsafe` block.
+pub const SAFETY: &str = "each call passes the model's own kernel (declared from its C definition, \
+    whose packed signature and presence were checked at build time) the tensors the graph gives \
+    it, bound above to caller inputs, embedded parameters or arena storage of exactly the graph's \
+    shapes and dtypes.";
+
+/// A Rust identifier for a C function name (they are valid already; keywords are not possible
+/// in TVM names, but be safe).
+fn rust_fn_ident(name: &str) -> String {
+    let s = crate::names::sanitize(name);
+    if s.starts_with(|c: char| c.is_ascii_digit()) { format!("_{s}") } else { s }
+}

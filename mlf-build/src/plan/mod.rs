@@ -1,0 +1,4 @@
+//! Static memory plans, computed at build time.
+
+pub mod graph;
+pub mod pack;
