@@ -9,6 +9,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod inspect;
+mod npy;
+mod run;
+mod template;
 
 /// Turn compiled neural-network models (TVM Model Library Format, Kendryte kmodel) into typed,
 /// statically allocated Rust.
@@ -23,6 +26,9 @@ struct Cli {
 enum Command {
     /// Show what is inside a model: executor, interface, inputs, outputs, parameters, memory.
     Inspect(inspect::Args),
+    /// Run a model once on this host (built exactly as a user's crate builds it) and write its
+    /// outputs.
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +40,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(args);
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
+        Command::Run(a) => run::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,209 @@
+//! `cargo mlf run MODEL --input NAME=FILE… --output-dir DIR [--raw]`: runs a model on this
+//! host through exactly the path a user takes — a generated crate whose build.rs builds the
+//! model with `mlf_build` and whose `main.rs` includes it with `include_model!` — built with
+//! cargo. Inputs are `.npy` or raw little-endian files; outputs are written as `output<i>.npy`
+//! (or `output<i>.bin` with `--raw`) in output order.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+
+use mlf_build::model::{ModelDesc, TensorInfo};
+use mlf_build::Error;
+
+use crate::npy;
+use crate::template;
+
+/// Arguments of `run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model: an MLF `.tar` or directory, or a kmodel.
+    model: PathBuf,
+    /// An input: `NAME=FILE` (raw name or Rust field name), or just `FILE` for a model with one
+    /// input. `.npy` files are checked against the model's dtype; other files are raw
+    /// little-endian data.
+    #[arg(long = "input", short = 'i', value_name = "NAME=FILE")]
+    inputs: Vec<String>,
+    /// Where to write the outputs.
+    #[arg(long, short = 'o', default_value = ".")]
+    output_dir: PathBuf,
+    /// Write raw little-endian `output<i>.bin` instead of `output<i>.npy`.
+    #[arg(long)]
+    raw: bool,
+    /// Folder for the generated crate and its build cache (default: `$CARGO_TARGET_DIR/mlf-run`
+    /// or `target/mlf-run`).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+    /// The module to read from an MLF that holds several.
+    #[arg(long)]
+    module: Option<String>,
+}
+
+fn err(msg: impl Into<String>) -> Error {
+    Error::invalid(msg)
+}
+
+/// Runs `run`.
+pub fn run(args: Args) -> Result<(), Error> {
+    let model = args.model.canonicalize().map_err(|e| Error::from(e).in_file(&args.model))?;
+    let desc = mlf_build::open_with(&model, &mlf_build::mlf::MlfOptions { module: args.module.clone() })?;
+    if !desc.blockers.is_empty() {
+        return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
+    }
+    let files = assign_inputs(&desc, &args.inputs)?;
+    let work = args.work_dir.clone().unwrap_or_else(default_work_dir);
+    let exe = build_runner(&desc, &model, args.module.as_deref(), &work)?;
+
+    // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
+    std::fs::create_dir_all(&work).map_err(|e| Error::from(e).in_file(&work))?;
+    let staging = tempfile::Builder::new().prefix("io-").tempdir_in(&work).map_err(|e| Error::from(e).in_file(&work))?;
+    let input_dir = staging.path().join("inputs");
+    std::fs::create_dir_all(&input_dir).map_err(|e| Error::from(e).in_file(&input_dir))?;
+    let mut raw_inputs = Vec::new();
+    for (i, (t, file)) in desc.inputs.iter().zip(&files).enumerate() {
+        let bytes = npy::read_input(file, t)?;
+        let p = input_dir.join(format!("input{i}.bin"));
+        std::fs::write(&p, bytes).map_err(|e| Error::from(e).in_file(&p))?;
+        raw_inputs.push(p);
+    }
+    let out_raw = staging.path().join("outputs");
+    std::fs::create_dir_all(&out_raw).map_err(|e| Error::from(e).in_file(&out_raw))?;
+    let status = Command::new(&exe)
+        .arg(&out_raw)
+        .args(&raw_inputs)
+        .status()
+        .map_err(|e| Error::from(e).in_file(&exe))?;
+    if !status.success() {
+        return Err(err(format!("the model failed to run ({status})")).in_file(&model));
+    }
+    std::fs::create_dir_all(&args.output_dir).map_err(|e| Error::from(e).in_file(&args.output_dir))?;
+    for (i, t) in desc.outputs.iter().enumerate() {
+        let raw = std::fs::read(out_raw.join(format!("output{i}.bin"))).map_err(|e| Error::from(e).in_file(&out_raw))?;
+        let dest = args.output_dir.join(format!("output{i}.{}", if args.raw { "bin" } else { "npy" }));
+        if args.raw {
+            std::fs::write(&dest, &raw).map_err(|e| Error::from(e).in_file(&dest))?;
+        } else {
+            npy::write_output(&dest, t, &raw)?;
+        }
+        eprintln!("output {i} ({}, {} {:?}) → {}", t.name, t.dtype, t.shape, dest.display());
+    }
+    Ok(())
+}
+
+fn default_work_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(t) => PathBuf::from(t).join("mlf-run"),
+        None => PathBuf::from("target").join("mlf-run"),
+    }
+}
+
+/// Matches `--input` arguments to the model's inputs, in the model's order.
+fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Error> {
+    let names = || desc.inputs.iter().map(|t| format!("{} ({})", t.name, t.ident)).collect::<Vec<_>>().join(", ");
+    let mut files: Vec<Option<PathBuf>> = vec![None; desc.inputs.len()];
+    for g in given {
+        let (name, file) = match g.split_once('=') {
+            Some((n, f)) => (Some(n), f),
+            None => (None, g.as_str()),
+        };
+        let idx = match name {
+            Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| err(format!("no input named {n:?}; the model's inputs are: {}", names())))?,
+            None if desc.inputs.len() == 1 => 0,
+            None => return Err(err(format!("the model has {} inputs; name each: --input NAME=FILE ({})", desc.inputs.len(), names()))),
+        };
+        if files[idx].replace(PathBuf::from(file)).is_some() {
+            return Err(err(format!("input {} given twice", desc.inputs[idx].name)));
+        }
+    }
+    files
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| f.ok_or_else(|| err(format!("missing --input for {} ({}); the model's inputs are: {}", desc.inputs[i].name, desc.inputs[i].ident, names()))))
+        .collect()
+}
+
+fn rust_elem(t: &TensorInfo) -> Result<(&'static str, u64), Error> {
+    let ty = t.dtype.require_rust_type()?;
+    Ok((ty, t.dtype.elem_bytes()))
+}
+
+/// Renders the runner crate for `desc` and builds it; returns the executable.
+pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: &Path) -> Result<PathBuf, Error> {
+    let key = mlf_build::builder::model_key("mlf-run", model);
+    let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
+    let dir = work.join(&key);
+    let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });
+    let model_lit = format!("{:?}", model.display().to_string());
+    let build_step = if is_kmodel {
+        "    // A kmodel needs no build step.".to_string()
+    } else {
+        let m = module.map(|m| format!(".module({m:?})")).unwrap_or_default();
+        format!("    mlf_build::Model::open({model_lit}){m}.compile().unwrap_or_else(|e| panic!(\"{{e}}\"));")
+    };
+    let mut read_inputs = String::new();
+    let mut fields = Vec::new();
+    for (i, t) in desc.inputs.iter().enumerate() {
+        let (ty, size) = rust_elem(t)?;
+        read_inputs.push_str(&format!(
+            "    let {id} = read::<{ty}, {n}, {size}>(&args[{k}], {ty}::from_le_bytes);\n",
+            id = t.ident,
+            n = t.numel(),
+            k = i + 1
+        ));
+        fields.push(format!("{}: &{}", t.ident, t.ident));
+    }
+    let mut write_outputs = String::new();
+    for (i, t) in desc.outputs.iter().enumerate() {
+        rust_elem(t)?;
+        write_outputs.push_str(&format!("    write(out_dir, {i}, mlf_runtime::as_bytes(&out.{}[..]));\n", t.ident));
+    }
+    let (runtime_dep, build_dep) = deps();
+    let vars = [
+        ("crate_name", crate_name.clone()),
+        ("runtime_dep", runtime_dep),
+        ("build_dep", build_dep),
+        ("build_step", build_step),
+        ("model_display", model.display().to_string()),
+        ("model_path", model_lit),
+        ("arg_count", (desc.inputs.len() + 1).to_string()),
+        ("input_usage", desc.inputs.iter().map(|t| format!("<{}>", t.ident)).collect::<Vec<_>>().join(" ")),
+        ("read_inputs", read_inputs),
+        ("input_fields", fields.join(", ")),
+        ("write_outputs", write_outputs),
+    ];
+    template::render_dir(&template::RUN, &dir, &vars)?;
+    let target_dir = work.join("target");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("building {} with cargo (crate {})", model.display(), dir.display());
+    let status = Command::new(&cargo)
+        .arg("build")
+        .arg("--quiet")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .status()
+        .map_err(|e| err(format!("cannot run cargo: {e}")))?;
+    if !status.success() {
+        return Err(err(format!("building the generated crate failed ({status}); see the messages above")).in_file(model));
+    }
+    Ok(target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// Dependency specs for mlf-runtime and mlf-build: this source tree when it is present (a
+/// checkout), else the published crates.
+pub fn deps() -> (String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
+    let version = env!("CARGO_PKG_VERSION");
+    match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
+        Some(r) => (
+            format!("{{ path = {:?}, features = [\"macros\", \"std\"] }}", r.join("mlf-runtime").display().to_string()),
+            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
+        ),
+        None => (
+            format!("{{ version = \"{version}\", features = [\"macros\", \"std\"] }}"),
+            format!("\"{version}\""),
+        ),
+    }
+}
+

@@ -1,0 +1,38 @@
+//! Renders the crate templates in `templates/` (embedded in the binary): `{{name}}`
+//! placeholders are replaced, files are written only when they change.
+
+use std::path::Path;
+
+use mlf_build::compile::write_if_changed;
+use mlf_build::Error;
+
+/// A template: (relative path, contents).
+pub type Template = [(&'static str, &'static str)];
+
+/// `templates/run`.
+pub const RUN: [(&str, &str); 3] = [
+    ("Cargo.toml", include_str!("../../templates/run/Cargo.toml")),
+    ("build.rs", include_str!("../../templates/run/build.rs")),
+    ("src/main.rs", include_str!("../../templates/run/src/main.rs")),
+];
+
+/// Replaces every `{{key}}`; a placeholder left over is an error (a bug in mlf).
+pub fn render(text: &str, vars: &[(&str, String)]) -> Result<String, Error> {
+    let mut out = text.to_string();
+    for (k, v) in vars {
+        out = out.replace(&format!("{{{{{k}}}}}"), v);
+    }
+    if let Some(p) = out.find("{{") {
+        let end = out[p..].find("}}").map(|q| p + q + 2).unwrap_or(out.len());
+        return Err(Error::invalid(format!("template placeholder {} was not filled", &out[p..end])));
+    }
+    Ok(out)
+}
+
+/// Renders every file of `template` into `dir`.
+pub fn render_dir(template: &Template, dir: &Path, vars: &[(&str, String)]) -> Result<(), Error> {
+    for (rel, text) in template {
+        write_if_changed(&dir.join(rel), render(text, vars)?.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! `cargo mlf run` reproduces the reference vectors of every runnable MLF fixture: each model is
+//! built as a user's crate is (generated build.rs + `include_model!`) and run on raw inputs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mlf_fixtures::{compare, fixtures_or_skip, mlf_fixtures, Manifest};
+
+fn work_dir() -> PathBuf {
+    mlf_fixtures::workspace_root().join("target/mlf-run-tests")
+}
+
+/// Runs every case of the manifest in `dir` through `cargo mlf run` and returns the number of
+/// cases checked.
+fn run_cases(model: &Path, dir: &Path) -> usize {
+    let manifest = Manifest::read(dir).expect("manifest");
+    let mut n = 0;
+    for (ci, case) in manifest.cases.iter().enumerate() {
+        let out = work_dir().join("out").join(format!("{}-{ci}", dir.file_name().unwrap().to_string_lossy()));
+        let _ = std::fs::remove_dir_all(&out);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
+        cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("--output-dir").arg(&out).arg("--work-dir").arg(work_dir());
+        for (k, i) in case.inputs.iter().enumerate() {
+            let file = dir.join("vectors").join(i.file.as_ref().unwrap());
+            let name = i.name.clone().unwrap_or_else(|| format!("#{k}"));
+            cmd.arg("--input").arg(format!("{name}={}", file.display()));
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}: {}", model.display(), String::from_utf8_lossy(&o.stderr));
+        for (k, want) in case.outputs.iter().enumerate() {
+            let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
+            let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
+            compare(&want.dtype, &got, &expected, case).unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
+        }
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn digits_from_the_repository() {
+    let dir = mlf_fixtures::workspace_root().join("examples/digits/model");
+    assert_eq!(run_cases(&dir.join("digits.tar"), &dir), 10);
+}
+
+#[test]
+fn every_runnable_mlf_fixture() {
+    let Some(root) = fixtures_or_skip("every_runnable_mlf_fixture") else { return };
+    let mut checked = Vec::new();
+    for fx in mlf_fixtures(&root) {
+        let desc = mlf_build::open(&fx.model).unwrap();
+        if !matches!(desc.executor, mlf_build::model::Executor::Graph(_)) {
+            continue;
+        }
+        let n = run_cases(&fx.model, &fx.dir);
+        checked.push(format!("{} ({n} cases)", fx.name));
+    }
+    eprintln!("cargo mlf run reproduced: {}", checked.join(", "));
+    assert!(checked.len() >= 8, "{checked:?}");
+}
+
+#[test]
+fn run_refuses_missing_and_unknown_inputs() {
+    let model = mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar");
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).args(["--input", "nope=x.bin"]).output().unwrap();
+    assert!(!o.status.success());
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(msg.contains("no input named \"nope\"") && msg.contains("pixels"), "{msg}");
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing --input for pixels"));
+}
