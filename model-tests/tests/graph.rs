@@ -63,3 +63,21 @@ mod shared {
         check_cases!(model_tests::graph::resnet8_int8_graph, fixture("resnet8-int8-graph"), [input_1_int8], [identity_int8]);
     }
 }
+
+/// Two models whose C defines the very same symbol names (`tvmgen_default_*`) link into this
+/// one test binary and run side by side.
+#[cfg(mlf_shared)]
+#[test]
+fn two_models_with_the_same_c_symbols_run_side_by_side() {
+    use model_tests::graph::{kws_int8_graph as kws, multi_io_graph as mio};
+    let mut a = common::wait_take(kws::Model::take);
+    let mut b = common::wait_take(mio::Model::take);
+    let x = [0i8; 490];
+    let audio = [0.25f32; 16];
+    let gain = [2i8; 16];
+    let ya = a.run(&kws::Inputs { input_1: &x }).unwrap().identity.to_vec();
+    let yb = b.run(&mio::Inputs { audio: &audio, gain: &gain }).unwrap().output0.to_vec();
+    // Run again interleaved: each model keeps its own state and symbols.
+    assert_eq!(a.run(&kws::Inputs { input_1: &x }).unwrap().identity.to_vec(), ya);
+    assert_eq!(b.run(&mio::Inputs { audio: &audio, gain: &gain }).unwrap().output0.to_vec(), yb);
+}

@@ -1,5 +1,18 @@
 //! Runs a generated model over every case of a fixture's manifest.
 
+/// Takes a model, waiting while another test of this binary holds it (`take()` is exclusive and
+/// tests run in parallel threads).
+#[allow(dead_code)]
+pub fn wait_take<M>(take: impl Fn() -> Option<M>) -> M {
+    for _ in 0..6000 {
+        if let Some(m) = take() {
+            return m;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("model still taken after 60 s");
+}
+
 /// `check_cases!(module, fixture_dir, [inputs…], [outputs…])`: loads every case's inputs (in
 /// manifest order), runs the model, and compares every output with the reference.
 #[macro_export]
@@ -8,7 +21,7 @@ macro_rules! check_cases {
         use $m as model;
         let dir: std::path::PathBuf = $dir;
         let manifest = mlf_fixtures::Manifest::read(&dir).expect("manifest");
-        let mut net = model::Model::take().expect("model not taken twice");
+        let mut net = $crate::common::wait_take(model::Model::take);
         let mut cases = 0;
         for case in &manifest.cases {
             let mut files = case.inputs.iter().map(|i| dir.join("vectors").join(i.file.as_ref().unwrap()));

@@ -1,0 +1,18 @@
+//! Snapshot of the module generated for the digits graph model (the repository's copy), with
+//! fixed parameter paths and symbol prefix so it is reproducible.
+
+use std::path::{Path, PathBuf};
+
+#[test]
+fn digits_graph_module() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar");
+    let desc = mlf_build::open(&path).unwrap();
+    let plan = mlf_build::plan::graph::plan(&desc, 16).unwrap();
+    let cg = mlf_build::codegen::graph::GraphCodegen {
+        symbol_prefix: "mlf_snapshot_".into(),
+        param_files: desc.params.iter().map(|p| Some(PathBuf::from(format!("/OUT_DIR/params/{}.bin", p.name)))).collect(),
+    };
+    let tokens = mlf_build::codegen::graph::module_tokens(&desc, &plan, &cg).unwrap();
+    let text = mlf_build::codegen::pretty(&tokens, mlf_build::codegen::graph::SAFETY).unwrap();
+    insta::assert_snapshot!(text);
+}

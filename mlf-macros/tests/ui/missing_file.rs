@@ -1,0 +1,2 @@
+mlf_runtime::include_model!("models/does-not-exist.tar");
+fn main() {}

@@ -1,0 +1,2 @@
+mlf_runtime::include_model!(digits);
+fn main() {}

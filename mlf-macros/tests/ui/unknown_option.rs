@@ -1,0 +1,2 @@
+mlf_runtime::include_model!("model.tar", params = external);
+fn main() {}
