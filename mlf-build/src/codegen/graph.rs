@@ -68,6 +68,13 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         kernel_ids.insert(f.to_string(), id);
     }
 
+    // The kernel table (for tools that drive the kernels themselves, e.g. benchmarks).
+    let table: Vec<TokenStream> = kernel_ids
+        .iter()
+        .map(|(name, id)| quote!((#name, kernels::#id as ::mlf_runtime::tvm::ffi::PackedFn)))
+        .collect();
+    let n_kernels = super::usize_lit(table.len());
+
     // Embedded parameters.
     let mut param_items = Vec::new();
     let mut param_ids = BTreeMap::new();
@@ -179,6 +186,10 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 #(#kernel_decls)*
             }
         }
+
+        /// The model's packed C functions by name (for tools that call kernels themselves).
+        #[doc(hidden)]
+        pub static KERNELS: [(&str, ::mlf_runtime::tvm::ffi::PackedFn); #n_kernels] = [#(#table),*];
 
         #dtype_items
         #shape_items
