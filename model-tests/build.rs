@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-/// Graph-executor fixtures run end to end (folder names under fixtures/mlf).
-const GRAPH_FIXTURES: &[&str] = &[
+/// Fixtures run end to end (folder names under fixtures/mlf): graph, then AOT.
+const FIXTURES: &[&str] = &[
     "arduino-demos-kws-yesno-graph-v4",
     "digits-mlp-graph",
     "digits-mlp-graph-linked",
@@ -14,6 +14,13 @@ const GRAPH_FIXTURES: &[&str] = &[
     "kws-int8-graph",
     "multi-io-graph",
     "resnet8-int8-graph",
+    "digits-mlp-aot-c",
+    "digits-mlp-aot-packed",
+    "digits-mlp-aot-usmp",
+    "esp32-cifar-aot-v7-usmp",
+    "kws-int8-aot-c",
+    "kws-int8-aot-usmp",
+    "sine-aot-v5-c-iface",
 ];
 
 fn build(path: &str) {
@@ -30,7 +37,7 @@ fn main() {
         return;
     }
     println!("cargo::rustc-cfg=mlf_shared");
-    for name in GRAPH_FIXTURES {
+    for name in FIXTURES {
         let dir = format!("../../shared/fixtures/mlf/{name}");
         let tar = format!("{dir}/model.tar");
         let path = if Path::new(&tar).exists() { tar } else { format!("{dir}/model") };

@@ -145,8 +145,23 @@ impl Model {
                 );
                 (tokens, codegen::graph::SAFETY, plan.arena_bytes, embedded, summary, true)
             }
-            Executor::Aot(_) => {
-                return Err(Error::unsupported("AOT models are not supported by the build step yet").in_file(&canonical));
+            Executor::Aot(a) => {
+                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+                let plan = plan::aot::plan(&desc, align).in_file(&canonical)?;
+                let tokens = codegen::aot::module_tokens(&desc, &plan, &prefix).in_file(&canonical)?;
+                let constants: u64 = desc.code.constants.iter().map(|c| c.bytes).sum();
+                let summary = format!(
+                    "TVM AOT model `{}` from {} ({}): {} bytes of static RAM ({} of workspace from {}){}, {} bytes of constants compiled into the C.",
+                    desc.name,
+                    canonical.file_name().unwrap_or_default().to_string_lossy(),
+                    a.style,
+                    plan.arena_bytes,
+                    plan.workspace_bytes,
+                    a.workspace_source,
+                    a.usmp.as_ref().map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes)).unwrap_or_default(),
+                    constants
+                );
+                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
             }
             Executor::Kmodel(_) => {
                 return Err(Error::unsupported(

@@ -15,3 +15,15 @@ pub mod graph {
     mlf_runtime::include_model!("../../shared/fixtures/mlf/multi-io-graph/model.tar", name = multi_io_graph);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/resnet8-int8-graph/model.tar", name = resnet8_int8_graph);
 }
+
+/// AOT fixtures from ../shared/fixtures/mlf.
+#[cfg(mlf_shared)]
+pub mod aot {
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-c/model.tar", name = digits_c);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar", name = digits_packed);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar", name = digits_usmp);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model", name = cifar_esp32_usmp);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-aot-c/model.tar", name = kws_c);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar", name = kws_usmp);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/sine-aot-v5-c-iface/model.tar", name = sine_v5);
+}

@@ -5,6 +5,7 @@ use proc_macro2::TokenStream;
 
 use crate::error::{Error, Result};
 
+pub mod aot;
 pub mod common;
 pub mod graph;
 pub mod kmodel;

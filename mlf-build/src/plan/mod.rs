@@ -1,4 +1,5 @@
 //! Static memory plans, computed at build time.
 
+pub mod aot;
 pub mod graph;
 pub mod pack;

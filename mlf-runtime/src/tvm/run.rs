@@ -99,8 +99,12 @@ impl<'a, const N: usize> Run<'a, N> {
     /// `slots` must be bound with the shapes and dtypes it was compiled for (the code generator
     /// checks both against the model at build time).
     pub unsafe fn call<const K: usize>(&mut self, index: u16, name: &'static str, f: PackedFn, slots: [u16; K]) -> Result<(), Error> {
-        let mut values = [TVMValue { v_int64: 0 }; K];
-        let mut codes = [K_DL_TENSOR_HANDLE; K];
+        // Packed AOT entries forward their arrays to a main that reads type codes for the pools
+        // they append, so the arrays are padded well past K.
+        const PAD: usize = 8;
+        assert!(K + PAD <= MAX_PACKED_ARGS, "too many arguments for a packed call");
+        let mut values = [TVMValue { v_int64: 0 }; MAX_PACKED_ARGS];
+        let mut codes = [K_DL_TENSOR_HANDLE; MAX_PACKED_ARGS];
         for (v, &s) in values.iter_mut().zip(slots.iter()) {
             v.v_handle = (&mut self.tensors[s as usize] as *mut DLTensor).cast();
         }
@@ -109,7 +113,6 @@ impl<'a, const N: usize> Run<'a, N> {
         // SAFETY: per the caller's contract `f` is a generated kernel taking K tensors; every
         // handle points at a DLTensor in `self.tensors` whose data is live for 'a.
         let rc = unsafe { f(values.as_mut_ptr(), codes.as_mut_ptr(), K as c_int, &mut ret, &mut ret_code, core::ptr::null_mut()) };
-        let _ = &mut codes;
         self.finish(index, name, rc)
     }
 
@@ -128,18 +131,19 @@ impl<'a, const N: usize> Run<'a, N> {
         self.finish(index, name, rc)
     }
 
-    /// Calls a C-interface entry `run(struct inputs*, struct outputs*[, struct pools*])`: each
-    /// struct is an array of `void*`, filled with the data of the tensors in the given slots.
+    /// Calls a C-interface AOT entry `run(struct inputs*, struct outputs*[, struct pools*])`
+    /// (`A` = 2 or 3 parameters): each struct is an array of `void*`, filled with the data of
+    /// the tensors in the given slots, in the header's member order.
     ///
     /// # Safety
-    /// As for [`Run::call`].
-    pub unsafe fn call_struct_entry<const I: usize, const O: usize, const P: usize>(
+    /// As for [`Run::call`]; the struct layouts are the header's (all members `void*`).
+    pub unsafe fn call_struct_entry<F: UnpackedFn<A>, const A: usize, const I: usize, const O: usize, const P: usize>(
         &mut self,
         name: &'static str,
-        f: StructEntry,
+        f: F,
         inputs: [u16; I],
         outputs: [u16; O],
-        pools: Option<[u16; P]>,
+        pools: [u16; P],
     ) -> Result<(), Error> {
         let mut ins = [core::ptr::null_mut::<c_void>(); I];
         let mut outs = [core::ptr::null_mut::<c_void>(); O];
@@ -150,17 +154,14 @@ impl<'a, const N: usize> Run<'a, N> {
         for (p, &s) in outs.iter_mut().zip(outputs.iter()) {
             *p = self.tensors[s as usize].data;
         }
-        let pools_ptr = match pools {
-            Some(slots) => {
-                for (p, &s) in pls.iter_mut().zip(slots.iter()) {
-                    *p = self.tensors[s as usize].data;
-                }
-                pls.as_mut_ptr().cast()
-            }
-            None => core::ptr::null_mut(),
-        };
+        for (p, &s) in pls.iter_mut().zip(pools.iter()) {
+            *p = self.tensors[s as usize].data;
+        }
+        let all: [*mut c_void; 3] = [ins.as_mut_ptr().cast(), outs.as_mut_ptr().cast(), pls.as_mut_ptr().cast()];
+        let mut args = [core::ptr::null_mut(); A];
+        args.copy_from_slice(&all[..A]);
         // SAFETY: per the caller's contract; the three arrays live until the call returns.
-        let rc = unsafe { f(ins.as_mut_ptr().cast(), outs.as_mut_ptr().cast(), pools_ptr) };
+        let rc = unsafe { f.call(args) };
         self.finish(0, name, rc)
     }
 
@@ -204,9 +205,8 @@ impl<'a, const N: usize> Run<'a, N> {
     }
 }
 
-/// The C-interface AOT entry: `int32_t run(void* inputs, void* outputs, void* pools)` (the
-/// third argument is ignored by entries that take two).
-pub type StructEntry = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void) -> i32;
+/// Most arguments (plus padding) a packed call passes.
+pub const MAX_PACKED_ARGS: usize = 64;
 
 /// An unpacked C function taking `K` data pointers and returning an `int32_t` status.
 pub trait UnpackedFn<const K: usize>: Copy {

@@ -1,0 +1,199 @@
+//! The module generated for an AOT model: `run()` calls TVM's own entry point (the C-interface
+//! `tvmgen_<m>_run`, a packed entry, or the unpacked main) with the caller's inputs in place and
+//! output buffers in the static arena.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::common::{self, lit};
+use super::{ident, usize_lit};
+use crate::error::{Error, Result};
+use crate::model::{AotCall, Executor, ModelDesc};
+use crate::plan::aot::AotPlan;
+
+/// The justification printed above the generated `unsafe` block.
+pub const SAFETY: &str = "the entry point is the model's own (found among the C definitions, its \
+    signature read from the C and checked at build time against the inputs and outputs), and every \
+    pointer it receives is bound above to a caller input or an arena buffer of exactly that tensor's \
+    size; the workspace window holds the compiler's workspace figure plus alignment slack.";
+
+/// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
+/// with.
+pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> Result<TokenStream> {
+    let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
+    if !desc.blockers.is_empty() {
+        return Err(Error::unsupported(desc.blockers.join("; ")));
+    }
+    let interface = common::interface(desc)?;
+    let n_in = desc.inputs.len();
+    let n_out = desc.outputs.len();
+    let n_pools = plan.pools.len();
+    let n_slots = usize_lit(n_in + n_out + n_pools);
+
+    let mut shape_list: Vec<Vec<u64>> = desc.inputs.iter().chain(&desc.outputs).map(|t| t.shape.clone()).collect();
+    shape_list.extend(plan.pools.iter().map(|(_, _, b)| vec![*b]));
+    let (shape_items, shape_ids) = common::shape_statics(shape_list.iter());
+    let mut dtypes: Vec<crate::dtype::DType> = desc.inputs.iter().chain(&desc.outputs).map(|t| t.dtype).collect();
+    dtypes.push(crate::dtype::DType::U8);
+    let (dtype_items, dtype_ids) = common::dtype_consts(dtypes);
+
+    let mut binds = Vec::new();
+    for (i, t) in desc.inputs.iter().enumerate() {
+        let f = ident(&t.ident);
+        let shape = &shape_ids[&t.shape];
+        let n = usize_lit(i);
+        binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);));
+    }
+    let mut out_fields = Vec::new();
+    let mut out_checks = Vec::new();
+    for (k, (t, &off)) in desc.outputs.iter().zip(&plan.outputs).enumerate() {
+        let n = usize_lit(n_in + k);
+        let shape = &shape_ids[&t.shape];
+        let dt = &dtype_ids[&t.dtype];
+        let (o, b) = (lit(off), lit(t.bytes()));
+        binds.push(quote!(r.arena(#n, #o, #b, &#shape, #dt);));
+        let f = ident(&t.ident);
+        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #o)));
+        out_checks.push(quote!(const _: () = assert!(#o + #b <= ARENA_BYTES);));
+    }
+    for (k, (_, off, bytes)) in plan.pools.iter().enumerate() {
+        let n = usize_lit(n_in + n_out + k);
+        let shape = &shape_ids[&vec![*bytes]];
+        let dt = &dtype_ids[&crate::dtype::DType::U8];
+        let (o, b) = (lit(*off), lit(*bytes));
+        binds.push(quote!(r.arena(#n, #o, #b, &#shape, #dt);));
+    }
+    let slots_in: Vec<_> = (0..n_in).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
+    let slots_out: Vec<_> = (n_in..n_in + n_out).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
+    let slots_pools: Vec<_> = (n_in + n_out..n_in + n_out + n_pools).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
+
+    let symbol = a.call.symbol().to_string();
+    let link = format!("{symbol_prefix}{symbol}");
+    let f = ident(&crate::names::sanitize(&symbol));
+    let void = quote!(*mut ::core::ffi::c_void);
+    let (decl, call) = match &a.call {
+        AotCall::CInterface { pools, .. } => {
+            let arity = if *pools { 3 } else { 2 };
+            if *pools != (n_pools > 0) {
+                return Err(Error::invalid(format!("{symbol} takes a workspace_pools struct but the header declares {n_pools} pools")));
+            }
+            let params: Vec<TokenStream> = (0..arity).map(|i| { let p = ident(&format!("arg{i}")); quote!(#p: #void) }).collect();
+            let tys: Vec<TokenStream> = (0..arity).map(|_| void.clone()).collect();
+            let a_lit = usize_lit(arity);
+            (
+                quote!(pub fn #f(#(#params),*) -> i32;),
+                quote!(r.call_struct_entry::<_, #a_lit, _, _, _>(#symbol, entry::#f as unsafe extern "C" fn(#(#tys),*) -> i32, [#(#slots_in),*], [#(#slots_out),*], [#(#slots_pools),*])?;),
+            )
+        }
+        AotCall::Packed { .. } => (
+            quote! {
+                pub fn #f(
+                    args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+                    type_codes: *mut ::core::ffi::c_int,
+                    num_args: ::core::ffi::c_int,
+                    out_ret_value: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+                    out_ret_tcode: *mut ::core::ffi::c_int,
+                    resource_handle: *mut ::core::ffi::c_void,
+                ) -> i32;
+            },
+            quote!(r.call(0, #symbol, entry::#f, [#(#slots_in,)* #(#slots_out),*])?;),
+        ),
+        AotCall::Unpacked { .. } => {
+            let (_, def) = desc.code.definition(&symbol).ok_or_else(|| Error::missing(format!("definition of {symbol}")))?;
+            if def.params.len() != n_in + n_out {
+                return Err(Error::unsupported(format!(
+                    "{symbol} takes {} pointers but the model has {n_in} inputs and {n_out} outputs (pools or devices the C does not provide itself are not supported)",
+                    def.params.len()
+                )));
+            }
+            if n_in + n_out > 16 {
+                return Err(Error::unsupported(format!("{symbol} takes more than 16 pointers")));
+            }
+            let params: Vec<TokenStream> = (0..n_in + n_out).map(|i| { let p = ident(&format!("arg{i}")); quote!(#p: #void) }).collect();
+            let tys: Vec<TokenStream> = (0..n_in + n_out).map(|_| void.clone()).collect();
+            (
+                quote!(pub fn #f(#(#params),*) -> i32;),
+                quote!(r.call_unpacked(0, #symbol, entry::#f as unsafe extern "C" fn(#(#tys),*) -> i32, [#(#slots_in,)* #(#slots_out),*])?;),
+            )
+        }
+    };
+
+    let arena = lit(plan.arena_bytes);
+    let align = lit(plan.align);
+    let ws = lit(plan.workspace_bytes);
+    let tvm_ws = lit(plan.tvm_workspace_bytes);
+    let model_doc = format!(
+        " The `{}` model (TVM AOT executor: {}). Static RAM: {} bytes of arena ({} bytes of \
+         workspace for `TVMBackendAllocWorkspace`, from {}{}; then the outputs).",
+        desc.name,
+        a.style,
+        plan.arena_bytes,
+        plan.workspace_bytes,
+        a.workspace_source,
+        if plan.slack_bytes > 0 { format!(" plus {} bytes of alignment slack", plan.slack_bytes) } else { String::new() }
+    );
+    Ok(quote! {
+        #interface
+
+        /// Bytes of static RAM this module allocates (its arena: the workspace window, the
+        /// outputs and any pools the C expects from the application).
+        pub const ARENA_BYTES: usize = #arena;
+        /// Bytes of workspace the compiler recorded (`TVMGEN_<M>_WORKSPACE_SIZE` / metadata; 0
+        /// when the C carries its own USMP pools).
+        pub const TVM_WORKSPACE_BYTES: usize = #tvm_ws;
+        /// Bytes of the arena given to `TVMBackendAllocWorkspace` (the compiler's figure plus
+        /// alignment slack).
+        pub const WORKSPACE_BYTES: usize = #ws;
+        #(#out_checks)*
+
+        mod entry {
+            unsafe extern "C" {
+                #[link_name = #link]
+                #decl
+            }
+        }
+
+        #dtype_items
+        #shape_items
+
+        struct State {
+            arena: ::mlf_runtime::Arena<#arena>,
+        }
+
+        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new() });
+
+        #[doc = #model_doc]
+        pub struct Model {
+            state: ::mlf_runtime::Taken<State>,
+            high_water: usize,
+        }
+
+        impl Model {
+            /// Takes the model (its static memory). `None` while another `Model` of this kind
+            /// is alive.
+            pub fn take() -> Option<Model> {
+                STATE.take().map(|state| Model { state, high_water: 0 })
+            }
+
+            /// Runs the model.
+            pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error> {
+                let state = &mut *self.state;
+                let mut r = ::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?;
+                #(#binds)*
+                r.workspace(0, #ws);
+                unsafe {
+                    #call
+                }
+                self.high_water = r.high_water();
+                drop(r);
+                Ok(Outputs { #(#out_fields,)* })
+            }
+
+            /// Bytes of the workspace window `TVMBackendAllocWorkspace` used at most in the last
+            /// run (at most [`WORKSPACE_BYTES`]).
+            pub fn workspace_high_water(&self) -> usize {
+                self.high_water
+            }
+        }
+    })
+}

@@ -1,0 +1,49 @@
+//! The static memory of an AOT model: the workspace `TVMBackendAllocWorkspace` serves (non-USMP
+//! builds), the outputs, and pools the application must provide (external USMP pools). Inputs
+//! are used in place; USMP builds carry their own pools inside the C.
+
+use serde::Serialize;
+
+use super::pack::align_up;
+use crate::error::{Error, Result};
+use crate::model::{Executor, ModelDesc};
+
+/// An AOT model's plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct AotPlan {
+    /// Alignment of every buffer and workspace allocation (16; 64 with LLVM objects).
+    pub align: u64,
+    /// Workspace window at offset 0: the compiler's figure plus the alignment slack.
+    pub workspace_bytes: u64,
+    /// The compiler's workspace figure (`TVMGEN_<M>_WORKSPACE_SIZE` / metadata).
+    pub tvm_workspace_bytes: u64,
+    /// Slack added for allocations aligned more strictly than the compiler assumed (16).
+    pub slack_bytes: u64,
+    /// Offset of each output.
+    pub outputs: Vec<u64>,
+    /// External pools: name, offset, bytes.
+    pub pools: Vec<(String, u64, u64)>,
+    /// Total arena bytes.
+    pub arena_bytes: u64,
+}
+
+/// Plans an AOT model.
+pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
+    let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
+    // The compiler rounds every allocation to 16 bytes when it sums the workspace; an allocator
+    // that aligns to `align` > 16 can lose up to align − 16 bytes per live allocation.
+    let slack = if a.workspace_bytes == 0 { 0 } else { (align.saturating_sub(16)) * a.max_live_allocations };
+    let workspace_bytes = align_up(a.workspace_bytes + slack, align);
+    let mut cursor = workspace_bytes;
+    let mut outputs = Vec::new();
+    for t in &desc.outputs {
+        outputs.push(cursor);
+        cursor += align_up(t.bytes(), align);
+    }
+    let mut pools = Vec::new();
+    for (name, bytes) in &a.external_pools {
+        pools.push((name.clone(), cursor, *bytes));
+        cursor += align_up(*bytes, align);
+    }
+    Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, outputs, pools, arena_bytes: cursor })
+}
