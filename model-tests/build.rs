@@ -30,6 +30,9 @@ fn build(path: &str) {
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(mlf_shared)");
     build("../examples/digits/model/digits.tar");
+    for module in ["default", "other"] {
+        mlf_build::Model::open("models/two-modules.tar").module(module).compile().unwrap_or_else(|e| panic!("{e}"));
+    }
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures");
     println!("cargo::rerun-if-changed={}", shared.display());
     if !shared.is_dir() {

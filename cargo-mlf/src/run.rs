@@ -129,7 +129,7 @@ fn rust_elem(t: &TensorInfo) -> Result<(&'static str, u64), Error> {
 
 /// Renders the runner crate for `desc` and builds it; returns the executable.
 pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: &Path) -> Result<PathBuf, Error> {
-    let key = mlf_build::builder::model_key("mlf-run", model);
+    let key = mlf_build::builder::model_key("mlf-run", model, module);
     let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });

@@ -111,7 +111,7 @@ impl Model {
     pub fn build_into(&self, path: &Path, out_dir: &Path, pkg: &str, target: &str, host: &str, cargo_metadata: bool) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
-        let key = model_key(pkg, &canonical);
+        let key = model_key(pkg, &canonical, self.module.as_deref());
         let dir = out_dir.join("mlf").join(&key);
         let module = default_module_name(&desc, &canonical);
         let fingerprint = fingerprint(&canonical)?;
@@ -200,13 +200,19 @@ impl Model {
     }
 }
 
-/// The name under which a model's generated files live in `OUT_DIR/mlf/`: the file stem and a
-/// hash of the package name and the model's canonical path. `include_model!` computes the same.
-pub fn model_key(pkg: &str, canonical: &Path) -> String {
+/// The name under which a model's generated files live in `OUT_DIR/mlf/`: the file stem (and
+/// module) and a hash of the package name, the model's canonical path and the module name.
+/// `include_model!` computes the same.
+pub fn model_key(pkg: &str, canonical: &Path, module: Option<&str>) -> String {
     let stem = canonical.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
     let mut h = crate::model::fnv1a(FNV_OFFSET, pkg.as_bytes());
     h = crate::model::fnv1a(h, canonical.to_string_lossy().as_bytes());
-    format!("{}-{h:016x}", crate::names::sanitize(stem))
+    let mut name = crate::names::sanitize(stem);
+    if let Some(m) = module {
+        h = crate::model::fnv1a(h, m.as_bytes());
+        name = format!("{name}-{}", crate::names::sanitize(m));
+    }
+    format!("{name}-{h:016x}")
 }
 
 /// The module name used when `include_model!` is not given one: the model name, or the file

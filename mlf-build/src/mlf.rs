@@ -414,11 +414,15 @@ fn read_aot(
     }
 
     // --- Inputs and outputs ---------------------------------------------------------------
-    let entry_arity = match &call {
-        AotCall::Unpacked { .. } => Some(entry_fn.params.len()),
-        _ => None,
+    // The number of tensors the entry takes: the unpacked function's parameters (for a packed
+    // `run` wrapper, those of the unpacked main it forwards to), minus USMP pool parameters.
+    let unpacked = match &call {
+        AotCall::Unpacked { .. } => Some(entry_fn.clone()),
+        _ => main.as_ref().map(|(_, f)| f.clone()).filter(|f| !f.is_packed()),
     };
-    resolve_aot_io(desc, module, header.as_ref(), relay, &main_meta, entry_arity, &entry_fn)?;
+    let entry_arity = unpacked.as_ref().map(|f| f.params.iter().filter(|p| !is_pool_param(&p.name)).count());
+    let typed_entry = unpacked.unwrap_or_else(|| entry_fn.clone());
+    resolve_aot_io(desc, module, header.as_ref(), relay, &main_meta, entry_arity, &typed_entry)?;
 
     // --- Workspace for non-USMP builds ---------------------------------------------------
     let (workspace_bytes, workspace_source) = if usmp.is_some() {
@@ -464,6 +468,11 @@ fn read_aot(
         max_live_allocations: main_allocs + kernel_allocs,
     });
     Ok(())
+}
+
+/// USMP pool parameters of an AOT main (`global_workspace_1_var`, `global_const_workspace_0_var`).
+fn is_pool_param(name: &str) -> bool {
+    name.ends_with("_var") && (name.contains("workspace") || name.contains("pool"))
 }
 
 fn usmp_pools(desc: &ModelDesc) -> Option<UsmpPools> {
@@ -581,7 +590,11 @@ fn resolve_aot_io(
             .or_else(|| (main_meta.outputs.len() == 1 && n_out == 1).then(|| &main_meta.outputs[0]));
         let dtype = match io {
             Some(io) => Some(DType::parse(&io.dtype)?),
-            None => output_dtype_from_c(desc, entry_fn, resolved_inputs.len() + i),
+            None => output_dtype_from_c(desc, entry_fn, resolved_inputs.len() + i).or_else(|| {
+                let d = relay.and_then(|r| r.final_dtype).filter(|_| n_out == 1)?;
+                desc.fact(format!("output {name} dtype"), d.to_string(), "out_dtype of the relay text's final expression");
+                Some(d)
+            }),
         };
         let Some(dtype) = dtype else {
             return Err(Error::missing(format!("dtype of output {i} ({name}): not in relay text, metadata or the C")));

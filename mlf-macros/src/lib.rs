@@ -20,12 +20,14 @@ use syn::{Ident, LitStr, Token};
 struct Args {
     path: LitStr,
     name: Option<Ident>,
+    module: Option<LitStr>,
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let path: LitStr = input.parse()?;
         let mut name = None;
+        let mut module = None;
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -35,15 +37,16 @@ impl Parse for Args {
             input.parse::<Token![=]>()?;
             match key.to_string().as_str() {
                 "name" => name = Some(input.parse()?),
+                "module" => module = Some(input.parse()?),
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
-                        format!("unknown option `{other}` (expected `name = <module name>`)"),
+                        format!("unknown option `{other}` (expected `name = <module name>` or `module = \"<MLF module>\"`)"),
                     ))
                 }
             }
         }
-        Ok(Args { path, name })
+        Ok(Args { path, name, module })
     }
 }
 
@@ -51,6 +54,8 @@ impl Parse for Args {
 ///
 /// ```ignore
 /// mlf_runtime::include_model!("models/iris.kmodel", name = iris);
+/// // an MLF with several modules: pick one (build.rs uses `.module("vision")` too)
+/// mlf_runtime::include_model!("models/two.tar", module = "vision");
 /// let mut model = iris::Model::take().unwrap();
 /// let out = model.run(&iris::Inputs { input: &[5.1, 3.5, 1.4, 0.2] })?;
 /// ```
@@ -104,15 +109,17 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
 
 fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let rel = args.path.value();
+    let module = args.module.as_ref().map(LitStr::value);
+    let module_call = module.as_ref().map(|m| format!(".module({m:?})")).unwrap_or_default();
     let build_step = format!(
-        "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}).compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n(with mlf-build in [build-dependencies])"
+        "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}){module_call}.compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n(with mlf-build in [build-dependencies])"
     );
     let Some(out_dir) = std::env::var_os("OUT_DIR") else {
         return Err(format!("{rel} is a TVM model: its C must be compiled first, and this crate has no build script; {build_step}"));
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
     let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
-    let key = mlf_build::builder::model_key(&pkg, &canonical);
+    let key = mlf_build::builder::model_key(&pkg, &canonical, module.as_deref());
     let dir = PathBuf::from(out_dir).join("mlf");
     let rs = dir.join(format!("{key}.rs"));
     let sidecar_path = dir.join(format!("{key}.json"));

@@ -3,6 +3,12 @@
 
 mlf_runtime::include_model!("../examples/digits/model/digits.tar");
 
+/// The two modules of one metadata-v7 archive, built side by side.
+pub mod two_modules {
+    mlf_runtime::include_model!("models/two-modules.tar", module = "default", name = first);
+    mlf_runtime::include_model!("models/two-modules.tar", module = "other", name = second);
+}
+
 /// Graph-executor fixtures from ../shared/fixtures/mlf.
 #[cfg(mlf_shared)]
 pub mod graph {

@@ -15,6 +15,15 @@ fn digits_from_the_repository() {
     assert_eq!(n, 10);
 }
 
+#[test]
+fn both_modules_of_one_archive() {
+    let dir = repo("examples/digits/model");
+    let n1 = check_cases!(model_tests::two_modules::first, dir.clone(), [pixels], [output]);
+    let n2 = check_cases!(model_tests::two_modules::second, dir, [pixels], [output]);
+    assert_eq!((n1, n2), (10, 10));
+    assert_eq!(model_tests::two_modules::second::NAME, "other");
+}
+
 #[cfg(mlf_shared)]
 mod shared {
     use super::*;

@@ -24,6 +24,9 @@ pub struct RelayMain {
     pub output_names: Option<Vec<String>>,
     /// The return type (`-> …`, or the `ty=` comment of the final expression), flattened.
     pub returns: Option<Vec<TensorType>>,
+    /// The `out_dtype="…"` / `dtype="…"` attribute of the final expression (e.g.
+    /// `qnn.quantize(…, out_dtype="int8")`), when the return type is not printed.
+    pub final_dtype: Option<DType>,
 }
 
 impl RelayMain {
@@ -74,7 +77,17 @@ pub fn parse(text: &str) -> Result<RelayMain> {
     if out.returns.is_none() {
         out.returns = final_expression_type(after);
     }
+    out.final_dtype = final_expression_dtype(after);
     Ok(out)
+}
+
+fn final_expression_dtype(after_sig: &str) -> Option<DType> {
+    let body_end = after_sig.find("\n}")?;
+    let last = after_sig[..body_end].lines().rev().find(|l| !l.trim().is_empty())?;
+    let clean = strip_comments(last);
+    let key = clean.rfind("dtype=\"")?;
+    let rest = &clean[key + "dtype=\"".len()..];
+    DType::parse(&rest[..rest.find('"')?]).ok()
 }
 
 fn final_expression_type(after_sig: &str) -> Option<Vec<TensorType>> {
@@ -243,10 +256,17 @@ mod tests {
     fn final_ty_comment_and_tuple() {
         let text = "def @main(%a: Tensor[(), float32]) {\n  %0 = f(%a);\n  (%0, %0) /* ty=(Tensor[(1, 4), float32], Tensor[(1, 4), int8]) span=x */\n}\n";
         let m = parse(text).unwrap();
+        assert_eq!(m.final_dtype, None);
         assert_eq!(m.params[0].1.as_ref().unwrap().shape, Vec::<u64>::new());
         let r = m.returns.unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!(r[1].dtype, DType::I8);
+    }
+
+    #[test]
+    fn final_out_dtype() {
+        let m = parse("def @main(%a: Tensor[(1, 4), int8]) {\n  %0 = f(%a);\n  qnn.quantize(%0, 0.1f, -128, out_dtype=\"int8\")\n}\n").unwrap();
+        assert_eq!(m.final_dtype, Some(DType::I8));
     }
 
     #[test]

@@ -1,0 +1,141 @@
+//! Archives that can be inspected but not built for this host are refused at build time with a
+//! message that names the reason: a foreign-architecture object, Arm-only C, tvm-ffi C, extern
+//! packed calls; a codegen-only tree is refused when read.
+
+use std::path::Path;
+
+use mlf_build::archive::Archive;
+
+fn members(tar: &str) -> Vec<(String, Vec<u8>)> {
+    let a = Archive::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(tar)).unwrap();
+    a.names().map(|n| (n.to_string(), a.get(n).unwrap().to_vec())).collect()
+}
+
+fn write_dir(dir: &Path, members: &[(String, Vec<u8>)]) {
+    for (name, data) in members {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    }
+}
+
+fn build_error(model: &Path) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let e = mlf_build::Model::open(model)
+        .build_into(model, out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
+        .expect_err("must be refused");
+    e.to_string()
+}
+
+/// An aarch64 relocatable object defining the given functions (as LLVM codegen would).
+fn aarch64_object(functions: &[&str]) -> Vec<u8> {
+    use object::write::{Object, StandardSection, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::Aarch64, Endianness::Little);
+    let text = obj.section_id(StandardSection::Text);
+    for f in functions {
+        let off = obj.append_section_data(text, &[0xc0, 0x03, 0x5f, 0xd6], 4); // ret
+        obj.add_symbol(Symbol {
+            name: f.as_bytes().to_vec(),
+            value: off,
+            size: 4,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(text),
+            flags: SymbolFlags::None,
+        });
+    }
+    obj.write().unwrap()
+}
+
+#[test]
+fn foreign_architecture_object_is_refused_naming_both() {
+    let mut m: Vec<_> = members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| !n.starts_with("codegen/")).collect();
+    let fns = ["tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu", "tvmgen_default_fused_nn_contrib_dense_pack_add", "tvmgen_default_fused_nn_softmax"];
+    m.push(("codegen/host/lib/default_lib0.o".into(), aarch64_object(&fns)));
+    let dir = tempfile::tempdir().unwrap();
+    write_dir(dir.path(), &m);
+    // It reads and can be inspected…
+    let desc = mlf_build::open(dir.path()).unwrap();
+    assert_eq!(desc.code.objects.len(), 1);
+    // …but not built for x86-64.
+    let msg = build_error(dir.path());
+    assert!(msg.contains("aarch64") && msg.contains("x86_64-unknown-linux-gnu") && msg.contains("default_lib0.o"), "{msg}");
+}
+
+#[test]
+fn arm_dsp_c_is_refused_for_the_host() {
+    let mut m = members("examples/digits/model/digits.tar");
+    for (name, data) in m.iter_mut() {
+        if name.ends_with("default_lib1.c") {
+            let text = String::from_utf8(data.clone()).unwrap().replacen("#include <math.h>", "#include <math.h>\n#include <arm_acle.h>", 1);
+            *data = text.into_bytes();
+        }
+        if name == "metadata.json" {
+            *data = String::from_utf8(data.clone()).unwrap().replace("c -keys=cpu ", "c -keys=arm_cpu,cpu -mcpu=cortex-m7").into_bytes();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_dir(dir.path(), &m);
+    let msg = build_error(dir.path());
+    assert!(msg.contains("arm_acle.h") && msg.contains("Arm Cortex-M") && msg.contains("cortex-m7"), "{msg}");
+}
+
+#[test]
+fn tvm_ffi_c_is_refused_naming_the_tvm_version() {
+    let mut m = members("examples/digits/model/digits.tar");
+    for (name, data) in m.iter_mut() {
+        if name.ends_with("default_lib1.c") {
+            *data = [b"#include <tvm/ffi/c_api.h>\n".as_slice(), data].concat();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_dir(dir.path(), &m);
+    let msg = build_error(dir.path());
+    assert!(msg.contains("TVM ≥ 0.21") && msg.contains("tvm-ffi"), "{msg}");
+}
+
+#[test]
+fn extern_packed_calls_are_refused() {
+    let mut m = members("examples/digits/model/digits.tar");
+    for (name, data) in m.iter_mut() {
+        if name.ends_with("default_lib1.c") {
+            let text = String::from_utf8(data.clone()).unwrap().replacen(
+                "return 0;",
+                "void* f = 0; if (TVMBackendGetFuncFromEnv(0, \"tvm.contrib.cblas.matmul\", &f) != 0) { return -1; }\n  return 0;",
+                1,
+            );
+            *data = text.into_bytes();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_dir(dir.path(), &m);
+    let msg = build_error(dir.path());
+    assert!(msg.contains("TVMBackendGetFuncFromEnv") && msg.contains("not supported"), "{msg}");
+}
+
+#[test]
+fn codegen_only_tree_is_refused_when_read() {
+    let m: Vec<_> = members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| n.starts_with("codegen/")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    write_dir(dir.path(), &m);
+    let e = mlf_build::open(dir.path()).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("metadata.json") && msg.contains("export the whole archive"), "{msg}");
+}
+
+#[test]
+fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
+    let mut m = members("examples/digits/model/digits.tar");
+    for (name, data) in m.iter_mut() {
+        if name.ends_with("default_lib1.c") {
+            *data = [b"#include <esp_kernel.h>\n".as_slice(), data].concat();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_dir(dir.path(), &m);
+    let msg = build_error(dir.path());
+    assert!(msg.contains("codegen/host/src/default_lib1.c") && msg.contains("esp_kernel.h"), "{msg}");
+}
+
