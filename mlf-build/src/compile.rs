@@ -167,13 +167,27 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         write_if_changed(&path, &s.bytes)?;
         files.push((s.member.clone(), path));
     }
+    // LLVM objects: a private copy with the model's symbols renamed and the slots wired.
+    let mut model_symbols = exported_symbols(desc);
+    for o in &desc.code.objects {
+        model_symbols.extend(crate::objects::defined_symbols(&o.member, &o.bytes)?);
+    }
     let mut objects = Vec::new();
+    let mut slots = std::collections::BTreeSet::new();
     for o in &desc.code.objects {
         let file_name = o.member.rsplit('/').next().unwrap_or(&o.member);
+        let (bytes, used) = crate::objects::isolate(&o.member, &o.bytes, &job.prefix, &model_symbols)?;
+        slots.extend(used);
         let path = job.dir.join("lib").join(file_name);
-        write_if_changed(&path, &o.bytes)?;
+        write_if_changed(&path, &bytes)?;
         objects.push(path);
     }
+    if !slots.is_empty() {
+        let shim = src_dir.join("mlf_slots.c");
+        write_if_changed(&shim, crate::objects::slot_shim(&job.prefix, &slots).as_bytes())?;
+        files.push(("(mlf slot shim)".to_string(), shim));
+    }
+    check_functions(desc, &model_symbols)?;
     let mut build = cc::Build::new();
     build
         .target(&job.target)
@@ -202,6 +216,18 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         return Err(explain_failure(&build, &files, &e));
     }
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
+}
+
+/// Every function a graph calls must be defined by the model's C or objects.
+fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
+    if let crate::model::Executor::Graph(g) = &desc.executor {
+        for f in &g.functions {
+            if !defined.contains(f) {
+                return Err(Error::missing(format!("function {f} (called by the graph): neither the C sources nor the object files define it")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Finds the file that does not compile and returns the compiler's own message for it.

@@ -26,6 +26,7 @@ pub mod kmodel;
 pub mod mlf;
 pub mod model;
 pub mod names;
+pub mod objects;
 pub mod plan;
 
 pub use builder::{Built, Model, Params};

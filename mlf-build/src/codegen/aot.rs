@@ -42,7 +42,17 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
         let f = ident(&t.ident);
         let shape = &shape_ids[&t.shape];
         let n = usize_lit(i);
-        binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);));
+        match &plan.input_copies {
+            None => binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);)),
+            Some(offsets) => {
+                let (o, b) = (lit(offsets[i]), lit(t.bytes()));
+                let dt = &dtype_ids[&t.dtype];
+                binds.push(quote! {
+                    r.copy_in(#o, &inputs.#f[..]);
+                    r.arena(#n, #o, #b, &#shape, #dt);
+                });
+            }
+        }
     }
     let mut out_fields = Vec::new();
     let mut out_checks = Vec::new();

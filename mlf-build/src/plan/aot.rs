@@ -19,6 +19,9 @@ pub struct AotPlan {
     pub tvm_workspace_bytes: u64,
     /// Slack added for allocations aligned more strictly than the compiler assumed (16).
     pub slack_bytes: u64,
+    /// Offset of each input's copy in the arena, when inputs are not used in place (LLVM
+    /// objects assume 64-byte-aligned data).
+    pub input_copies: Option<Vec<u64>>,
     /// Offset of each output.
     pub outputs: Vec<u64>,
     /// External pools: name, offset, bytes.
@@ -35,6 +38,16 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
     let slack = if a.workspace_bytes == 0 { 0 } else { (align.saturating_sub(16)) * a.max_live_allocations };
     let workspace_bytes = align_up(a.workspace_bytes + slack, align);
     let mut cursor = workspace_bytes;
+    let input_copies = if desc.code.objects.is_empty() {
+        None
+    } else {
+        let mut v = Vec::new();
+        for t in &desc.inputs {
+            v.push(cursor);
+            cursor += align_up(t.bytes(), align);
+        }
+        Some(v)
+    };
     let mut outputs = Vec::new();
     for t in &desc.outputs {
         outputs.push(cursor);
@@ -45,5 +58,5 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
         pools.push((name.clone(), cursor, *bytes));
         cursor += align_up(*bytes, align);
     }
-    Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, outputs, pools, arena_bytes: cursor })
+    Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, input_copies, outputs, pools, arena_bytes: cursor })
 }
