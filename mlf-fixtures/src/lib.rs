@@ -164,3 +164,19 @@ pub fn load<T: LeBytes, const N: usize>(path: &Path) -> Box<[T; N]> {
     let v: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
     v.into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!())
 }
+
+/// Median wall time of `f` over at least 11 runs, continuing up to `budget` (benchmarks only).
+pub fn median_time(budget: std::time::Duration, mut f: impl FnMut()) -> std::time::Duration {
+    for _ in 0..3 {
+        f();
+    }
+    let mut times = Vec::new();
+    let start = std::time::Instant::now();
+    while times.len() < 11 || (start.elapsed() < budget && times.len() < 10_000) {
+        let t = std::time::Instant::now();
+        f();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}

@@ -48,15 +48,23 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
         }
         Some(v)
     };
+    // C kernels need element alignment only; LLVM kernels assume 64.
+    let io_align = if desc.code.objects.is_empty() {
+        desc.outputs.iter().map(|t| t.dtype.elem_bytes().next_power_of_two()).max().unwrap_or(1).max(1)
+    } else {
+        align
+    };
     let mut outputs = Vec::new();
     for t in &desc.outputs {
+        cursor = align_up(cursor, io_align);
         outputs.push(cursor);
-        cursor += align_up(t.bytes(), align);
+        cursor += t.bytes();
     }
     let mut pools = Vec::new();
     for (name, bytes) in &a.external_pools {
+        cursor = align_up(cursor, align);
         pools.push((name.clone(), cursor, *bytes));
-        cursor += align_up(*bytes, align);
+        cursor += *bytes;
     }
     Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, input_copies, outputs, pools, arena_bytes: cursor })
 }
