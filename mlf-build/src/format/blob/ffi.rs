@@ -37,9 +37,8 @@ pub(super) fn parse(bytes: &Bytes) -> Result<Blob> {
         .at("import_tree.row_ptr"));
     }
     tree.validate(n).map_err(|e| e.at("import_tree"))?;
-    let mut modules = Vec::with_capacity(n);
-    let mut warnings = Vec::new();
-    let mut framing = None;
+    // The structure first: kinds and payload ranges.
+    let mut entries = Vec::with_capacity(n);
     for index in 0..n {
         let field = format!("modules[{index}]");
         let offset = r.pos();
@@ -47,55 +46,84 @@ pub(super) fn parse(bytes: &Bytes) -> Result<Blob> {
         if key.is_empty() {
             return Err(Error::invalid(format!("empty kind at offset {offset}")).at("type_key").at(&field));
         }
-        if key == LIB_KEY {
-            modules.push(Module { index, type_key: key, offset, payload: Bytes::new(Vec::new()), decoded: Payload::Lib });
-            continue;
-        }
-        let range = dmlc::bytes(&mut r).map_err(|e| e.at("payload").at(&field))?;
-        let body = bytes.slice(range.clone()).ok_or_else(|| Error::invalid("payload outside the blob").at(&field))?;
-        let (decoded, used) = decode_body(&key, &body);
-        let decoded = match decoded {
-            Ok(p) => {
-                if used.is_some() {
-                    framing = used;
-                }
-                p
-            }
-            Err(e) => {
-                warnings.push(format!(
-                    "module {index} ({key}, payload at offset {}): payload not decoded: {e}",
-                    range.start
-                ));
-                Payload::Opaque
-            }
+        let body = if key == LIB_KEY {
+            None
+        } else {
+            let range = dmlc::bytes(&mut r).map_err(|e| e.at("payload").at(&field))?;
+            Some(bytes.slice(range).ok_or_else(|| Error::invalid("payload outside the blob").at(&field))?)
         };
-        modules.push(Module { index, type_key: key, offset, payload: body, decoded });
+        entries.push((key, offset, body));
     }
     dmlc::expect_end(&r, "last module").map_err(|e| e.at("nbytes"))?;
+
+    // Then the payloads, with one framing variant for the whole blob when one reads them all.
+    let mut warnings = Vec::new();
+    let mut framing = None;
+    let mut decoded: Option<Vec<Payload>> = None;
+    for candidate in Framing::CANDIDATES {
+        let mut used = false;
+        let all: Result<Vec<Payload>> =
+            entries.iter().map(|(key, _, body)| decode_body(key, body.as_ref(), candidate, &mut used)).collect();
+        if let Ok(all) = all {
+            framing = used.then_some(candidate);
+            decoded = Some(all);
+            break;
+        }
+        if !used {
+            break;
+        }
+    }
+    let decoded = match decoded {
+        Some(d) => d,
+        // No single variant reads every payload: decode each on its own, keeping failures opaque.
+        None => entries
+            .iter()
+            .enumerate()
+            .map(|(index, (key, _, body))| {
+                let mut err = None;
+                for candidate in Framing::CANDIDATES {
+                    let mut used = false;
+                    match decode_body(key, body.as_ref(), candidate, &mut used) {
+                        Ok(p) => return p,
+                        Err(e) => {
+                            err.get_or_insert(e);
+                            if !used {
+                                break;
+                            }
+                        }
+                    }
+                }
+                let e = err.map(|e| e.to_string()).unwrap_or_default();
+                warnings.push(format!("module {index} ({key}): payload not decoded: {e}"));
+                Payload::Opaque
+            })
+            .collect(),
+    };
+    let modules = entries
+        .into_iter()
+        .zip(decoded)
+        .enumerate()
+        .map(|(index, ((type_key, offset, body), decoded))| Module {
+            index,
+            type_key,
+            offset,
+            payload: body.unwrap_or_else(|| Bytes::new(Vec::new())),
+            decoded,
+        })
+        .collect();
     Ok(Blob { layout: Layout::Ffi, bytes: bytes.clone(), modules, import_tree: Some(tree), framing, warnings })
 }
 
-/// Decodes a length-prefixed payload, trying framing variants; unknown kinds are opaque.
-fn decode_body(key: &str, body: &Bytes) -> (Result<Payload>, Option<Framing>) {
-    let mut first_err = None;
-    for framing in Framing::CANDIDATES {
-        let mut ctx = Ctx { buf: body, framing, framing_used: false, legacy: false };
-        let mut r = Reader::new(body.as_slice());
-        let result = match payload::decode(key, &mut ctx, &mut r) {
-            Ok(None) => Ok(Payload::Opaque),
-            Ok(Some(p)) => dmlc::expect_end(&r, "payload").map(|()| p),
-            Err(e) => Err(e),
-        };
-        let used = ctx.framing_used;
-        match result {
-            Ok(p) => return (Ok(p), used.then_some(framing)),
-            Err(e) => {
-                first_err.get_or_insert(e);
-                if !used {
-                    break;
-                }
-            }
-        }
-    }
-    (Err(first_err.unwrap_or_else(|| Error::invalid("undecodable payload"))), None)
+/// Decodes one length-prefixed payload (`None` for `_lib`); unknown kinds are opaque.
+fn decode_body(key: &str, body: Option<&Bytes>, framing: Framing, used: &mut bool) -> Result<Payload> {
+    let Some(body) = body else { return Ok(Payload::Lib) };
+    let mut ctx = Ctx { buf: body, framing, framing_used: false, legacy: false };
+    let mut r = Reader::new(body.as_slice());
+    let result = match payload::decode(key, &mut ctx, &mut r) {
+        Ok(None) => Ok(Payload::Opaque),
+        Ok(Some(p)) => dmlc::expect_end(&r, "payload").map(|()| p),
+        Err(e) => Err(e),
+    };
+    *used |= ctx.framing_used;
+    result
 }

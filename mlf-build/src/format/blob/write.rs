@@ -247,3 +247,145 @@ pub fn devc_c(symbol: &str, blob: &[u8], style: CStyle, system_lib: bool) -> Str
     s.push_str("#ifdef __cplusplus\n}\n#endif\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::payload::{ConstLoader, CSourceModule, DeviceModule, FunctionInfo, JsonRuntime, RelaxExecutable, SpirvShader};
+    use super::super::{parse, Framing};
+    use super::*;
+    use crate::bytes::Bytes;
+    use crate::dtype::DType;
+
+    fn tensor(name: &str, data: &[u8]) -> ParamTensor {
+        ParamTensor { name: name.into(), dtype: DType::U8, shape: vec![data.len() as u64], data: Bytes::new(data.to_vec()) }
+    }
+
+    fn info(name: &str, extra: bool) -> FunctionInfo {
+        FunctionInfo {
+            key: name.into(),
+            name: name.into(),
+            arg_types: vec![DType::F32, DType::I32],
+            launch_param_tags: vec!["blockIdx.x".into(), "threadIdx.x".into()],
+            arg_extra_tags: extra.then(|| vec![0, 1]),
+        }
+    }
+
+    /// One payload of every decoded kind, with the type key that selects it.
+    fn payloads(extra: bool, metal_map: bool) -> Vec<(&'static str, Payload)> {
+        let b = |s: &[u8]| Bytes::new(s.to_vec());
+        vec![
+            (
+                "GraphExecutorFactory",
+                Payload::Factory(Factory { graph_json: Some(b(b"{}")), params: vec![tensor("p0", &[1, 2])], module_name: "default".into() }),
+            ),
+            (LIB_KEY, Payload::Lib),
+            ("cuda", Payload::Device(DeviceModule { fmt: "ptx".into(), functions: vec![info("k0", extra)], code: DeviceCode::Data(b(b"PTX")) })),
+            (
+                "vulkan",
+                Payload::Device(DeviceModule {
+                    fmt: "vulkan".into(),
+                    functions: vec![info("k1", extra)],
+                    code: DeviceCode::Spirv(vec![SpirvShader { name: "k1".into(), flag: 1, words: vec![0x0723_0203, 7] }]),
+                }),
+            ),
+            (
+                "metal",
+                Payload::Device(DeviceModule {
+                    fmt: "metal".into(),
+                    functions: vec![],
+                    code: if metal_map { DeviceCode::Sources(vec![("k2".into(), b(b"kernel void k2"))]) } else { DeviceCode::Data(b(b"src")) },
+                }),
+            ),
+            ("c", Payload::CSource(CSourceModule { code: b(b"int x;"), fmt: "c".into(), func_names: vec!["f".into()], const_vars: vec![] })),
+            (
+                "const_loader",
+                Payload::ConstLoader(ConstLoader { arrays: vec![tensor("c0", &[9])], symbols: vec!["f".into()], const_vars: vec![vec!["c0".into()]] }),
+            ),
+            ("metadata_module", Payload::MetadataModule),
+            ("dnnl_json", Payload::Json(JsonRuntime { symbol: "dnnl_0".into(), graph_json: b(b"{\"nodes\":[]}"), const_names: vec!["c0".into()] })),
+            (
+                "relax.VMExecutable",
+                Payload::Relax(RelaxExecutable {
+                    code: b(&[&0xD225_DE2F_4214_151Eu64.to_le_bytes()[..], &4u64.to_le_bytes(), b"0.14"].concat()),
+                    magic: Some(0xD225_DE2F_4214_151E),
+                    version: Some("0.14".into()),
+                }),
+            ),
+        ]
+    }
+
+    fn tree() -> ImportTree {
+        // 0 imports 1 and 2; 2 imports 3..=9 (a DAG-free tree over ten modules).
+        let mut rows = vec![vec![1, 2], vec![], (3..10).collect()];
+        rows.resize(10, vec![]);
+        ImportTree::from_imports(&rows)
+    }
+
+    #[test]
+    fn every_payload_round_trips_in_every_layout() {
+        for layout in [Layout::Legacy, Layout::Ffi021, Layout::Ffi] {
+            for (extra, metal_map) in [(true, true), (false, false), (false, true), (true, false)] {
+                let ps = payloads(extra, metal_map);
+                let raw: Vec<Vec<u8>> = ps.iter().map(|(_, p)| encode_payload(p, layout).unwrap()).collect();
+                let specs: Vec<ModuleSpec<'_>> =
+                    ps.iter().zip(&raw).map(|((k, _), r)| ModuleSpec { type_key: k, payload: r }).collect();
+                let t = tree();
+                let bytes = write_blob(layout, &specs, Some(&t));
+                let blob = parse(&Bytes::new(bytes.clone()), layout).unwrap_or_else(|e| panic!("{layout:?}: {e}"));
+                assert_eq!(blob.modules.len(), ps.len());
+                for ((m, (k, p)), r) in blob.modules.iter().zip(&ps).zip(&raw) {
+                    assert_eq!(m.type_key, *k);
+                    assert_eq!(&m.decoded, p, "{layout:?} {k}");
+                    if *k != LIB_KEY {
+                        assert_eq!(m.payload.as_slice(), &r[..], "{layout:?} {k}");
+                    }
+                }
+                assert_eq!(blob.import_tree.as_ref(), Some(&t));
+                assert_eq!(blob.framing, Some(Framing { function_info_extra_tags: extra, metal_source_map: metal_map }));
+                assert_eq!(blob.to_bytes(), bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn legacy_without_import_tree() {
+        let f = encode_payload(&payloads(true, true)[0].1, Layout::Legacy).unwrap();
+        let bytes = write_blob(Layout::Legacy, &[ModuleSpec { type_key: "GraphExecutorFactory", payload: &f }], None);
+        let blob = parse(&Bytes::new(bytes.clone()), Layout::Legacy).unwrap();
+        assert!(blob.import_tree.is_none());
+        assert_eq!(blob.modules.len(), 1);
+        assert_eq!(blob.framing, None);
+        assert_eq!(blob.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn ffi_keeps_unknown_kinds_opaque() {
+        let bytes = write_blob(
+            Layout::Ffi,
+            &[ModuleSpec { type_key: "my.Custom", payload: b"anything" }, ModuleSpec { type_key: LIB_KEY, payload: &[] }],
+            Some(&ImportTree::from_imports(&[vec![1], vec![]])),
+        );
+        let blob = parse(&Bytes::new(bytes.clone()), Layout::Ffi).unwrap();
+        assert_eq!(blob.modules[0].decoded, Payload::Opaque);
+        assert_eq!(blob.modules[0].payload.as_slice(), b"anything");
+        assert_eq!(blob.to_bytes(), bytes);
+        // A known kind whose payload does not decode is kept opaque, with a warning.
+        let bytes = write_blob(Layout::Ffi, &[ModuleSpec { type_key: "cuda", payload: b"xx" }], None);
+        let blob = parse(&Bytes::new(bytes), Layout::Ffi).unwrap();
+        assert_eq!(blob.modules[0].decoded, Payload::Opaque);
+        assert_eq!(blob.warnings.len(), 1);
+    }
+
+    #[test]
+    fn devc_styles() {
+        let blob = [8u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let c = devc_c("__tvm_dev_mblob", &blob, CStyle::Unpadded, false);
+        assert!(c.contains("const unsigned char __tvm_dev_mblob[16] = {\n  0x8,0x0,"));
+        assert!(c.contains(",0x0\n};\n"));
+        let c = devc_c("__tvm_ffi__library_bin", &blob, CStyle::Padded, true);
+        assert!(c.contains("= {\n  0x08,0x00,"));
+        assert!(c.contains("TVMFFIEnvModRegisterSystemLibSymbol(\"__tvm_ffi__library_bin\""));
+        let found = super::super::c_array::find_blob_arrays(&c).unwrap();
+        assert_eq!(found[0].bytes, blob);
+    }
+}
