@@ -10,7 +10,7 @@
 //! | [`Layout::Ffi`] | `__tvm_ffi__library_bin` | ≥ 0.22 | `u64 nbytes, indptr, child_indices, {kind, [payload string]}…` |
 //!
 //! [`parse`] reads a blob into a [`Blob`] (module index, type keys, payloads decoded where TVM
-//! documents them, the import tree); [`write`] writes one; [`source`] finds blobs in ELF objects,
+//! documents them, the import tree); [`write`](mod@write) writes one; [`source`] finds blobs in ELF objects,
 //! C array literals, raw files and `.tar` exports; [`report`] is `cargo mlf inspect`;
 //! [`device::device_modules_in_code`] lets the MLF reader refuse code that carries device
 //! modules. Every read is bounds-checked and bounded by the blob's `nbytes`.

@@ -12,11 +12,11 @@
 //! | `GraphExecutorFactory` (`GraphRuntimeFactory` in 0.7) | `str graph_json, u64 n, vec<str> names, n × NDArray, str module_name` |
 //! | `AotExecutorFactory` | `u64 n, vec<str> names, n × NDArray, str module_name` |
 //! | `c` | `str code, str fmt, vec<str> func_names, vec<str> const_vars` |
-//! | `const_loader` (`metadata` before 0.9) | `vec<str> vars, u64 n, n × NDArray, vec<str> symbols, u64 m, m × vec<str>` |
+//! | `const_loader` (earlier `metadata`) | `vec<str> vars, u64 n, n × NDArray, vec<str> symbols, u64 m, m × vec<str>` |
 //! | `metadata_module` | nothing |
 //! | `cuda`, `hip`, `opencl`, `sdaccel`, `aocl` | `str fmt, map<str, FunctionInfo> fmap, str data` |
 //! | `vulkan` | `str fmt, fmap, map<str, {u32 flag, vec<u32> spirv}>` |
-//! | `metal` | `str fmt, fmap`, then `map<str, str>` (per-function sources) or `str data` (older) |
+//! | `metal` | later releases: `str version ("0.1.0"), map<str, str> per-function sources, fmap, str fmt`; older: `str fmt, fmap, str data` |
 //! | `relax.Executable`, `relax.VMExecutable` | legacy: one `str` holding the executable; tvm-ffi: the executable itself. It starts with `u64` magic `0xD225DE2F4214151D`/`…1E` and `str` version |
 //! | BYOC JSON runtimes (`dnnl_json`, `tensorrt`, …) | `str symbol, str graph_json, vec<str> const_names` |
 //!
@@ -41,7 +41,8 @@ const MIN_NDARRAY_BYTES: u64 = 8 + 8 + 4 + 4 + 4 + 4 + 8;
 pub struct Framing {
     /// `FunctionInfo` ends with `vec<i32> arg_extra_tags` (later releases).
     pub function_info_extra_tags: bool,
-    /// The `metal` payload ends with a per-function source map instead of one data string.
+    /// The `metal` payload is the versioned one (`version, per-function sources, fmap, fmt`)
+    /// rather than `fmt, fmap, data`.
     pub metal_source_map: bool,
 }
 
@@ -84,7 +85,7 @@ pub enum ModuleClass {
 }
 
 /// Type keys of device modules.
-pub const DEVICE_KEYS: &[&str] = &["cuda", "hip", "rocm", "opencl", "sdaccel", "aocl", "vulkan", "metal", "webgpu", "hexagon"];
+pub const DEVICE_KEYS: &[&str] = &["cuda", "hip", "opencl", "sdaccel", "aocl", "vulkan", "metal", "webgpu", "hexagon"];
 /// Type keys of the BYOC JSON runtimes whose framing is `JSONRuntimeBase`'s.
 pub const JSON_RUNTIME_KEYS: &[&str] = &["dnnl_json", "bnns_json", "tensorrt", "arm_compute_lib", "cublas_json", "cudnn_json"];
 
@@ -179,6 +180,8 @@ pub struct ConstLoader {
 /// A device module.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceModule {
+    /// The payload's version string (versioned `metal` payloads only).
+    pub version: Option<String>,
     /// The code format (`ptx`, `cubin`, `cl`, `spirv`, `metal`, …).
     pub fmt: String,
     /// The kernels' function info, in stored order.
@@ -293,7 +296,7 @@ pub(super) fn decode(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result
         }),
         "const_loader" | "metadata" => Payload::ConstLoader(const_loader(ctx, r)?),
         "metadata_module" => Payload::MetadataModule,
-        "cuda" | "hip" | "rocm" | "opencl" | "sdaccel" | "aocl" | "vulkan" | "metal" => Payload::Device(device(key, ctx, r)?),
+        "cuda" | "hip" | "opencl" | "sdaccel" | "aocl" | "vulkan" | "metal" => Payload::Device(device(key, ctx, r)?),
         "relax.Executable" | "relax.VMExecutable" => {
             let range = if ctx.legacy {
                 dmlc::bytes(r).map_err(|e| e.at("executable"))?
@@ -356,44 +359,49 @@ fn function_info(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<FunctionInfo> 
     Ok(FunctionInfo { key, name, arg_types, launch_param_tags, arg_extra_tags })
 }
 
-fn device(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<DeviceModule> {
-    let fmt = dmlc::string(r).map_err(|e| e.at("fmt"))?;
+fn fmap(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<Vec<FunctionInfo>> {
     let n = dmlc::count(r, 32).map_err(|e| e.at("fmap"))?;
     let mut functions = Vec::with_capacity(n as usize);
     for i in 0..n {
         functions.push(function_info(ctx, r).map_err(|e| e.at(format!("fmap[{i}]")))?);
     }
-    let code = match key {
-        "vulkan" => {
-            let n = dmlc::count(r, 20).map_err(|e| e.at("smap"))?;
-            let mut shaders = Vec::with_capacity(n as usize);
+    Ok(functions)
+}
+
+fn device(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<DeviceModule> {
+    if key == "metal" {
+        ctx.framing_used = true;
+        if ctx.framing.metal_source_map {
+            let version = dmlc::string(r).map_err(|e| e.at("version"))?;
+            let n = dmlc::count(r, 16).map_err(|e| e.at("smap"))?;
+            let mut sources = Vec::with_capacity(n as usize);
             for i in 0..n {
-                let at = |e: Error| e.at(format!("smap[{i}]"));
-                let name = dmlc::string(r).map_err(at)?;
-                let flag = r.u32().map_err(at)?;
-                let words = dmlc::vec_u32(r).map_err(at)?;
-                shaders.push(SpirvShader { name, flag, words });
+                let name = dmlc::string(r).map_err(|e| e.at(format!("smap[{i}].name")))?;
+                let src = ctx.slice(dmlc::bytes(r).map_err(|e| e.at(format!("smap[{i}].source")))?)?;
+                sources.push((name, src));
             }
-            DeviceCode::Spirv(shaders)
+            let functions = fmap(ctx, r)?;
+            let fmt = dmlc::string(r).map_err(|e| e.at("fmt"))?;
+            return Ok(DeviceModule { version: Some(version), fmt, functions, code: DeviceCode::Sources(sources) });
         }
-        "metal" => {
-            ctx.framing_used = true;
-            if ctx.framing.metal_source_map {
-                let n = dmlc::count(r, 16).map_err(|e| e.at("smap"))?;
-                let mut sources = Vec::with_capacity(n as usize);
-                for i in 0..n {
-                    let name = dmlc::string(r).map_err(|e| e.at(format!("smap[{i}].name")))?;
-                    let src = ctx.slice(dmlc::bytes(r).map_err(|e| e.at(format!("smap[{i}].source")))?)?;
-                    sources.push((name, src));
-                }
-                DeviceCode::Sources(sources)
-            } else {
-                DeviceCode::Data(ctx.slice(dmlc::bytes(r).map_err(|e| e.at("data"))?)?)
-            }
+    }
+    let fmt = dmlc::string(r).map_err(|e| e.at("fmt"))?;
+    let functions = fmap(ctx, r)?;
+    let code = if key == "vulkan" {
+        let n = dmlc::count(r, 20).map_err(|e| e.at("smap"))?;
+        let mut shaders = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let at = |e: Error| e.at(format!("smap[{i}]"));
+            let name = dmlc::string(r).map_err(at)?;
+            let flag = r.u32().map_err(at)?;
+            let words = dmlc::vec_u32(r).map_err(at)?;
+            shaders.push(SpirvShader { name, flag, words });
         }
-        _ => DeviceCode::Data(ctx.slice(dmlc::bytes(r).map_err(|e| e.at("data"))?)?),
+        DeviceCode::Spirv(shaders)
+    } else {
+        DeviceCode::Data(ctx.slice(dmlc::bytes(r).map_err(|e| e.at("data"))?)?)
     };
-    Ok(DeviceModule { fmt, functions, code })
+    Ok(DeviceModule { version: None, fmt, functions, code })
 }
 
 fn relax(code: Bytes) -> RelaxExecutable {

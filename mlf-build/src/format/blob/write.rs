@@ -102,17 +102,32 @@ pub fn encode_payload(p: &Payload, layout: Layout) -> Option<Vec<u8>> {
             }
         }
         Payload::Device(d) => {
-            put_bytes(&mut out, d.fmt.as_bytes());
-            put_u64(&mut out, d.functions.len() as u64);
-            for f in &d.functions {
-                put_bytes(&mut out, f.key.as_bytes());
-                put_bytes(&mut out, f.name.as_bytes());
-                put_vec_dtype(&mut out, &f.arg_types);
-                put_vec_string(&mut out, &f.launch_param_tags);
-                if let Some(tags) = &f.arg_extra_tags {
-                    put_vec_i32(&mut out, tags);
+            let put_fmap = |out: &mut Vec<u8>| {
+                put_u64(out, d.functions.len() as u64);
+                for f in &d.functions {
+                    put_bytes(out, f.key.as_bytes());
+                    put_bytes(out, f.name.as_bytes());
+                    put_vec_dtype(out, &f.arg_types);
+                    put_vec_string(out, &f.launch_param_tags);
+                    if let Some(tags) = &f.arg_extra_tags {
+                        put_vec_i32(out, tags);
+                    }
                 }
+            };
+            if let (Some(version), DeviceCode::Sources(v)) = (&d.version, &d.code) {
+                // Versioned metal: version, sources, fmap, fmt.
+                put_bytes(&mut out, version.as_bytes());
+                put_u64(&mut out, v.len() as u64);
+                for (name, src) in v {
+                    put_bytes(&mut out, name.as_bytes());
+                    put_bytes(&mut out, src);
+                }
+                put_fmap(&mut out);
+                put_bytes(&mut out, d.fmt.as_bytes());
+                return Some(out);
             }
+            put_bytes(&mut out, d.fmt.as_bytes());
+            put_fmap(&mut out);
             match &d.code {
                 DeviceCode::Data(b) => put_bytes(&mut out, b),
                 DeviceCode::Sources(v) => {
@@ -279,10 +294,11 @@ mod tests {
                 Payload::Factory(Factory { graph_json: Some(b(b"{}")), params: vec![tensor("p0", &[1, 2])], module_name: "default".into() }),
             ),
             (LIB_KEY, Payload::Lib),
-            ("cuda", Payload::Device(DeviceModule { fmt: "ptx".into(), functions: vec![info("k0", extra)], code: DeviceCode::Data(b(b"PTX")) })),
+            ("cuda", Payload::Device(DeviceModule { version: None, fmt: "ptx".into(), functions: vec![info("k0", extra)], code: DeviceCode::Data(b(b"PTX")) })),
             (
                 "vulkan",
                 Payload::Device(DeviceModule {
+                    version: None,
                     fmt: "vulkan".into(),
                     functions: vec![info("k1", extra)],
                     code: DeviceCode::Spirv(vec![SpirvShader { name: "k1".into(), flag: 1, words: vec![0x0723_0203, 7] }]),
@@ -291,8 +307,9 @@ mod tests {
             (
                 "metal",
                 Payload::Device(DeviceModule {
+                    version: metal_map.then(|| "0.1.0".to_string()),
                     fmt: "metal".into(),
-                    functions: vec![],
+                    functions: vec![info("k2", extra)],
                     code: if metal_map { DeviceCode::Sources(vec![("k2".into(), b(b"kernel void k2"))]) } else { DeviceCode::Data(b(b"src")) },
                 }),
             ),
