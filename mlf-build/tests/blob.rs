@@ -419,12 +419,13 @@ fn blobs_are_found_in_relocatable_objects() {
 fn malformed_blobs_are_rejected_with_specific_errors() {
     let lg = Layout::Legacy;
     let ok_array = ndarray_f32(&[1.0, 2.0]);
-    let mut cases: Vec<(&str, Error, fn(&ErrorKind) -> bool, &str)> = Vec::new();
-    let truncated: fn(&ErrorKind) -> bool = |k| matches!(k, ErrorKind::Truncated { .. });
-    let invalid: fn(&ErrorKind) -> bool = |k| matches!(k, ErrorKind::Invalid(_));
-    let mismatch: fn(&ErrorKind) -> bool = |k| matches!(k, ErrorKind::Mismatch(_));
-    let unsupported: fn(&ErrorKind) -> bool = |k| matches!(k, ErrorKind::Unsupported(_));
-    let bad_magic: fn(&ErrorKind) -> bool = |k| matches!(k, ErrorKind::BadMagic { .. });
+    type KindCheck = fn(&ErrorKind) -> bool;
+    let mut cases: Vec<(&str, Error, KindCheck, &str)> = Vec::new();
+    let truncated: KindCheck = |k| matches!(k, ErrorKind::Truncated { .. });
+    let invalid: KindCheck = |k| matches!(k, ErrorKind::Invalid(_));
+    let mismatch: KindCheck = |k| matches!(k, ErrorKind::Mismatch(_));
+    let unsupported: KindCheck = |k| matches!(k, ErrorKind::Unsupported(_));
+    let bad_magic: KindCheck = |k| matches!(k, ErrorKind::BadMagic { .. });
 
     // 1. Empty input: no nbytes.
     cases.push(("empty", parse_err(vec![], lg), truncated, "nbytes"));
@@ -493,7 +494,7 @@ fn malformed_blobs_are_rejected_with_specific_errors() {
         "modules[0].payload.params.names",
     ));
     // 13. Factory: the module name is cut off.
-    let p = factory_payload(1, &["p0"], &[ok_array.clone()], None);
+    let p = factory_payload(1, &["p0"], std::slice::from_ref(&ok_array), None);
     cases.push((
         "factory module_name missing",
         parse_err(with_nbytes(&legacy_body(&[(b"GraphExecutorFactory", &p)], None)), lg),
