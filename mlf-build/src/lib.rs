@@ -50,10 +50,10 @@ pub fn open_with(path: impl AsRef<Path>, opts: &mlf::MlfOptions) -> Result<Model
             mlf::read(&archive, opts)
         }
         detect::FileKind::Kmodel => kmodel::read(path),
+        detect::FileKind::TvmModule => Err(format::blob::refusal(path)),
         other => Err(Error::unsupported(format!(
             "this is a {} file, not a model that can be built (use `cargo mlf inspect` to see what it holds)",
             match other {
-                detect::FileKind::TvmModule => "TVM module export",
                 detect::FileKind::Params => "TVM parameter",
                 _ => "parameter pack",
             }

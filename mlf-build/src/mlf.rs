@@ -88,6 +88,9 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
             desc.code.headers.push((rel.to_string(), archive.get(name).expect("listed").clone()));
         }
     }
+    // A module blob in the code (never written by TVM into an MLF) must not be dropped silently.
+    let embedded = crate::format::blob::device::device_modules_in_code(&desc.code)?;
+    desc.blockers.extend(crate::format::blob::device::blockers(&embedded));
     desc.code.constants = c_constants(&desc.code.sources, desc.memory.constants_bytes);
     if desc.code.sources.is_empty() && desc.code.objects.is_empty() {
         return Err(Error::missing(format!(
