@@ -20,6 +20,7 @@ pub mod compile;
 pub mod detect;
 pub mod dtype;
 pub mod error;
+pub mod external;
 pub mod format;
 pub mod inspect;
 pub mod kmodel;
@@ -30,6 +31,7 @@ pub mod objects;
 pub mod plan;
 
 pub use builder::{Built, Model, Params};
+pub use external::Placement;
 pub use error::{Error, ErrorKind, Result};
 pub use model::ModelDesc;
 

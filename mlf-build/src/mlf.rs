@@ -469,6 +469,7 @@ fn read_aot(
         workspace_bytes,
         workspace_source,
         max_live_allocations: main_allocs + kernel_allocs,
+        main_pools: Vec::new(),
     });
     Ok(())
 }

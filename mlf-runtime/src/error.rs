@@ -82,6 +82,14 @@ pub enum Error {
     },
     /// `TVMBackendFreeWorkspace` was called out of LIFO order or with a foreign pointer.
     BadWorkspaceFree,
+    /// An external parameter could not be supplied.
+    Param(crate::params::ParamError),
+}
+
+impl From<crate::params::ParamError> for Error {
+    fn from(e: crate::params::ParamError) -> Self {
+        Error::Param(e)
+    }
 }
 
 impl fmt::Display for Error {
@@ -100,6 +108,7 @@ impl fmt::Display for Error {
                 "workspace request of {requested} bytes exceeds the {available} bytes left in the static arena"
             ),
             Error::BadWorkspaceFree => f.write_str("workspace freed out of order or with a foreign pointer"),
+            Error::Param(e) => write!(f, "{e}"),
         }
     }
 }

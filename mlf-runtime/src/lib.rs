@@ -20,6 +20,7 @@ extern crate std;
 mod cell;
 mod element;
 mod error;
+pub mod params;
 pub mod tvm;
 
 pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};

@@ -24,7 +24,7 @@ pub struct AotPlan {
     pub input_copies: Option<Vec<u64>>,
     /// Offset of each output.
     pub outputs: Vec<u64>,
-    /// External pools: name, offset, bytes.
+    /// External pools and workspace pools of a directly called main: name, offset, bytes.
     pub pools: Vec<(String, u64, u64)>,
     /// Total arena bytes.
     pub arena_bytes: u64,
@@ -61,7 +61,8 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
         cursor += t.bytes();
     }
     let mut pools = Vec::new();
-    for (name, bytes) in &a.external_pools {
+    let main_workspace = a.main_pools.iter().filter(|p| !p.constant).map(|p| (p.name.clone(), p.bytes));
+    for (name, bytes) in a.external_pools.iter().cloned().chain(main_workspace).collect::<Vec<_>>().iter() {
         cursor = align_up(cursor, align);
         pools.push((name.clone(), cursor, *bytes));
         cursor += *bytes;
