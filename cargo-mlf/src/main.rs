@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod inspect;
 mod npy;
 mod run;
+mod split;
 mod template;
 
 /// Turn compiled neural-network models (TVM Model Library Format, Kendryte kmodel) into typed,
@@ -29,6 +30,11 @@ enum Command {
     /// Run a model once on this host (built exactly as a user's crate builds it) and write its
     /// outputs.
     Run(run::Args),
+    /// Split a model's parameters from its code: one file per parameter, `configure.json`, and
+    /// the code built for a target.
+    Split(split::SplitArgs),
+    /// Pack a split folder into one archive.
+    Pack(split::PackArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +47,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Run(a) => run::run(a),
+        Command::Split(a) => split::split(a),
+        Command::Pack(a) => split::pack(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

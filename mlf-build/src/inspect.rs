@@ -196,7 +196,7 @@ pub fn inspect_path(path: &Path, opts: &MlfOptions) -> Result<(Value, String)> {
         }
         FileKind::TvmModule => crate::format::blob::inspect(path),
         FileKind::Params => params_report(path),
-        FileKind::ParamPack => Err(crate::Error::unsupported("parameter packs are not supported yet").in_file(path)),
+        FileKind::ParamPack => param_pack_report(path),
     }
 }
 
@@ -214,4 +214,33 @@ fn params_report(path: &Path) -> Result<(Value, String)> {
         table.push_str(&format!("  {:<24} {:<9} {:<20} {:>9}\n", t.name, t.dtype.to_string(), format!("{:?}", t.shape), t.data.len()));
     }
     Ok((json!({"format": "tvm-params", "count": tensors.len(), "bytes": total, "tensors": list}), table))
+}
+
+/// A split folder or packed archive: its parameters, checked against their files, and the code
+/// targets it carries.
+fn param_pack_report(path: &Path) -> Result<(Value, String)> {
+    let archive = crate::archive::Archive::open(path)?;
+    let entries = crate::external::check_folder(&archive)?;
+    let mut targets: Vec<String> = archive
+        .names()
+        .filter_map(|n| n.strip_prefix("code/").and_then(|r| r.split('/').next()).map(str::to_string))
+        .collect();
+    targets.dedup();
+    let total: u64 = entries.iter().map(|e| e.bytes).sum();
+    let model = crate::format::json::parse(archive.get("configure.json").expect("checked"))
+        .ok()
+        .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    let mut table = format!(
+        "file         {}\nformat       mlf external parameters ({}), model `{model}`\nparameters   {} files, {total} bytes, every size and hash checked\ncode         {}\n\n",
+        path.display(),
+        if archive.kind() == crate::archive::ArchiveKind::Tar { "packed archive" } else { "split folder" },
+        entries.len(),
+        if targets.is_empty() { "none".to_string() } else { targets.join(", ") }
+    );
+    table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  names\n", "identifier", "dtype", "shape", "bytes"));
+    for e in &entries {
+        table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  {}\n", e.id, e.dtype, format!("{:?}", e.shape), e.bytes, e.names.join(", ")));
+    }
+    Ok((json!({"format": "mlf-params", "model": model, "count": entries.len(), "bytes": total, "params": entries, "code_targets": targets}), table))
 }
