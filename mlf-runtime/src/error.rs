@@ -82,6 +82,14 @@ pub enum Error {
     },
     /// `TVMBackendFreeWorkspace` was called out of LIFO order or with a foreign pointer.
     BadWorkspaceFree,
+    /// A kmodel could not be parsed or run.
+    Kmodel(crate::kmodel::KmodelError),
+}
+
+impl From<crate::kmodel::KmodelError> for Error {
+    fn from(e: crate::kmodel::KmodelError) -> Self {
+        Error::Kmodel(e)
+    }
 }
 
 impl fmt::Display for Error {
@@ -100,6 +108,7 @@ impl fmt::Display for Error {
                 "workspace request of {requested} bytes exceeds the {available} bytes left in the static arena"
             ),
             Error::BadWorkspaceFree => f.write_str("workspace freed out of order or with a foreign pointer"),
+            Error::Kmodel(e) => write!(f, "kmodel: {e}"),
         }
     }
 }

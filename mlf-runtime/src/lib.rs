@@ -7,6 +7,7 @@
 //!   time;
 //! - the TVM C backend functions generated C calls (`TVMBackendAllocWorkspace`, …), implemented
 //!   in Rust over the running model's static arena;
+//! - [`kmodel`]: the Kendryte K210 kmodel parser, interpreter and KPU emulation;
 //! - `include_model!` (feature `macros`).
 //!
 //! With the `std` feature, [`Error`] implements `std::error::Error` and each thread may run its
@@ -19,6 +20,7 @@ extern crate std;
 
 mod cell;
 mod error;
+pub mod kmodel;
 
 pub use cell::{Aligned, Aligned256, Arena, TakeOnce};
 pub use error::{Error, Message};

@@ -1,0 +1,134 @@
+//! The runtime parser and interpreter on the real kmodels in ../shared/fixtures/kmodel
+//! (skipped, with a SKIP line, when the fixtures are absent).
+
+use std::path::{Path, PathBuf};
+
+use mlf_runtime::kmodel::{self, ActivationRounding, KmodelError, Memory, Model, Options, Step};
+
+fn fixtures() -> Option<PathBuf> {
+    mlf_fixtures::fixtures_or_skip("kmodel runtime fixtures").map(|p| p.join("kmodel"))
+}
+
+/// Runs `bytes` on `input` with fresh memory; returns every output's bytes.
+fn run(bytes: &[u8], input: &[u8], rounding: ActivationRounding) -> Result<Vec<Vec<u8>>, KmodelError> {
+    let m = Model::parse(bytes)?;
+    let req = m.requirements();
+    // u64 backing keeps the buffers 8-aligned.
+    let mut main = vec![0u64; (req.main as usize).div_ceil(8)];
+    let mut kpu = vec![0u8; req.kpu as usize];
+    let mut scratch = vec![0u8; req.scratch as usize];
+    let mut steps = vec![Step::Empty; m.steps()];
+    m.decode_into(&mut steps)?;
+    let main_b: &mut [u8] = bytemuck_bytes(&mut main);
+    kmodel::run(&m, &steps, Memory { main: main_b, kpu: &mut kpu, scratch: &mut scratch }, input, Options { rounding })?;
+    let main_b: &[u8] = bytemuck_bytes(&mut main);
+    (0..m.outputs()).map(|i| kmodel::output(&m, main_b, &kpu, i).map(<[u8]>::to_vec)).collect()
+}
+
+fn bytemuck_bytes(v: &mut [u64]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(v)
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn every_fixture_parses_or_is_refused_for_what_it_is() {
+    let Some(dir) = fixtures() else { return };
+    let mut n = 0;
+    for e in walk(&dir) {
+        if e.extension().is_some_and(|x| x == "kmodel") {
+            let b = read(&e);
+            let r = Model::parse(&b);
+            let name = e.strip_prefix(&dir).unwrap().display().to_string();
+            match (name.split('/').next().unwrap(), &r) {
+                (d, Err(KmodelError::LegacyV1)) if d.starts_with("v1-") => {}
+                (d, Err(KmodelError::V5NotRunnable)) if d.starts_with("v5-") => {}
+                (d, Ok(m)) if d.starts_with("v3-") || d.starts_with("v4-") => {
+                    eprintln!("{name}: V{} {} steps, {} bytes + {} trailing, req {:?}", m.version(), m.steps(), m.len(), b.len() - m.len(), m.requirements());
+                }
+                _ => panic!("{name}: {r:?}"),
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "only {n} kmodels found");
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn iris_v3_and_v4_reproduce_the_expected_output() {
+    let Some(dir) = fixtures() else { return };
+    for v in ["v3-iris", "v4-iris"] {
+        let d = dir.join(v);
+        let out = run(&read(&d.join("iris.kmodel")), &read(&d.join("input_features_f32le.bin")), ActivationRounding::NncaseV02).unwrap();
+        let got = f32s(&out[0]);
+        let want = f32s(&read(&d.join("expected_output_f32le.bin")));
+        eprintln!("{v}: got {got:?} want {want:?}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-6 * w.abs(), "{v}: {got:?} vs {want:?}");
+        }
+        if v == "v3-iris" {
+            let printed: Vec<String> = got.iter().map(|x| format!("{x:.6}")).collect();
+            assert_eq!(printed, ["16.077795", "5.607656", "-2.071745"]);
+        }
+    }
+}
+
+/// Runs a model and returns (main memory, outputs).
+fn run_main(bytes: &[u8], input: &[u8], rounding: ActivationRounding) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let m = Model::parse(bytes).unwrap();
+    let req = m.requirements();
+    let mut main = vec![0u64; (req.main as usize).div_ceil(8)];
+    let mut kpu = vec![0u8; req.kpu as usize];
+    let mut scratch = vec![0u8; req.scratch as usize];
+    let mut steps = vec![Step::Empty; m.steps()];
+    m.decode_into(&mut steps).unwrap();
+    kmodel::run(&m, &steps, Memory { main: bytemuck_bytes(&mut main), kpu: &mut kpu, scratch: &mut scratch }, input, Options { rounding }).unwrap();
+    let mb = bytemuck_bytes(&mut main).to_vec();
+    let outs = (0..m.outputs()).map(|i| kmodel::output(&m, &mb, &kpu, i).unwrap().to_vec()).collect();
+    (mb, outs)
+}
+
+/// (positions equal, max |diff|) of two byte strings.
+fn agreement(a: &[u8], b: &[u8]) -> (usize, u8) {
+    assert_eq!(a.len(), b.len());
+    let same = a.iter().zip(b).filter(|(x, y)| x == y).count();
+    let max = a.iter().zip(b).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0);
+    (same, max)
+}
+
+#[test]
+fn yolo_models_agree_with_the_emulated_kpu_outputs() {
+    let Some(dir) = fixtures() else { return };
+    let input = read(&dir.join("v3-20classes-yolo/input_dog_320x240_rgb_chw_u8.bin"));
+    for (d, file) in [("v3-20classes-yolo", "yolo.kmodel"), ("v3-kpu-demo-20classes", "yolo.kmodel"), ("v4-20classes-yolo", "yolo.kmodel")] {
+        let dd = dir.join(d);
+        let (main, outs) = run_main(&read(&dd.join(file)), &input, ActivationRounding::NncaseV02);
+        let want = read(&dd.join("emulated_lastconv_u8_dog.bin"));
+        let (same, max) = agreement(&main[..8750], &want);
+        let want_f = f32s(&read(&dd.join("emulated_output_f32_dog.bin")));
+        let got_f = f32s(&outs[0]);
+        let fmax = got_f.iter().zip(&want_f).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        eprintln!("{d}: u8 {same}/8750 equal ({:.3}%), max |diff| {max}; f32 max |diff| {fmax}", 100.0 * same as f64 / 8750.0);
+        assert!(same * 1000 >= 8750 * 999 && max <= 1, "{d}: {same}/8750, max {max}");
+    }
+}
