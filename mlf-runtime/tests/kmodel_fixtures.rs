@@ -132,3 +132,45 @@ fn yolo_models_agree_with_the_emulated_kpu_outputs() {
         assert!(same * 1000 >= 8750 * 999 && max <= 1, "{d}: {same}/8750, max {max}");
     }
 }
+
+#[test]
+fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
+    let Some(dir) = fixtures() else { return };
+    let d = dir.join("v4-fast-facedetect");
+    let input = read(&d.join("input_face_320x240_rgb_chw_u8.bin"));
+    let face = f32s(&read(&d.join("face.bin")));
+    let (ref_boxes, ref_scores) = face.split_at(4420 * 4);
+    for (model, boxes_i, scores_i, files) in [
+        ("RFB-320", 0, 1, ["emulated_RFB-320_out0_boxes_f32.bin", "emulated_RFB-320_out1_scores_f32.bin"]),
+        ("slim-320", 1, 0, ["emulated_slim-320_out1_boxes_f32.bin", "emulated_slim-320_out0_scores_f32.bin"]),
+    ] {
+        let (_, outs) = run_main(&read(&d.join(format!("{model}.kmodel"))), &input, ActivationRounding::NncaseV02);
+        let boxes = f32s(&outs[boxes_i]);
+        let scores = f32s(&outs[scores_i]);
+        for (got, file) in [(&boxes, files[0]), (&scores, files[1])] {
+            let want = f32s(&read(&d.join(file)));
+            let max = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+            let same = got.iter().zip(&want).filter(|(a, b)| a == b).count();
+            eprintln!("{model} vs {file}: {same}/{} identical, max |diff| {max:e}", want.len());
+            assert!(max <= 1e-4, "{model} {file}: max diff {max}");
+        }
+        // Against the published float reference: same top prior, close scores.
+        let face_score = |s: &[f32]| s.chunks_exact(2).map(|c| c[1]).collect::<Vec<_>>();
+        let (gs, rs) = (face_score(&scores), face_score(ref_scores));
+        let argmax = |v: &[f32]| v.iter().enumerate().fold((0, f32::MIN), |a, (i, &x)| if x > a.1 { (i, x) } else { a });
+        let (gi, gv) = argmax(&gs);
+        let (ri, rv) = argmax(&rs);
+        let mae = gs.iter().zip(&rs).map(|(a, b)| (a - b).abs()).sum::<f32>() / gs.len() as f32;
+        let corr = {
+            let (ma, mb) = (gs.iter().sum::<f32>() / gs.len() as f32, rs.iter().sum::<f32>() / rs.len() as f32);
+            let cov: f32 = gs.iter().zip(&rs).map(|(a, b)| (a - ma) * (b - mb)).sum();
+            let va: f32 = gs.iter().map(|a| (a - ma) * (a - ma)).sum();
+            let vb: f32 = rs.iter().map(|b| (b - mb) * (b - mb)).sum();
+            cov / (va.sqrt() * vb.sqrt())
+        };
+        let bmae = boxes.iter().zip(ref_boxes).map(|(a, b)| (a - b).abs()).sum::<f32>() / boxes.len() as f32;
+        eprintln!("{model} vs face.bin: top prior {gi} ({gv:.4}) vs {ri} ({rv:.4}); score MAE {mae:.4}, corr {corr:.3}; box MAE {bmae:.4}");
+        assert_eq!(gi, ri, "{model}: top prior");
+        assert!(corr > 0.9, "{model}: correlation {corr}");
+    }
+}
