@@ -20,10 +20,13 @@ extern crate std;
 
 mod cell;
 mod error;
-pub mod kmodel;
 
 pub use cell::{Aligned, Aligned256, Arena, TakeOnce};
 pub use error::{Error, Message};
+
+/// Kendryte K210 kmodels: parser, interpreter and KPU emulation (the `mlf-kmodel` crate, shared
+/// with `mlf-build` so that the build and the run use one parser).
+pub use mlf_kmodel as kmodel;
 
 #[cfg(feature = "macros")]
 pub use mlf_macros::include_model;

@@ -8,10 +8,14 @@
 //! [`Model::requirements`], and a table of decoded steps ([`Plan`]) filled once.
 //!
 //! ```
-//! use mlf_runtime::kmodel::{identify, Version};
+//! use mlf_kmodel::{identify, Version};
 //! assert_eq!(identify(b"LDMK\x05\0\0\0"), Ok(Version::V5));
 //! assert!(identify(&[1, 0, 0, 0, 1, 0, 0, 0]).is_err()); // V1: refused, and says so
 //! ```
+
+#![no_std]
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod error;
 pub mod kpu;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mlf_runtime::kmodel::{self, ActivationRounding, KmodelError, Memory, Model, Options, Step};
+use mlf_kmodel::{self as kmodel, ActivationRounding, KmodelError, Memory, Model, Options, Step};
 
 fn fixtures() -> Option<PathBuf> {
     mlf_fixtures::fixtures_or_skip("kmodel runtime fixtures").map(|p| p.join("kmodel"))
