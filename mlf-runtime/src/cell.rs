@@ -59,6 +59,41 @@ impl<T> TakeOnce<T> {
     }
 }
 
+impl<T: 'static> TakeOnce<T> {
+    /// Like [`TakeOnce::take`], but the value comes in a guard that gives it back when dropped,
+    /// so callers (generated code) need no `unsafe`.
+    pub fn take_guard(&'static self) -> Option<Taken<T>> {
+        self.take().map(|value| Taken { cell: self, value })
+    }
+}
+
+/// Exclusive access to the value of a [`TakeOnce`], released on drop.
+pub struct Taken<T: 'static> {
+    cell: &'static TakeOnce<T>,
+    value: &'static mut T,
+}
+
+impl<T: 'static> core::ops::Deref for Taken<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T: 'static> core::ops::DerefMut for Taken<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value
+    }
+}
+
+impl<T: 'static> Drop for Taken<T> {
+    fn drop(&mut self) {
+        // SAFETY: this guard owns the only reference handed out by `take`, and `self.value` is
+        // not used after this call (the guard is being dropped).
+        unsafe { self.cell.release() }
+    }
+}
+
 /// A statically allocated, 64-byte-aligned byte arena (zero-initialised, so it lives in `.bss`).
 #[repr(C, align(64))]
 pub struct Arena<const N: usize>(pub [u8; N]);
@@ -112,5 +147,16 @@ mod tests {
         let b = CELL.take().expect("take after release");
         assert_eq!(b.0[0], 7);
         assert_eq!(core::mem::align_of::<Arena<16>>(), 64);
+    }
+
+    static GUARDED: TakeOnce<u32> = TakeOnce::new(1);
+
+    #[test]
+    fn guard_releases_on_drop() {
+        let mut g = GUARDED.take_guard().expect("first");
+        *g += 1;
+        assert!(GUARDED.take_guard().is_none());
+        drop(g);
+        assert_eq!(*GUARDED.take_guard().expect("again"), 2);
     }
 }

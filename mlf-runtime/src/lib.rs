@@ -21,7 +21,7 @@ extern crate std;
 mod cell;
 mod error;
 
-pub use cell::{Aligned, Aligned256, Arena, TakeOnce};
+pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};
 pub use error::{Error, Message};
 
 /// Kendryte K210 kmodels: parser, interpreter and KPU emulation (the `mlf-kmodel` crate, shared
