@@ -136,3 +136,5 @@ pub fn compare(dtype: &str, got: &[u8], want: &[u8], case: &Case) -> Result<(), 
     }
     Ok(())
 }
+
+pub mod kmodel_synth;

@@ -246,6 +246,9 @@ impl<'a> Model<'a> {
             if end > file as u64 + 7 || (end > file as u64 && i + 1 != layers) {
                 return Err(KmodelError::BodyOutOfBounds { index: i, end, file_len: file as u64 });
             }
+            if i == 0 && ty != kind::K210_CONV && ty != kind::FULLY_CONNECTED {
+                return Err(KmodelError::FirstLayer { kind: ty });
+            }
             let body = &bytes[at as usize..(end as usize).min(file)];
             let layer = decode(ty, body, at as usize, bytes, i)?;
             check_layer(&layer, i, main_limit, &mut m.req)?;

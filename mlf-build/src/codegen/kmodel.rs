@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::codegen::ident;
@@ -40,22 +40,23 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
         return Err(Error::invalid(format!("a kmodel takes one input, this description has {}", desc.inputs.len())).in_file(path));
     };
     let name = &desc.name;
-    let version = k.version;
+    let lit = Literal::usize_unsuffixed;
+    let version = Literal::u32_unsuffixed(k.version);
     let path_str = path.to_str().ok_or_else(|| Error::invalid("model path is not UTF-8").in_file(path))?;
-    let file_len = k.file_bytes as usize;
-    let main = (k.main_bytes as usize).div_ceil(8) * 8;
-    let kpu = k.kpu_bytes as usize;
-    let scratch = k.scratch_bytes as usize;
-    let steps = k.steps.len();
-    let macs = k.macs;
+    let file_len = lit(k.file_bytes as usize);
+    let main = lit((k.main_bytes as usize).div_ceil(8) * 8);
+    let kpu = lit(k.kpu_bytes as usize);
+    let scratch = lit(k.scratch_bytes as usize);
+    let steps = lit(k.steps.len());
+    let macs = Literal::u64_unsuffixed(k.macs);
     let model_len = k.model_bytes as usize;
 
     let mut consts = Vec::new();
     for t in desc.inputs.iter().chain(&desc.outputs) {
         let c = ident(&format!("{}_SHAPE", const_ident(&t.ident)));
-        let dims: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
-        let n = dims.len();
-        let doc = format!("Shape of `{}` ({}).", t.ident, t.shape_source);
+        let dims: Vec<Literal> = t.shape.iter().map(|&d| lit(d as usize)).collect();
+        let n = lit(dims.len());
+        let doc = format!(" Shape of `{}` ({}).", t.ident, t.shape_source);
         consts.push(quote! {
             #[doc = #doc]
             pub const #c: [usize; #n] = [#(#dims),*];
@@ -64,8 +65,8 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
 
     let in_ident = ident(&input.ident);
     let in_ty = elem(input)?;
-    let in_n = input.numel() as usize;
-    let in_doc = format!("Input `{}`: {} {:?}, flattened (NCHW).", input.ident, input.dtype, input.shape);
+    let in_n = lit(input.numel() as usize);
+    let in_doc = format!(" Input `{}`: {} {:?}, flattened (NCHW).", input.ident, input.dtype, input.shape);
     let in_bytes = if input.dtype == DType::F32 {
         quote!(::mlf_runtime::kmodel::f32_bytes(&inputs.#in_ident[..]))
     } else {
@@ -77,22 +78,26 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
     for (i, t) in desc.outputs.iter().enumerate() {
         let f = ident(&t.ident);
         let ty = elem(t)?;
-        let n = t.numel() as usize;
-        let doc = format!("Output `{}`: {} {:?}, flattened.", t.ident, t.dtype, t.shape);
+        let n = lit(t.numel() as usize);
+        let doc = format!(" Output `{}`: {} {:?}, flattened.", t.ident, t.dtype, t.shape);
         out_fields.push(quote! {
             #[doc = #doc]
             pub #f: &'a [#ty; #n]
         });
+        let idx = lit(i);
         let view = if t.dtype == DType::F32 { quote!(as_f32_array) } else { quote!(as_u8_array) };
         out_values.push(quote! {
-            #f: ::mlf_runtime::kmodel::#view::<#n>(plan.output(&main.0, &kpu.0, #i)?)?
+            #f: ::mlf_runtime::kmodel::#view::<#n>(plan.output(&main.0, &kpu.0, #idx)?)?
         });
     }
 
-    let name_doc = format!("Model name (from the file name of `{}`).", path.file_name().and_then(|n| n.to_str()).unwrap_or(""));
-    let version_doc = format!("kmodel version (V{version}, written by {}).", k.compiler);
-    let main_doc = format!("Main (CPU working) memory, from the header ({}).", if version == 3 { "`main_mem_usage` rounded up to 8, plus 8 bytes of DMA slack" } else { "`main_mem`" });
-    let model_doc = format!("The model file ({file_len} bytes, {model_len} of them the model), embedded 256-byte aligned as the KPU requires.");
+    let name_doc = format!(" Model name (from the file name of `{}`).", path.file_name().and_then(|n| n.to_str()).unwrap_or(""));
+    let version_doc = format!(" kmodel version (V{version}, written by {}).", k.compiler);
+    let main_doc = format!(" Main (CPU working) memory, from the header ({}).", if k.version == 3 { "`main_mem_usage` rounded up to 8, plus 8 bytes of DMA slack" } else { "`main_mem`" });
+    let model_doc = format!(
+        " The model file ({} bytes, {model_len} of them the model), embedded 256-byte aligned as the KPU requires.",
+        k.file_bytes
+    );
     Ok(quote! {
         #[doc = #name_doc]
         pub const NAME: &str = #name;
