@@ -84,15 +84,8 @@ pub fn banker_shift(v: i64, s: u32) -> i64 {
     let frac = (v as u64) & ((1u64 << s) - 1);
     let half = 1u64 << (s - 1);
     let sign = if v < 0 { -1 } else { 1 };
-    if frac < half {
-        integral
-    } else if frac > half {
-        integral + sign
-    } else if integral & 1 != 0 {
-        integral + sign
-    } else {
-        integral
-    }
+    // Below half: down; above half, or a tie with an odd quotient: away by the sign.
+    if frac > half || (frac == half && integral & 1 != 0) { integral + sign } else { integral }
 }
 
 /// The KPU activation of one batch-normalised value: picks the segment and applies

@@ -134,7 +134,10 @@ pub fn run_layer(l: &Layer<'_>, main: &mut [u8], kpu_ram: &mut [u8], scratch: &m
                 if act == 1 {
                     v = v.max(0.0);
                 } else if act == 2 {
-                    v = v.max(0.0).min(6.0);
+                    #[allow(clippy::manual_clamp)] // SDK: min(max(x, 0), 6); `clamp` would keep NaN
+                    {
+                        v = v.max(0.0).min(6.0);
+                    }
                 }
                 wf(main, output, oc, v);
             }
@@ -194,10 +197,7 @@ pub fn run_layer(l: &Layer<'_>, main: &mut [u8], kpu_ram: &mut [u8], scratch: &m
         }
         Layer::K210Conv { main_out, conv } => {
             let l = conv.layer;
-            let out = match main_out {
-                Some(a) => Some(&mut main[a as usize..a as usize + l.out_compact_bytes() as usize]),
-                None => None,
-            };
+            let out = main_out.map(|a| &mut main[a as usize..a as usize + l.out_compact_bytes() as usize]);
             kpu::conv(&conv, kpu_ram, l.src_row as usize * 64, l.dst_row as usize * 64, scratch, out, rounding)?;
         }
         Layer::K210AddPadding { input, kpu_row, channels } => {

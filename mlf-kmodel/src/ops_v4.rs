@@ -846,7 +846,7 @@ fn eval_nnil(p: &[u8], x: f32) -> f32 {
                 top += 1;
             }
             0x02 => top -= 1,
-            0x03 | 0x04 | 0x05 | 0x06 => {
+            0x03..=0x06 => {
                 st[top] = match op {
                     0x03 => x,
                     0x04 => 0.0,

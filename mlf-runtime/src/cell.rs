@@ -24,6 +24,7 @@ impl<T> TakeOnce<T> {
     }
 
     /// The value, mutably, if nobody holds it.
+    #[allow(clippy::mut_from_ref)] // exclusive by the `taken` flag, see the SAFETY note below
     pub fn take(&'static self) -> Option<&'static mut T> {
         if !self.try_acquire() {
             return None;
