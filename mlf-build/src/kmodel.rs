@@ -161,7 +161,14 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         rt::Version::V4 => 4,
         rt::Version::V5 => return read_v5(bytes, path),
     };
-    let model = Model::parse(bytes).map_err(|e| error(e, version))?;
+    let model = match Model::parse(bytes) {
+        Ok(m) => m,
+        // A well-formed V3 model that the SDK cannot run: describe it, with a blocker.
+        Err(e @ (KmodelError::SixteenBitWeights | KmodelError::UnsupportedLayer { .. })) if version == 3 && known_v3(&e) => {
+            return unsupported_v3(bytes, path, e);
+        }
+        Err(e) => return Err(error(e, version)),
+    };
     let req = model.requirements();
     let mut steps = vec![Step::Empty; model.steps()];
     model.decode_into(&mut steps).map_err(|e| error(e, version))?;
@@ -399,6 +406,73 @@ pub fn detail(s: &Step<'_>) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// Layer types the SDK defines but does not run (3, 4, 6, 7, 10, 19, 21), and 16-bit weights:
+/// the file is well-formed, so it is described (with a blocker) rather than refused.
+fn known_v3(e: &KmodelError) -> bool {
+    match e {
+        KmodelError::UnsupportedLayer { kind, .. } => v3::kind_name(*kind).is_some(),
+        _ => true,
+    }
+}
+
+/// The description of a V3 model that cannot run: header, layer table and output sizes only.
+fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDesc> {
+    let word = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let (Some(flags), Some(layers), Some(main), Some(outputs)) = (word(4), word(12), word(20), word(24)) else {
+        return Err(error(why, 3));
+    };
+    let mut steps = Vec::new();
+    let mut at = 28 + 8 * (outputs as u64 + layers as u64);
+    for i in 0..layers as usize {
+        let o = 28 + 8 * outputs as usize + 8 * i;
+        let (Some(kind), Some(size)) = (word(o), word(o + 4)) else { return Err(error(why, 3)) };
+        steps.push(StepInfo { kind, name: v3::kind_name(kind).unwrap_or("?").into(), offset: at, size: size as u64, detail: String::new() });
+        at += size as u64;
+    }
+    let outs: Vec<TensorInfo> = (0..outputs as usize)
+        .filter_map(|i| word(28 + 8 * i + 4))
+        .enumerate()
+        .map(|(i, size)| {
+            let name = if outputs == 1 { "output".to_string() } else { format!("output{i}") };
+            tensor(&name, DataType::F32, vec![1, size as u64 / 4], "output byte size")
+        })
+        .collect();
+    let model_bytes = at.min(bytes.len() as u64);
+    let exec = KmodelExec {
+        version: 3,
+        compiler: "nncase v0.1",
+        file_bytes: bytes.len() as u64,
+        model_bytes,
+        trailing_bytes: bytes.len() as u64 - model_bytes,
+        steps,
+        main_bytes: (main as u64).div_ceil(8) * 8 + 8,
+        header: vec![("flags".into(), flags as u64), ("layers".into(), layers as u64), ("main_mem_usage".into(), main as u64), ("outputs".into(), outputs as u64)],
+        ..Default::default()
+    };
+    let blocker = match why {
+        KmodelError::UnsupportedLayer { index, kind } => {
+            format!("layer {index} is {} (type {kind}), which the Kendryte SDK does not run", v3::kind_name(kind).unwrap_or("?"))
+        }
+        e => e.to_string(),
+    };
+    Ok(ModelDesc {
+        path: path.to_path_buf(),
+        format: ModelFormat::Kmodel { version: 3 },
+        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
+        executor: Executor::Kmodel(exec),
+        inputs: Vec::new(),
+        outputs: outs,
+        params: Vec::new(),
+        memory: MemoryInfo::default(),
+        code: Code::default(),
+        targets: Vec::new(),
+        facts: Vec::new(),
+        warnings: Vec::new(),
+        blockers: vec![blocker],
+        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
+    })
 }
 
 fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {

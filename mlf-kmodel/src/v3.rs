@@ -92,7 +92,7 @@ pub struct Shape {
 impl Shape {
     /// Elements.
     pub fn numel(&self) -> u64 {
-        self.w as u64 * self.h as u64 * self.c as u64
+        (self.w as u64).saturating_mul(self.h as u64).saturating_mul(self.c as u64)
     }
 }
 
@@ -297,7 +297,7 @@ impl<'a> Model<'a> {
 }
 
 fn check_main(index: u32, addr: u32, size: u64, limit: u64) -> Result<(), KmodelError> {
-    let end = addr as u64 + size;
+    let end = (addr as u64).saturating_add(size);
     if end > limit {
         return Err(KmodelError::OutOfRange { index, pool: Pool::Main, end, limit });
     }
@@ -305,7 +305,7 @@ fn check_main(index: u32, addr: u32, size: u64, limit: u64) -> Result<(), Kmodel
 }
 
 fn check_kpu(index: u32, row: u32, size: u64, req: &mut Requirements) -> Result<(), KmodelError> {
-    let end = row as u64 * 64 + size;
+    let end = (row as u64 * 64).saturating_add(size);
     if end > KPU_RAM_BYTES as u64 {
         return Err(KmodelError::OutOfRange { index, pool: Pool::Kpu, end, limit: KPU_RAM_BYTES as u64 });
     }
@@ -382,9 +382,10 @@ pub fn decode<'a>(ty: u32, body: &'a [u8], at: usize, file: &'a [u8], index: u32
             }
             FULLY_CONNECTED => {
                 let (input, output, ic, oc, act) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?, r.u32()?);
-                let wn = (ic as u64) * (oc as u64) * 4;
-                if wn + oc as u64 * 4 > r.remaining() as u64 {
-                    return Err(too_small(index, 24 + wn + oc as u64 * 4, body));
+                let wn = (ic as u64).saturating_mul(oc as u64).saturating_mul(4);
+                let need = wn.saturating_add(oc as u64 * 4);
+                if need > r.remaining() as u64 {
+                    return Err(too_small(index, need.saturating_add(24), body));
                 }
                 let weights = r.bytes(wn as usize)?;
                 let bias = r.bytes(oc as usize * 4)?;
@@ -469,7 +470,7 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
         }
         Layer::GlobalAveragePool2d { input, output, kernel_size, channels } => {
             nonzero(i, kernel_size, "kernel_size is 0")?;
-            m(input, kernel_size as u64 * channels as u64 * 4)?;
+            m(input, (kernel_size as u64).saturating_mul(channels as u64).saturating_mul(4))?;
             m(output, channels as u64 * 4)?;
         }
         Layer::QuantizedMaxPool2d(p) | Layer::AveragePool2d(p) => {
@@ -479,8 +480,8 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
             if p.out_shape.c > p.in_shape.c {
                 return Err(KmodelError::Invalid { index: i, what: "pool output has more channels than its input" });
             }
-            m(p.input, p.in_shape.numel() * e)?;
-            m(p.output, p.out_shape.numel() * e)?;
+            m(p.input, p.in_shape.numel().saturating_mul(e))?;
+            m(p.output, p.out_shape.numel().saturating_mul(e))?;
         }
         Layer::Quantize { input, output, count, .. } => {
             m(input, count as u64 * 4)?;
@@ -515,8 +516,8 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
             m(output, out_channels as u64 * 4)?;
         }
         Layer::TfFlatten { input, output, shape } => {
-            m(input, shape.numel() * 4)?;
-            m(output, shape.numel() * 4)?;
+            m(input, shape.numel().saturating_mul(4))?;
+            m(output, shape.numel().saturating_mul(4))?;
         }
         Layer::ResizeNearest { input, output, in_shape, out_w, out_h, quantized } => {
             nonzero(i, out_w, "out_width is 0")?;
@@ -524,13 +525,13 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
             nonzero(i, in_shape.w, "input width is 0")?;
             nonzero(i, in_shape.h, "input height is 0")?;
             let e = if quantized { 1 } else { 4 };
-            m(input, in_shape.numel() * e)?;
-            m(output, out_w as u64 * out_h as u64 * in_shape.c as u64 * e)?;
+            m(input, in_shape.numel().saturating_mul(e))?;
+            m(output, (out_w as u64 * out_h as u64).saturating_mul(in_shape.c as u64).saturating_mul(e))?;
         }
         Layer::ChannelwiseDequantize { input, output, channels, channel_size, .. } => {
-            let n = channels as u64 * channel_size as u64;
+            let n = (channels as u64).saturating_mul(channel_size as u64);
             m(input, n)?;
-            m(output, n * 4)?;
+            m(output, n.saturating_mul(4))?;
         }
         Layer::K210Conv { main_out, conv } => {
             let l = conv.layer;
@@ -544,7 +545,7 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
             }
             check_act_shifts(i, conv.act)?;
             req.scratch = req.scratch.max(l.scratch_bytes());
-            req.macs += l.macs();
+            req.macs = req.macs.saturating_add(l.macs());
         }
         Layer::K210AddPadding { input, kpu_row, channels } => {
             m(input, channels as u64)?;

@@ -101,7 +101,12 @@ pub type Shape = [u32; 4];
 
 /// Elements of a shape.
 pub fn numel(s: &Shape) -> u64 {
-    s.iter().map(|&d| d as u64).product()
+    s.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64))
+}
+
+/// Saturating product (sizes from damaged files must not overflow).
+fn prod(xs: &[u64]) -> u64 {
+    xs.iter().fold(1u64, |a, &x| a.saturating_mul(x))
 }
 
 /// `{before, after}` padding (negative crops).
@@ -296,7 +301,7 @@ impl<'a> Model<'a> {
         let elem = in0.dtype.bytes() as u64;
         m.input = match in0.pool {
             Pool::Main => {
-                if numel(&in_shape) * elem != in0.size as u64 {
+                if numel(&in_shape).saturating_mul(elem) != in0.size as u64 {
                     return Err(KmodelError::Invalid { index: u32::MAX, what: "input shape does not match its main-memory range" });
                 }
                 IoInfo { dtype: in0.dtype, shape: in_shape, bytes: in0.size as u64 }
@@ -305,7 +310,7 @@ impl<'a> Model<'a> {
                 if in0.dtype != DataType::U8 || in_shape[3] == 0 {
                     return Err(KmodelError::Invalid { index: u32::MAX, what: "a KPU input must be u8 with a non-zero width" });
                 }
-                let n = kpu::map_bytes(in_shape[3], in_shape[2], in_shape[1].max(1)) * in_shape[0] as u64;
+                let n = kpu::map_bytes(in_shape[3], in_shape[2], in_shape[1].max(1)).saturating_mul(in_shape[0] as u64);
                 ck.kpu_bytes(in0.start as u64, n.max(numel(&in_shape)))?;
                 IoInfo { dtype: DataType::U8, shape: in_shape, bytes: numel(&in_shape) }
             }
@@ -490,7 +495,7 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             if groups == 0 || in_shape[1] % groups != 0 || oc % groups != 0 {
                 return Err(KmodelError::Invalid { index, what: "groups must divide the input and output channels" });
             }
-            let wn = oc as u64 * (in_shape[1] / groups) as u64 * win.filter.0.max(0) as u64 * win.filter.1.max(0) as u64;
+            let wn = prod(&[oc as u64, (in_shape[1] / groups) as u64, win.filter.0.max(0) as u64, win.filter.1.max(0) as u64]);
             if opcode == CONV2D {
                 let act = clamp(r)?;
                 let weights = span(r, wn, 4)?;
@@ -516,7 +521,7 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             if groups == 0 || in_shape[1] % groups != 0 || out_shape[1] % groups != 0 {
                 return Err(KmodelError::Invalid { index, what: "groups must divide the input and output channels" });
             }
-            let wn = out_shape[1] as u64 * (in_shape[1] / groups) as u64 * win.filter.0.max(0) as u64 * win.filter.1.max(0) as u64;
+            let wn = prod(&[out_shape[1] as u64, (in_shape[1] / groups) as u64, win.filter.0.max(0) as u64, win.filter.1.max(0) as u64]);
             let weights = span(r, wn, 4)?;
             let bias = span(r, out_shape[1] as u64, 4)?;
             Node::Conv2dTranspose { input, output, in_shape, out_shape, groups, win, act, weights, bias }
@@ -629,7 +634,7 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             let oc = if depthwise { in_shape[3] } else { r.u32()? };
             let win = window(r)?;
             let k = win.filter.0.max(0) as u64 * win.filter.1.max(0) as u64;
-            let wn = if depthwise { in_shape[3] as u64 * k } else { oc as u64 * in_shape[3] as u64 * k };
+            let wn = if depthwise { prod(&[in_shape[3] as u64, k]) } else { prod(&[oc as u64, in_shape[3] as u64, k]) };
             if matches!(opcode, CPU_CONV2D | CPU_DEPTHWISE_CONV2D) {
                 let act = clamp(r)?;
                 let weights = span(r, wn, 4)?;
@@ -703,7 +708,7 @@ impl Checker {
     }
 
     fn kpu_bytes(&mut self, start: u64, n: u64) -> Result<(), KmodelError> {
-        let end = start + n;
+        let end = start.saturating_add(n);
         if end > KPU_RAM_BYTES as u64 {
             return Err(KmodelError::OutOfRange { index: self.index, pool: Pool::Kpu, end, limit: KPU_RAM_BYTES as u64 });
         }
@@ -735,8 +740,15 @@ impl Checker {
     }
 
     fn window_out(&self, h: u32, w: u32, win: &Window) -> Result<(u64, u64), KmodelError> {
-        if win.filter.0 <= 0 || win.filter.1 <= 0 || win.stride.0 <= 0 || win.stride.1 <= 0 || win.dilation.0 <= 0 || win.dilation.1 <= 0 {
-            return Err(self.inv("filter, stride and dilation must be positive"));
+        const MAX: i32 = 1 << 12;
+        let pos = |v: i32| (1..=MAX).contains(&v);
+        if !(pos(win.filter.0) && pos(win.filter.1) && pos(win.stride.0) && pos(win.stride.1) && pos(win.dilation.0) && pos(win.dilation.1)) {
+            return Err(self.inv("filter, stride and dilation must be in 1..=4096"));
+        }
+        for p in [win.pad_h.before, win.pad_h.after, win.pad_w.before, win.pad_w.after] {
+            if !(-MAX..=MAX).contains(&p) {
+                return Err(self.inv("window padding must be in -4096..=4096"));
+            }
         }
         let (oh, ow) = win.out_hw(h, w);
         Ok((oh.max(0) as u64, ow.max(0) as u64))
@@ -779,25 +791,25 @@ impl Checker {
                     if dim < 0 {
                         return Err(self.inv("negative concat dimension"));
                     }
-                    let size = inner as u64 * dim as u64;
-                    self.holds(&ir, size * outer as u64, 1)?;
-                    total += size;
+                    let size = (inner as u64).saturating_mul(dim as u64);
+                    self.holds(&ir, size.saturating_mul(outer as u64), 1)?;
+                    total = total.saturating_add(size);
                 }
-                self.holds(&output, total * outer as u64, 1)?;
+                self.holds(&output, total.saturating_mul(outer as u64), 1)?;
             }
             Node::Conv2d { input, output, in_shape, out_channels, win, .. } => {
                 self.read(&input)?;
                 self.write(&output)?;
                 self.holds(&input, numel(&in_shape), 4)?;
                 let (oh, ow) = self.window_out(in_shape[2], in_shape[3], &win)?;
-                self.holds(&output, in_shape[0] as u64 * out_channels as u64 * oh * ow, 4)?;
+                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 4)?;
             }
             Node::QuantizedConv2d { input, output, in_shape, out_channels, win, qo, .. } => {
                 self.read(&input)?;
                 self.write(&output)?;
                 self.holds(&input, numel(&in_shape), 1)?;
                 let (oh, ow) = self.window_out(in_shape[2], in_shape[3], &win)?;
-                self.holds(&output, in_shape[0] as u64 * out_channels as u64 * oh * ow, 1)?;
+                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 1)?;
                 if qo.shift > 63 {
                     return Err(self.inv("requantisation shift above 63"));
                 }
@@ -879,7 +891,7 @@ impl Checker {
                 self.holds(&input, numel(&in_shape), 4)?;
                 let (h, w, c) = if nhwc { (in_shape[1], in_shape[2], in_shape[3]) } else { (in_shape[2], in_shape[3], in_shape[1]) };
                 let (oh, ow) = self.window_out(h, w, &win)?;
-                self.holds(&output, in_shape[0] as u64 * c as u64 * oh * ow, 4)?;
+                self.holds(&output, prod(&[in_shape[0] as u64, c as u64, oh, ow]), 4)?;
             }
             Node::ResizeImage { input, output, in_shape, out_h, out_w, .. } => {
                 self.read(&input)?;
@@ -889,7 +901,7 @@ impl Checker {
                     return Err(self.inv("resize input has a zero height or width"));
                 }
                 self.holds(&input, numel(&in_shape), e)?;
-                self.holds(&output, in_shape[0] as u64 * in_shape[1] as u64 * out_h as u64 * out_w as u64, e)?;
+                self.holds(&output, prod(&[in_shape[0] as u64, in_shape[1] as u64, out_h as u64, out_w as u64]), e)?;
             }
             Node::Softmax { input, output, inner, outer, .. } => {
                 self.read(&input)?;
@@ -922,7 +934,7 @@ impl Checker {
                             return Err(self.inv("strided_slice reads outside its input shape"));
                         }
                     }
-                    on *= n;
+                    on = on.saturating_mul(n);
                 }
                 self.holds(&output, on, e)?;
             }
@@ -943,14 +955,14 @@ impl Checker {
                 self.write(&output)?;
                 self.holds(&input, numel(&in_shape), 4)?;
                 let (oh, ow) = self.window_out(in_shape[1], in_shape[2], &win)?;
-                self.holds(&output, in_shape[0] as u64 * out_channels as u64 * oh * ow, 4)?;
+                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 4)?;
             }
             Node::CpuQuantizedConv2d { input, output, in_shape, out_channels, win, qo, .. } => {
                 self.read(&input)?;
                 self.write(&output)?;
                 self.holds(&input, numel(&in_shape), 1)?;
                 let (oh, ow) = self.window_out(in_shape[1], in_shape[2], &win)?;
-                self.holds(&output, in_shape[0] as u64 * out_channels as u64 * oh * ow, 1)?;
+                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 1)?;
                 if qo.shift > 63 {
                     return Err(self.inv("requantisation shift above 63"));
                 }
@@ -962,7 +974,7 @@ impl Checker {
                     return Err(self.inv("kpu_upload must write KPU RAM from a map with a non-zero width"));
                 }
                 self.holds(&input, numel(&in_shape), 1)?;
-                let n = kpu::map_bytes(in_shape[3], in_shape[2], in_shape[1].max(1)) * in_shape[0] as u64;
+                let n = kpu::map_bytes(in_shape[3], in_shape[2], in_shape[1].max(1)).saturating_mul(in_shape[0] as u64);
                 self.kpu_bytes(output.start as u64, n.max(numel(&in_shape)))?;
             }
             Node::KpuConv2d { main_out, batches, conv } => {
@@ -978,7 +990,7 @@ impl Checker {
                 }
                 super::v3::check_act_shifts(self.index, conv.act)?;
                 self.req.scratch = self.req.scratch.max(l.scratch_bytes());
-                self.req.macs += l.macs() * batches as u64;
+                self.req.macs = self.req.macs.saturating_add(l.macs().saturating_mul(batches as u64));
             }
         }
         Ok(())

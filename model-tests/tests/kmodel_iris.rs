@@ -40,6 +40,13 @@ fn iris_v4_matches_within_1e6() {
         let w = f32::from_le_bytes(w.try_into().unwrap());
         assert!((g - w).abs() <= 1e-6 * w.abs(), "{g} vs {w}");
     }
+    // The fixture's manifest and comparison rule (rtol/atol 1e-6) agree.
+    let dir = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris");
+    let manifest = mlf_fixtures::Manifest::read(&dir).expect("manifest");
+    let case = &manifest.cases[0];
+    assert_eq!(case.outputs[0].size, Some(3));
+    let got: Vec<u8> = out.output.iter().flat_map(|v| v.to_le_bytes()).collect();
+    mlf_fixtures::compare("float32", &got, &want, case).unwrap();
     // A second run reuses the plan and gives the same result.
     let again = model.run(&m::Inputs { input: &FEATURES }).expect("run").output.to_vec();
     assert_eq!(again.len(), 3);
