@@ -180,7 +180,8 @@ pub fn row_layout(w: u32) -> (u32, u32, u32) {
 /// Bytes one C × H × W map occupies in KPU RAM (nn02 `get_kpu_bytes`).
 pub fn map_bytes(w: u32, h: u32, c: u32) -> u64 {
     let (groups, row_len, _) = row_layout(w);
-    row_len as u64 * h as u64 * c.div_ceil(groups.min(c.max(1))) as u64 * 64
+    // Saturating: V4 shapes come from the file and may be absurd (the caller then refuses them).
+    (row_len as u64).saturating_mul(h as u64).saturating_mul(c.div_ceil(groups.min(c.max(1))) as u64).saturating_mul(64)
 }
 
 /// Byte offset of row `y` of channel `c` of a map of width `w`, height `h` (relative to the

@@ -218,6 +218,17 @@ impl<'a> Model<'a> {
         }
     }
 
+    /// Output `i`'s place: pool, byte start, byte size (a table lookup, no decoding).
+    pub fn output_place(&self, i: usize) -> Option<(Pool, u32, u32)> {
+        match self {
+            Model::V3(m) => (i < m.outputs as usize).then(|| {
+                let (addr, size) = m.output_range(i as u32);
+                (Pool::Main, addr, size)
+            }),
+            Model::V4(m) => m.output_range(i as u32).map(|r| (r.pool, r.start, r.size)),
+        }
+    }
+
     /// Decodes every layer or node into `out[..self.steps()]`.
     pub fn decode_into(&self, out: &mut [Step<'a>]) -> Result<(), KmodelError> {
         let n = self.steps();
@@ -308,7 +319,7 @@ impl<'a, const N: usize> Plan<'a, N> {
 
 /// Output `i`'s bytes in `main` (or `kpu`) after a run.
 pub fn output<'m>(m: &Model<'_>, main: &'m [u8], kpu: &'m [u8], i: usize) -> Result<&'m [u8], KmodelError> {
-    let (pool, start, size, _) = m.output(i).ok_or(KmodelError::NoSuchOutput { index: i as u32 })?;
+    let (pool, start, size) = m.output_place(i).ok_or(KmodelError::NoSuchOutput { index: i as u32 })?;
     let buf = if pool == Pool::Kpu { kpu } else { main };
     buf.get(start as usize..start as usize + size as usize).ok_or(KmodelError::MemoryTooSmall { pool, needed: start as u64 + size as u64, got: buf.len() as u64 })
 }

@@ -174,3 +174,34 @@ fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
         assert!(corr > 0.9, "{model}: correlation {corr}");
     }
 }
+
+#[test]
+fn mixed_cpu_kpu_models_run_and_their_softmax_sums_to_one() {
+    // No reference vectors exist for these (camera/sensor demos): run them on synthetic
+    // inputs and check the invariant their last layer guarantees.
+    let Some(dir) = fixtures() else { return };
+    // V3 MNIST: K210_CONV, DEQUANTIZE, TF_FLATTEN, FC, QUANTIZE, ADD/REMOVE_PADDING, SOFTMAX.
+    let digit: Vec<u8> = (0..28 * 28).map(|i| if (i % 28 > 10 && i % 28 < 17) && i / 28 > 4 && i / 28 < 24 { 255 } else { 0 }).collect();
+    let (_, outs) = run_main(&read(&dir.join("v3-mnist-maixpy/mnist.kmodel")), &digit, ActivationRounding::NncaseV02);
+    let p = f32s(&outs[0]);
+    let best = p.iter().enumerate().fold((0, 0f32), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
+    eprintln!("mnist on a vertical bar: {p:?} -> {}", best.0);
+    assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    // V4 mask classifier: pad (crop), reduce_window2d, quantize, kpu_upload, transpose, matmul,
+    // reduce, binary with broadcast, table_lookup1d.
+    let thermal: Vec<u8> = (0..32 * 32).map(|i| ((i * 7) % 256) as u8).collect();
+    let (_, outs) = run_main(&read(&dir.join("v4-mask-detect/mask_detect.kmodel")), &thermal, ActivationRounding::NncaseV02);
+    let p = f32s(&outs[0]);
+    eprintln!("mask classifier: {p:?}");
+    assert_eq!(p.len(), 3);
+    assert!((p.iter().sum::<f32>() - 1.0).abs() < 0.05, "{p:?}");
+    // V4 alpha1 YOLO: the max_2_s1 pool runs on the CPU (dequantize → reduce_window2d →
+    // quantize → kpu_upload); its output stays close to the beta compile's.
+    let input = read(&dir.join("v3-20classes-yolo/input_dog_320x240_rgb_chw_u8.bin"));
+    let (_, a) = run_main(&read(&dir.join("v4-20classes-yolo/yolo-v0.2.0-alpha1.kmodel")), &input, ActivationRounding::NncaseV02);
+    let (_, b) = run_main(&read(&dir.join("v4-20classes-yolo/yolo.kmodel")), &input, ActivationRounding::NncaseV02);
+    let (a, b) = (f32s(&a[0]), f32s(&b[0]));
+    let mad = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f32>() / a.len() as f32;
+    eprintln!("alpha1 vs beta YOLO: mean |diff| {mad}");
+    assert!(mad < 0.5, "{mad}");
+}
