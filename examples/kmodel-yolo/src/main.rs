@@ -2,6 +2,8 @@
 //! with the shared fixtures, decodes the region layer, prints the detections and writes
 //! `kmodel-yolo-detections.png` (or the path given as the first argument) with the boxes drawn.
 //!
+//! `KMODEL_ROUNDING=nncase-v01` selects nncase v0.1's activation rounding instead of v0.2's.
+//!
 //! The model and the picture live in `../shared/fixtures` beside the repository and are not
 //! part of it; without them the example says so and exits successfully.
 
@@ -28,6 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let input: &[u8; 3 * 240 * 320] = chw.as_slice().try_into()?;
 
     let mut model = yolo::Model::take().ok_or("model already taken")?;
+    // KMODEL_ROUNDING=nncase-v01 switches to nncase v0.1's activation rounding (docs/kmodel.md §8).
+    if std::env::var("KMODEL_ROUNDING").is_ok_and(|v| v == "nncase-v01") {
+        model.set_activation_rounding(mlf_runtime::kmodel::ActivationRounding::NncaseV01);
+        println!("activation rounding: nncase v0.1 (variant A)");
+    }
     let started = std::time::Instant::now();
     let out = model.run(&yolo::Inputs { input })?;
     let elapsed = started.elapsed();
