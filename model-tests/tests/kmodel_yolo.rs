@@ -75,6 +75,10 @@ fn yolo_v3_finds_dog_bicycle_and_car() {
     use models::yolo_v3 as m;
     assert_eq!(m::INPUT_SHAPE, [1, 3, 240, 320]);
     assert_eq!(m::OUTPUT_SHAPE, [1, 125, 7, 10]);
+    eprintln!(
+        "yolo_v3: ARENA_BYTES {} (main {}, KPU RAM {}, scratch {}, {} steps)",
+        m::ARENA_BYTES, m::MAIN_MEMORY_BYTES, m::KPU_RAM_BYTES, m::SCRATCH_BYTES, m::STEPS
+    );
     let input = common::dog();
     let mut model = take(m::Model::take);
     let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();

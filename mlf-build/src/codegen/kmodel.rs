@@ -2,7 +2,7 @@
 //!
 //! The module embeds the model file (256-byte aligned, as the KPU requires), allocates main
 //! memory, the emulated KPU RAM (up to the highest row the model touches) and the convolution
-//! scratch as statics inside a [`TakeOnce`](mlf_runtime::TakeOnce) cell, and runs the model
+//! scratch as statics inside a `mlf_runtime::TakeOnce` cell, and runs the model
 //! with `mlf_runtime::kmodel`. The model was validated when the module was generated; at run
 //! time it is parsed once, on the first `run()`, into a table of decoded steps (a `Plan`)
 //! that later runs reuse. The generated code contains no `unsafe`.
