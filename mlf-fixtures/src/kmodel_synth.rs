@@ -277,6 +277,16 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     case("V4 dequantize writes the constants", m4(&|b| put(b, l4.bodies[1] + 16, 0)), |e| {
         matches!(e, KmodelError::Invalid { index: 1, .. } | KmodelError::OutOfRange { index: 1, .. })
     });
+    // Found by cargo-fuzz: size products that overflowed before they were checked.
+    let mut fc = v3_fc();
+    put(&mut fc, 52 + 12, u32::MAX);
+    put(&mut fc, 52 + 16, u32::MAX);
+    case("V3 FC weight count overflows", fc, |e| matches!(e, KmodelError::BodyTooSmall { index: 0, .. }));
+    case("V4 input shape overflows the KPU map size", m4(&|b| {
+        for d in 0..4 {
+            put(b, l4.input + 16 + 4 * d, 0x7fff_ffff);
+        }
+    }), |e| matches!(e, KmodelError::Invalid { .. } | KmodelError::OutOfRange { pool: Pool::Kpu, .. }));
     case("V4 truncated in the last body", v4[..v4.len() - 20].to_vec(), |e| matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. }));
     out
 }
