@@ -205,7 +205,10 @@ pub fn report_table(desc: &ModelDesc) -> String {
     table(&mut s, "inputs", &desc.inputs);
     table(&mut s, "outputs", &desc.outputs);
     s.push('\n');
-    if desc.params.is_empty() {
+    let kmodel = matches!(desc.executor, Executor::Kmodel(_));
+    if kmodel {
+        // Parameters, C code and metadata memory do not apply: the kmodel section says it all.
+    } else if desc.params.is_empty() {
         let c = &desc.code.constants;
         line(&mut s, "parameters", format!("{} constant arrays compiled into the C, {} bytes", c.len(), c.iter().map(|c| c.bytes).sum::<u64>()));
     } else {
@@ -221,23 +224,25 @@ pub fn report_table(desc: &ModelDesc) -> String {
             ),
         );
     }
-    line(
-        &mut s,
-        "memory",
-        format!(
-            "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
-            desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
-        ),
-    );
-    line(
-        &mut s,
-        "code",
-        format!(
-            "{} C files, {} object files",
-            desc.code.sources.len(),
-            desc.code.objects.len()
-        ),
-    );
+    if !kmodel {
+        line(
+            &mut s,
+            "memory",
+            format!(
+                "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
+                desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
+            ),
+        );
+        line(
+            &mut s,
+            "code",
+            format!(
+                "{} C files, {} object files",
+                desc.code.sources.len(),
+                desc.code.objects.len()
+            ),
+        );
+    }
     if let Executor::Kmodel(k) = &desc.executor {
         kmodel_table(&mut s, k);
     }
