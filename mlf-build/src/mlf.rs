@@ -49,7 +49,7 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
         path: archive.path().to_path_buf(),
         format: ModelFormat::Mlf { version },
         name: m.to_string(),
-        executor: Executor::Kmodel(crate::kmodel::KmodelExec { version: 0 }),
+        executor: Executor::Kmodel(crate::kmodel::KmodelExec { version: 0, ..Default::default() }),
         inputs: Vec::new(),
         outputs: Vec::new(),
         params: Vec::new(),

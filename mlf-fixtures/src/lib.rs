@@ -96,11 +96,19 @@ pub struct TensorRef {
     pub index: Option<usize>,
     /// dtype string.
     pub dtype: String,
-    /// Shape.
+    /// Shape (`null` in kmodel manifests, read as empty).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub shape: Vec<u64>,
+    /// Element count, when the manifest gives it instead of a shape (kmodel manifests).
+    #[serde(default)]
+    pub size: Option<u64>,
     /// File name inside `vectors/` (absent for secondary references).
     #[serde(default)]
     pub file: Option<String>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    Ok(Option::<Vec<u64>>::deserialize(d)?.unwrap_or_default())
 }
 
 impl Manifest {
@@ -180,3 +188,5 @@ pub fn median_time(budget: std::time::Duration, mut f: impl FnMut()) -> std::tim
     times.sort();
     times[times.len() / 2]
 }
+
+pub mod kmodel_synth;

@@ -77,8 +77,12 @@ pub fn include_model(input: TokenStream) -> TokenStream {
     }
 }
 
+/// The directory model paths are relative to: the crate's manifest directory.
+/// `MLF_MACROS_MANIFEST_DIR` overrides it (the UI tests set it, because trybuild compiles them
+/// in a crate of its own under `target/`).
 fn manifest_dir() -> Result<PathBuf, String> {
-    std::env::var_os("CARGO_MANIFEST_DIR")
+    std::env::var_os("MLF_MACROS_MANIFEST_DIR")
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
         .map(PathBuf::from)
         .ok_or_else(|| "CARGO_MANIFEST_DIR is not set: include_model! must be used in a crate built by cargo".to_string())
 }
@@ -89,6 +93,12 @@ fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
     if !path.exists() {
         return Err(format!("model file not found: {} (paths are relative to the crate's Cargo.toml)", path.display()));
     }
+    // Errors name the file as the user wrote it.
+    expand_path(args, &path).map_err(|m| m.replace(&path.display().to_string(), &rel))
+}
+
+fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
+    let path = path.to_path_buf();
     let kind = mlf_build::detect::detect(&path).map_err(|e| e.to_string())?;
     match kind {
         mlf_build::detect::FileKind::Kmodel => kmodel(args, &path),

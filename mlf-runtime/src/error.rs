@@ -84,11 +84,19 @@ pub enum Error {
     BadWorkspaceFree,
     /// An external parameter could not be supplied.
     Param(crate::params::ParamError),
+    /// A kmodel could not be parsed or run.
+    Kmodel(crate::kmodel::KmodelError),
 }
 
 impl From<crate::params::ParamError> for Error {
     fn from(e: crate::params::ParamError) -> Self {
         Error::Param(e)
+    }
+}
+
+impl From<crate::kmodel::KmodelError> for Error {
+    fn from(e: crate::kmodel::KmodelError) -> Self {
+        Error::Kmodel(e)
     }
 }
 
@@ -109,6 +117,7 @@ impl fmt::Display for Error {
             ),
             Error::BadWorkspaceFree => f.write_str("workspace freed out of order or with a foreign pointer"),
             Error::Param(e) => write!(f, "{e}"),
+            Error::Kmodel(e) => write!(f, "kmodel: {e}"),
         }
     }
 }
