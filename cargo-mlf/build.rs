@@ -2,4 +2,5 @@
 //! `cargo mlf split`.
 fn main() {
     println!("cargo::rustc-env=MLF_HOST_TARGET={}", std::env::var("TARGET").unwrap());
+    println!("cargo::rustc-env=MLF_BENCH_HOST={}", std::env::var("HOST").unwrap());
 }

@@ -33,12 +33,14 @@ fn main() {
     let start = std::time::Instant::now();
     let mut net = model::Model::take().unwrap_or_else(|| fail("model already taken"));
 {{param_setup}}
+    let loaded = start.elapsed();
     let out = match net.run(&model::Inputs { {{input_fields}} }{{run_extra}}) {
         Ok(out) => out,
         Err(e) => fail(&e.to_string()),
     };
     let elapsed = start.elapsed();
     if std::env::var_os("MLF_RUN_TIMING").is_some() {
+        eprintln!("mlf-run: parameters ready after {} ns", loaded.as_nanos());
         eprintln!("mlf-run: first result after {} ns", elapsed.as_nanos());
     }
 {{write_outputs}}

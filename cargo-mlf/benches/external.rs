@@ -1,0 +1,173 @@
+//! External parameters: program image size with embedded vs external parameters, and time from
+//! start to the first result with embedded, resident (from a split folder and from a packed
+//! archive) and streamed parameters, against the time to parse and copy TVM's own `.params`
+//! file (what TVM's graph executors do at start-up) measured in the same run.
+//!
+//! Every variant is built and run through `cargo mlf run`, exactly as a user would; the program
+//! times itself from taking the model to the first result (`MLF_RUN_TIMING`). Run with
+//! `cargo bench -p cargo-mlf --bench external`; figures go to stdout and
+//! `target/bench-external.json`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use mlf_fixtures::Manifest;
+
+const RUNS: usize = 7;
+
+fn work() -> PathBuf {
+    mlf_fixtures::workspace_root().join("target/mlf-run-bench")
+}
+
+/// Builds and runs `model` with `extra` arguments `RUNS` times; returns the medians of the times
+/// the program reports (parameters ready, first result; µs) and the program's path.
+fn timed(model: &Path, dir: &Path, extra: &[&str]) -> (f64, f64, PathBuf) {
+    let manifest = Manifest::read(dir).unwrap();
+    let case = &manifest.cases[0];
+    let mut times = Vec::new();
+    let mut ready = Vec::new();
+    let mut exe = PathBuf::new();
+    for _ in 0..RUNS {
+        let out = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
+        cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("-o").arg(out.path()).arg("--work-dir").arg(work()).args(extra).env("MLF_RUN_TIMING", "1");
+        for i in &case.inputs {
+            let f = dir.join("vectors").join(i.file.as_ref().unwrap());
+            match &i.name {
+                Some(n) => cmd.arg("--input").arg(format!("{n}={}", f.display())),
+                None => cmd.arg("--input").arg(&f),
+            };
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{}: {err}", model.display());
+        let ns = |key: &str| -> f64 { err.lines().find_map(|l| l.strip_prefix(key)).and_then(|l| l.trim_end_matches(" ns").parse().ok()).unwrap() };
+        exe = err.lines().find_map(|l| l.strip_prefix("running ")).map(PathBuf::from).unwrap();
+        times.push(ns("mlf-run: first result after ") / 1000.0);
+        ready.push(ns("mlf-run: parameters ready after ") / 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    ready.sort_by(f64::total_cmp);
+    (ready[RUNS / 2], times[RUNS / 2], exe)
+}
+
+/// The model's own image with `params`: text, read-only data and data of its compiled library,
+/// plus the parameter bytes embedded in the Rust module.
+fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
+    use object::read::archive::ArchiveFile;
+    use object::{Object, ObjectSection, SectionKind};
+    let out = tempfile::tempdir().unwrap();
+    let host = env!("MLF_BENCH_HOST");
+    let built = mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
+    let lib = std::fs::read(built.library.unwrap()).unwrap();
+    let archive = ArchiveFile::parse(&*lib).unwrap();
+    let mut bytes = built.embedded_param_bytes;
+    for member in archive.members() {
+        let member = member.unwrap();
+        let data = member.data(&*lib).unwrap();
+        let file = object::File::parse(data).unwrap();
+        bytes += file
+            .sections()
+            .filter(|s| matches!(s.kind(), SectionKind::Text | SectionKind::ReadOnlyData | SectionKind::ReadOnlyString | SectionKind::Data | SectionKind::ReadOnlyDataWithRel))
+            .map(|s| s.size())
+            .sum::<u64>();
+    }
+    bytes
+}
+
+/// Bytes of the loaded image that hold code and data (text, read-only data, initialised data).
+fn image_bytes(exe: &Path) -> u64 {
+    use object::{Object, ObjectSection, SectionKind};
+    let data = std::fs::read(exe).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    file.sections()
+        .filter(|s| matches!(s.kind(), SectionKind::Text | SectionKind::ReadOnlyData | SectionKind::ReadOnlyString | SectionKind::Data | SectionKind::ReadOnlyDataWithRel))
+        .map(|s| s.size())
+        .sum()
+}
+
+/// TVM's start-up work on parameters: read the `.params` file, parse it and copy every tensor
+/// into its own heap buffer. Median of 101 runs, µs.
+fn tvm_params_us(model: &Path) -> Option<f64> {
+    let desc = mlf_build::open(model).ok()?;
+    let archive = mlf_build::archive::Archive::open(model).ok()?;
+    let name = format!("parameters/{}.params", desc.name);
+    let file = archive.get(&name)?.to_vec();
+    if file.len() <= 32 {
+        return None;
+    }
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), &file).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..101 {
+        let t = Instant::now();
+        let bytes = mlf_build::bytes::Bytes::new(std::fs::read(tmp.path()).unwrap());
+        let tensors = mlf_build::format::params::parse_params(&bytes).unwrap();
+        let copies: Vec<Vec<u8>> = tensors.iter().map(|p| p.data.to_vec()).collect();
+        std::hint::black_box(copies);
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    Some(times[50])
+}
+
+fn main() {
+    let root = mlf_fixtures::workspace_root();
+    let mut models: Vec<(String, PathBuf, PathBuf)> = vec![("digits (repository)".into(), root.join("examples/digits/model/digits.tar"), root.join("examples/digits/model"))];
+    if let Some(fx) = mlf_fixtures::fixtures_dir() {
+        for n in ["kws-int8-graph", "resnet8-int8-graph", "guberti-tvm-graph-v2-cifar-lp0-syslib", "digits-mlp-aot-usmp", "kws-int8-aot-usmp", "esp32-cifar-aot-v7-usmp"] {
+            let d = fx.join("mlf").join(n);
+            let m = if d.join("model.tar").exists() { d.join("model.tar") } else { d.join("model") };
+            models.push((n.into(), m, d));
+        }
+    } else {
+        eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
+    }
+    println!("model image = the model's compiled code and data (+ embedded parameters); program = the whole runner `cargo mlf run` builds");
+    println!("times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs)\n");
+    println!(
+        "{:<38} {:>9} {:>9} {:>6} {:>9} {:>9} | {:>13} {:>13} {:>13} {:>13} | {:>9}",
+        "model", "model emb", "model ext", "ratio", "prog emb", "prog ext", "embedded", "resident dir", "resident tar", "streamed", "TVM parse"
+    );
+    let mut json = Vec::new();
+    for (name, model, dir) in &models {
+        let canonical = model.canonicalize().unwrap();
+        let (r_emb, t_emb, exe_emb) = timed(model, dir, &[]);
+        let (r_res, t_res, exe_res) = timed(model, dir, &["--params", "resident"]);
+        // A packed archive of the split the resident build wrote.
+        let split = work().join(format!("{}-resident", mlf_build::builder::model_key("mlf-run", &canonical, None))).join("split");
+        let packed = work().join(format!("{}.params.tar", name.replace(' ', "_")));
+        mlf_build::external::pack_folder(&split, &packed).unwrap();
+        let (r_tar, t_tar, _) = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
+        let (r_str, t_str, _) = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
+        let (p_emb, p_ext) = (image_bytes(&exe_emb), image_bytes(&exe_res));
+        let (m_emb, m_ext) = (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
+        let tvm = tvm_params_us(model);
+        println!(
+            "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",
+            name,
+            m_emb,
+            m_ext,
+            m_ext as f64 / m_emb as f64,
+            p_emb,
+            p_ext,
+            r_emb,
+            t_emb,
+            r_res,
+            t_res,
+            r_tar,
+            t_tar,
+            r_str,
+            t_str,
+            tvm.map_or("n/a (AOT)".to_string(), |t| format!("{t:.1}"))
+        );
+        json.push(format!(
+            "{{\"model\":{name:?},\"model_image_embedded\":{m_emb},\"model_image_external\":{m_ext},\"program_embedded\":{p_emb},\"program_external\":{p_ext},\"us_ready_embedded\":{r_emb:.1},\"us_first_embedded\":{t_emb:.1},\"us_ready_resident_folder\":{r_res:.1},\"us_first_resident_folder\":{t_res:.1},\"us_ready_resident_archive\":{r_tar:.1},\"us_first_resident_archive\":{t_tar:.1},\"us_ready_streamed\":{r_str:.1},\"us_first_streamed\":{t_str:.1},\"us_tvm_params_parse_copy\":{}}}",
+            tvm.map_or("null".into(), |t| format!("{t:.1}"))
+        ));
+    }
+    let out = root.join("target/bench-external.json");
+    std::fs::write(&out, format!("[{}]\n", json.join(",\n"))).unwrap();
+    println!("\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up; median of 101, µs)\nwritten to {}", out.display());
+}
