@@ -72,11 +72,13 @@ impl ParamSource for Folder {
     }
 }
 
-/// A packed archive on disk (`cargo mlf pack` output), read into memory once.
+/// A packed archive on disk (`cargo mlf pack` output), read into memory once; members are
+/// ranges of that one buffer.
 #[derive(Debug)]
 pub struct PackedArchive {
     path: PathBuf,
-    members: HashMap<String, Vec<u8>>,
+    data: Vec<u8>,
+    members: HashMap<String, core::ops::Range<usize>>,
     config: HashMap<String, (String, usize)>,
 }
 
@@ -90,18 +92,19 @@ impl PackedArchive {
         let mut archive = ::tar::Archive::new(&data[..]);
         let entries = archive.entries().map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &shown))?;
         for entry in entries {
-            let mut entry = entry.map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &shown))?;
+            let entry = entry.map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &shown))?;
             if !entry.header().entry_type().is_file() {
                 continue;
             }
             let name = entry.path().map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &shown))?.to_string_lossy().trim_start_matches("./").to_string();
-            let mut buf = Vec::new();
-            entry.read_to_end(&mut buf).map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &format!("{shown}: {name}")))?;
-            members.insert(name, buf);
+            let start = entry.raw_file_position() as usize;
+            let end = start.checked_add(entry.size() as usize).filter(|&e| e <= data.len());
+            let end = end.ok_or_else(|| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &format!("{shown}: {name}")))?;
+            members.insert(name, start..end);
         }
         let cfg = members.get("configure.json").ok_or_else(|| ParamError::new(ParamErrorKind::ConfigMissing, "", &format!("{shown}: configure.json")))?;
-        let config = parse_config(cfg, &format!("{shown}: configure.json"))?;
-        Ok(PackedArchive { path, members, config })
+        let config = parse_config(&data[cfg.clone()], &format!("{shown}: configure.json"))?;
+        Ok(PackedArchive { path, data, members, config })
     }
 }
 
@@ -109,7 +112,8 @@ impl ParamSource for PackedArchive {
     fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
         let shown = self.path.display().to_string();
         let (file, _) = self.config.get(p.id).ok_or_else(|| ParamError::new(ParamErrorKind::UnknownId, p.id, &format!("{shown}: configure.json")))?;
-        let data = self.members.get(file.as_str()).ok_or_else(|| ParamError::new(ParamErrorKind::Missing, p.id, &format!("{shown}: {file}")))?;
+        let range = self.members.get(file.as_str()).ok_or_else(|| ParamError::new(ParamErrorKind::Missing, p.id, &format!("{shown}: {file}")))?;
+        let data = &self.data[range.clone()];
         if data.len() != p.bytes {
             return Err(ParamError::new(ParamErrorKind::SizeMismatch { expected: p.bytes, found: data.len() }, p.id, &format!("{shown}: {file}")));
         }
