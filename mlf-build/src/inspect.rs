@@ -69,6 +69,10 @@ pub fn report_json(desc: &ModelDesc) -> Value {
         "facts": desc.facts,
         "warnings": desc.warnings,
         "blockers": desc.blockers,
+        "external_params": match crate::external::refusal(desc) {
+            None => json!({"possible": true}),
+            Some(why) => json!({"possible": false, "why": why}),
+        },
     });
     let obj = v.as_object_mut().expect("object");
     match &desc.executor {
@@ -254,6 +258,12 @@ pub fn report_table(desc: &ModelDesc) -> String {
     }
     for w in &desc.warnings {
         s.push_str(&format!("warning: {w}\n"));
+    }
+    if !matches!(desc.executor, Executor::Kmodel(_)) {
+        match crate::external::refusal(desc) {
+            None => s.push_str("external     parameters can be split from the code (Params::External, cargo mlf split)\n"),
+            Some(why) => s.push_str(&format!("external     parameters cannot be external: {why}\n")),
+        }
     }
     for b in &desc.blockers {
         s.push_str(&format!("cannot build: {b}\n"));

@@ -139,3 +139,22 @@ fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
     assert!(msg.contains("codegen/host/src/default_lib1.c") && msg.contains("esp_kernel.h"), "{msg}");
 }
 
+
+#[test]
+fn external_parameters_are_refused_where_constants_cannot_be_separated() {
+    let Some(root) = mlf_fixtures::fixtures_or_skip("external_parameters_are_refused_where_constants_cannot_be_separated") else { return };
+    for (name, reason) in [
+        ("digits-mlp-aot-c/model.tar", "per-operator `static const` arrays"),
+        ("digits-mlp-graph-linked/model.tar", "per-operator `static const` arrays"),
+        ("arduino-demos-kws-yesno-graph-v4/model.tar", "_lookup_linked_param"),
+    ] {
+        let model = root.join("mlf").join(name);
+        let out = tempfile::tempdir().unwrap();
+        let e = mlf_build::Model::open(&model)
+            .params(mlf_build::Params::resident())
+            .build_into(&model, out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
+            .expect_err("must be refused");
+        let msg = e.to_string();
+        assert!(msg.contains("cannot be external") && msg.contains(reason), "{name}: {msg}");
+    }
+}
