@@ -111,6 +111,10 @@ pub enum ErrorKind {
     /// A feature of the model that cannot be built or run here.
     #[error("{0}")]
     Unsupported(String),
+    /// A model, or a crate's models together, need more memory than a budget of
+    /// `[package.metadata.mlf]` allows (the message names the model, the need and the budget).
+    #[error("{0}")]
+    OverBudget(String),
 }
 
 impl Error {
