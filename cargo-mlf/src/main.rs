@@ -8,8 +8,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod build;
 mod inspect;
+mod new;
 mod npy;
+mod plan;
 mod run;
 mod template;
 
@@ -29,6 +32,13 @@ enum Command {
     /// Run a model once on this host (built exactly as a user's crate builds it) and write its
     /// outputs.
     Run(run::Args),
+    /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
+    /// budgets), print its memory, then run `cargo build` with the arguments given.
+    Build(build::Args),
+    /// Create a crate that runs a model: a host program, or a `#![no_std]` firmware skeleton.
+    New(new::Args),
+    /// Show a model's static memory plan, and draw it as SVG.
+    Plan(plan::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +51,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Run(a) => run::run(a),
+        Command::Build(a) => return build::run(a),
+        Command::New(a) => new::run(a),
+        Command::Plan(a) => plan::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

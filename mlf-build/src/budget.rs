@@ -62,20 +62,17 @@ impl Budget {
         let parts: Vec<String> = over
             .iter()
             .map(|o| {
-                format!(
-                    "{subject} needs {} bytes ({}) of {}, over the budget of {} bytes ({}) by {} bytes",
-                    o.need,
-                    human(o.need),
-                    o.what,
-                    o.budget,
-                    human(o.budget),
-                    o.need - o.budget
-                )
+                format!("{subject} needs {} of {}, over the budget of {} by {} bytes", bytes(o.need), o.what, bytes(o.budget), o.need - o.budget)
             })
             .collect();
         let keys: Vec<&str> = over.iter().map(|o| o.key).collect();
         Err(Error::new(ErrorKind::OverBudget(format!("{} (budget `{}` set in {})", parts.join("; and "), keys.join("`, `"), self.source))))
     }
+}
+
+/// `176 bytes`, or `88192 bytes (86.1 KiB)`.
+fn bytes(n: u64) -> String {
+    if n < 1024 { format!("{n} bytes") } else { format!("{n} bytes ({})", human(n)) }
 }
 
 /// Checks one model's report against its budget.
@@ -162,7 +159,7 @@ mod tests {
         let m = e.to_string();
         assert_eq!(
             m,
-            "model digits needs 176 bytes (176 B) of static RAM, over the budget of 100 bytes (100 B) by 76 bytes (budget `ram` set in package.metadata.mlf.models[0] in Cargo.toml)"
+            "model digits needs 176 bytes of static RAM, over the budget of 100 bytes by 76 bytes (budget `ram` set in package.metadata.mlf.models[0] in Cargo.toml)"
         );
     }
 

@@ -134,6 +134,13 @@ fn add_object(sizes: &mut SectionSizes, bytes: &[u8]) -> Result<()> {
             continue;
         }
         let n = s.size();
+        // Pointer tables the C declares `const` (writable only while a position-independent
+        // image is relocated), and data the C places in a `.rodata*` section without declaring
+        // it `const` (TVM's USMP constant pool in `.rodata.tvm`): read-only data in firmware.
+        if name.starts_with(".data.rel.ro") || (name.starts_with(".rodata") && s.kind() == SectionKind::Data) {
+            sizes.rodata += n;
+            continue;
+        }
         match s.kind() {
             SectionKind::Text => sizes.text += n,
             SectionKind::ReadOnlyData | SectionKind::ReadOnlyDataWithRel | SectionKind::ReadOnlyString => sizes.rodata += n,
@@ -284,9 +291,10 @@ impl Totals {
     }
 }
 
-/// `176` or `88192 (86.1 KiB)`.
-fn n(bytes: u64) -> String {
-    if bytes < 1024 { format!("{bytes}") } else { format!("{bytes} ({})", human(bytes)) }
+/// One line of the human report: label, exact bytes, the size for people, a comment.
+fn line(f: &mut fmt::Formatter<'_>, label: &str, bytes: u64, comment: &str) -> fmt::Result {
+    let people = if bytes < 1024 { String::new() } else { format!("({})", human(bytes)) };
+    writeln!(f, "  {label:<22}{bytes:>10} bytes {people:<12} {comment}")
 }
 
 impl fmt::Display for MemoryReport {
@@ -296,22 +304,22 @@ impl fmt::Display for MemoryReport {
         let module = self.mlf_module.as_ref().map(|m| format!(", MLF module {m}")).unwrap_or_default();
         writeln!(f, "model {} ({file}{module}, {} executor, target {})", self.model, self.executor, self.target)?;
         let r = &self.ram;
-        writeln!(f, "  static RAM          {:>24} bytes", n(r.total))?;
-        let tvm = r.tvm_executor.map(|t| format!("; TVM's executor: {t}")).unwrap_or_default();
-        writeln!(f, "    arena             {:>24} bytes   ARENA_BYTES of the generated module{tvm}", n(r.arena))?;
-        writeln!(f, "      workspace       {:>24} bytes   of the arena: TVMBackendAllocWorkspace", n(r.workspace))?;
-        writeln!(f, "      outputs         {:>24} bytes   of the arena", n(r.outputs))?;
-        let pool = if r.usmp_pool > 0 { format!(" (USMP pool {})", r.usmp_pool) } else { String::new() };
-        writeln!(f, "    C data            {:>24} bytes   .data + .bss of the model's C{pool}", n(r.c_data))?;
-        writeln!(f, "    inputs            {:>24} bytes   the caller's buffers, not counted", n(r.inputs))?;
+        line(f, "static RAM", r.total, "arena + C data")?;
+        let tvm = r.tvm_executor.map(|t| format!(" (TVM's executor: {t})")).unwrap_or_default();
+        line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?;
+        line(f, "    workspace", r.workspace, "of the arena: TVMBackendAllocWorkspace")?;
+        line(f, "    outputs", r.outputs, "of the arena")?;
+        let pool = if r.usmp_pool > 0 { format!(", of it the USMP pool: {}", r.usmp_pool) } else { String::new() };
+        line(f, "  C data", r.c_data, &format!(".data + .bss of the model's C{pool}"))?;
+        line(f, "  inputs", r.inputs, "the caller's buffers, not counted")?;
         let fl = &self.flash;
-        writeln!(f, "  flash               {:>24} bytes", n(fl.total))?;
+        line(f, "flash", fl.total, "code + read-only data + data + parameters")?;
         let measured = if fl.measured { "" } else { " (not measured)" };
-        writeln!(f, "    code              {:>24} bytes   .text of the model's C{measured}", n(fl.code))?;
-        writeln!(f, "    read-only data    {:>24} bytes   of the model's C (C constants: {})", n(fl.rodata), fl.c_constants)?;
-        writeln!(f, "    data              {:>24} bytes   initial values of the C's .data", n(fl.data))?;
-        writeln!(f, "    parameters        {:>24} bytes   embedded, used in place", n(fl.params))?;
-        writeln!(f, "  external parameters {:>24} bytes", n(self.external_param_bytes))?;
+        line(f, "  code", fl.code, &format!(".text of the model's C{measured}"))?;
+        line(f, "  read-only data", fl.rodata, &format!("of the model's C (constant arrays: {})", fl.c_constants))?;
+        line(f, "  data", fl.data, "initial values of the C's .data")?;
+        line(f, "  parameters", fl.params, "embedded in the program image, used in place")?;
+        line(f, "external parameters", self.external_param_bytes, "loaded at run time")?;
         for note in &self.notes {
             writeln!(f, "  note: {note}")?;
         }
@@ -324,8 +332,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn human_figures() {
-        assert_eq!(n(176), "176");
-        assert_eq!(n(88192), "88192 (86.1 KiB)");
+    fn human_report_lines() {
+        let r = MemoryReport {
+            model: "digits".into(),
+            file: "m/digits.tar".into(),
+            mlf_module: None,
+            executor: "graph".into(),
+            target: "t".into(),
+            planned: true,
+            ram: Ram { total: 88192, arena: 88192, ..Ram::default() },
+            flash: Flash { total: 5, code: 5, measured: true, ..Flash::default() },
+            external_param_bytes: 0,
+            notes: vec![],
+        };
+        let text = r.to_string();
+        assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
+        assert!(text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + C data\n"), "{text}");
+        assert!(text.contains("\n    code                         5 bytes              .text of the model's C\n"), "{text}");
     }
 }
