@@ -183,9 +183,11 @@ fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
     Ok((out, target_dir))
 }
 
-fn spinner() -> ProgressBar {
+/// A spinner on stderr (drawn only when stderr is a terminal) for one model's stages.
+fn spinner(label: &str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
     pb.set_style(ProgressStyle::with_template("{spinner:.green} {prefix:.bold} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    pb.set_prefix(label.to_string());
     pb.enable_steady_tick(Duration::from_millis(100));
     pb
 }
@@ -270,7 +272,11 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
     let (packages, target_dir) = select(cargo)?;
     let host = host_triple()?;
     let targets = if cargo.targets.is_empty() { vec![host.clone()] } else { cargo.targets.clone() };
-    let emit = |v: Value| println!("{v}");
+    // JSON lines on stdout; a closed pipe (`| head`) is not an error worth a panic.
+    let emit = |v: Value| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{v}");
+    };
     if packages.is_empty() {
         if !cargo.json {
             eprintln!("         mlf no models listed in [{TABLE}] of the selected packages");
@@ -291,8 +297,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
             let mut reports = Vec::new();
             for (i, entry) in pkg.manifest.models.iter().enumerate() {
                 let label = entry.name.clone().unwrap_or_else(|| entry.path.display().to_string());
-                let pb = if cargo.json { ProgressBar::hidden() } else { spinner() };
-                pb.set_prefix(label.clone());
+                let pb = if cargo.json { ProgressBar::hidden() } else { spinner(&label) };
                 let result = check_model(pkg, entry, target, &host, &check_dir, &pb);
                 pb.finish_and_clear();
                 let (report, desc) = match result {

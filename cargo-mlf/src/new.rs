@@ -84,6 +84,9 @@ pub fn create(name: &str, model: Option<&Path>, kind: Kind, dir: &Path, module: 
         }
         None => ("digits.tar".to_string(), None),
     };
+    if file_name.chars().any(|c| c.is_control() || matches!(c, '"' | '\\' | '{' | '}')) {
+        return Err(invalid(format!("{file_name:?}: rename the model file; its name goes into Cargo.toml and Rust strings")));
+    }
     let staging = tempfile::tempdir().map_err(Error::from)?;
     let staged = match &source {
         Some(p) => p.clone(),

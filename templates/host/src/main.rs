@@ -18,7 +18,7 @@ fn main() {
 {{read_inputs}}
     let mut model = {{module}}::Model::take().expect("the model is taken once");
     let out = model.run(&{{module}}::Inputs { {{input_fields}} }).unwrap_or_else(|e| fail(&format!("the model failed: {e}")));
-    println!("model {} ({}): arena {} bytes of static RAM", {{module}}::NAME, "{{model_path}}", {{module}}::ARENA_BYTES);
+    println!("model {{module}} ({{model_path}}): arena {} bytes of static RAM", {{module}}::ARENA_BYTES);
 {{show_outputs}}
 }
 
