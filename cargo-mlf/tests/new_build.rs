@@ -20,8 +20,7 @@ fn shared_target() -> PathBuf {
 }
 
 fn cargo_mlf(args: &[&str], extra: &[&Path]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(args).args(extra).output().unwrap();
-    out
+    Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(args).args(extra).output().unwrap()
 }
 
 fn text(b: &[u8]) -> String {
