@@ -23,13 +23,39 @@ const FIXTURES: &[&str] = &[
     "sine-aot-v5-c-iface",
 ];
 
+/// Fixtures also built with external parameters: (folder, name, placements).
+const EXTERNAL: &[(&str, &str, &[&str])] = &[
+    ("kws-int8-graph", "kws_graph", &["resident", "streamed"]),
+    ("resnet8-int8-graph", "resnet8", &["streamed"]),
+    ("multi-io-graph", "multi_io", &["resident"]),
+    ("guberti-tvm-graph-v2-cifar-lp0-syslib", "cifar_v2", &["resident", "streamed"]),
+    ("digits-mlp-graph", "digits_graph", &["streamed"]),
+    ("digits-mlp-aot-usmp", "digits_aot_usmp", &["resident", "streamed"]),
+    ("digits-mlp-aot-packed", "digits_aot_packed", &["resident", "streamed"]),
+    ("kws-int8-aot-usmp", "kws_aot_usmp", &["streamed"]),
+    ("esp32-cifar-aot-v7-usmp", "cifar_esp32", &["resident"]),
+];
+
 fn build(path: &str) {
     mlf_build::Model::open(path).compile().unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Builds `path` with external parameters, writing the split folder to `OUT_DIR/split/<name>`.
+fn build_external(path: &str, name: &str, placement: &str) {
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("split").join(name);
+    let placement = mlf_build::Placement::parse(placement).unwrap();
+    mlf_build::Model::open(path)
+        .params(mlf_build::Params::External { placement, split_dir: Some(out) })
+        .compile()
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(mlf_shared)");
     build("../examples/digits/model/digits.tar");
+    for placement in ["resident", "streamed"] {
+        build_external("../examples/digits/model/digits.tar", "digits", placement);
+    }
     for module in ["default", "other"] {
         mlf_build::Model::open("models/two-modules.tar").module(module).compile().unwrap_or_else(|e| panic!("{e}"));
     }
@@ -45,5 +71,10 @@ fn main() {
         let tar = format!("{dir}/model.tar");
         let path = if Path::new(&tar).exists() { tar } else { format!("{dir}/model") };
         build(&path);
+        if let Some((_, split, placements)) = EXTERNAL.iter().find(|(f, ..)| f == name) {
+            for p in *placements {
+                build_external(&path, split, p);
+            }
+        }
     }
 }

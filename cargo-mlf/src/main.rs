@@ -14,6 +14,7 @@ mod new;
 mod npy;
 mod plan;
 mod run;
+mod split;
 mod template;
 
 /// Turn compiled neural-network models (TVM Model Library Format, Kendryte kmodel) into typed,
@@ -32,6 +33,11 @@ enum Command {
     /// Run a model once on this host (built exactly as a user's crate builds it) and write its
     /// outputs.
     Run(run::Args),
+    /// Split a model's parameters from its code: one file per parameter, `configure.json`, and
+    /// the code built for a target.
+    Split(split::SplitArgs),
+    /// Pack a split folder into one archive.
+    Pack(split::PackArgs),
     /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
     /// budgets), print its memory, then run `cargo build` with the arguments given.
     Build(build::Args),
@@ -51,6 +57,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Run(a) => run::run(a),
+        Command::Split(a) => split::split(a),
+        Command::Pack(a) => split::pack(a),
         Command::Build(a) => return build::run(a),
         Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),

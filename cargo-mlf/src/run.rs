@@ -37,6 +37,15 @@ pub struct Args {
     /// The module to read from an MLF that holds several.
     #[arg(long)]
     module: Option<String>,
+    /// Where the parameters live: `embedded` (in the program image), `resident` (loaded once
+    /// from a split folder or packed archive into static RAM) or `streamed` (read operator by
+    /// operator into a staging buffer).
+    #[arg(long, default_value = "embedded", value_parser = ["embedded", "resident", "streamed"])]
+    params: String,
+    /// With `--params resident|streamed`: the split folder or packed archive to read (default: a
+    /// fresh split made by the build step).
+    #[arg(long, value_name = "DIR|ARCHIVE")]
+    from: Option<PathBuf>,
 }
 
 fn err(msg: impl Into<String>) -> Error {
@@ -51,8 +60,13 @@ pub fn run(args: Args) -> Result<(), Error> {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
     }
     let files = assign_inputs(&desc, &args.inputs)?;
-    let work = args.work_dir.clone().unwrap_or_else(default_work_dir);
-    let exe = build_runner(&desc, &model, args.module.as_deref(), &work)?;
+    let work = std::path::absolute(args.work_dir.clone().unwrap_or_else(default_work_dir)).map_err(Error::from)?;
+    let placement = mlf_build::Placement::parse(&args.params);
+    if placement.is_none() && args.from.is_some() {
+        return Err(err("--from needs --params resident or --params streamed"));
+    }
+    let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement)?;
+    let exe = runner.exe;
 
     // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
     std::fs::create_dir_all(&work).map_err(|e| Error::from(e).in_file(&work))?;
@@ -68,11 +82,17 @@ pub fn run(args: Args) -> Result<(), Error> {
     }
     let out_raw = staging.path().join("outputs");
     std::fs::create_dir_all(&out_raw).map_err(|e| Error::from(e).in_file(&out_raw))?;
-    let status = Command::new(&exe)
-        .arg(&out_raw)
-        .args(&raw_inputs)
-        .status()
-        .map_err(|e| Error::from(e).in_file(&exe))?;
+    eprintln!("running {}", exe.display());
+    let mut cmd = Command::new(&exe);
+    cmd.arg(&out_raw).args(&raw_inputs);
+    if placement.is_some() {
+        let from = match &args.from {
+            Some(f) => f.canonicalize().map_err(|e| Error::from(e).in_file(f))?,
+            None => runner.split_dir.clone().expect("external builds write a split"),
+        };
+        cmd.arg(from);
+    }
+    let status = cmd.status().map_err(|e| Error::from(e).in_file(&exe))?;
     if !status.success() {
         return Err(err(format!("the model failed to run ({status})")).in_file(&model));
     }
@@ -127,18 +147,53 @@ fn rust_elem(t: &TensorInfo) -> Result<(&'static str, u64), Error> {
     Ok((ty, t.dtype.elem_bytes()))
 }
 
-/// Renders the runner crate for `desc` and builds it; returns the executable.
-pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: &Path) -> Result<PathBuf, Error> {
-    let key = mlf_build::builder::model_key("mlf-run", model, module);
+/// A built runner: its executable and, for external parameters, the split its build step wrote.
+pub struct Runner {
+    /// The executable.
+    pub exe: PathBuf,
+    /// The split folder the build step wrote (external parameters).
+    pub split_dir: Option<PathBuf>,
+}
+
+/// Renders the runner crate for `desc` and builds it.
+pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: &Path, placement: Option<mlf_build::Placement>) -> Result<Runner, Error> {
+    let mut key = mlf_build::builder::model_key("mlf-run", model, module);
+    if let Some(p) = placement {
+        key = format!("{key}-{}", p.name());
+    }
     let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });
+    if is_kmodel && placement.is_some() {
+        return Err(err("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
+    }
     let model_lit = format!("{:?}", model.display().to_string());
+    let split_dir = placement.map(|_| dir.join("split"));
     let build_step = if is_kmodel {
         "    // A kmodel needs no build step.".to_string()
     } else {
         let m = module.map(|m| format!(".module({m:?})")).unwrap_or_default();
-        format!("    mlf_build::Model::open({model_lit}){m}.compile().unwrap_or_else(|e| panic!(\"{{e}}\"));")
+        let p = match (placement, &split_dir) {
+            (Some(p), Some(d)) => format!(
+                "\n        .params(mlf_build::Params::External {{ placement: mlf_build::Placement::{p:?}, split_dir: Some({:?}.into()) }})",
+                d.display().to_string()
+            ),
+            _ => String::new(),
+        };
+        format!("    mlf_build::Model::open({model_lit}){m}{p}\n        .compile()\n        .unwrap_or_else(|e| panic!(\"{{e}}\"));")
+    };
+    let source_arg = desc.inputs.len() + 1;
+    let (param_setup, run_extra) = match placement {
+        None => (String::new(), String::new()),
+        Some(p) => {
+            let open = format!(
+                "    let from = &args[{source_arg}];\n    let mut source: Box<dyn mlf_runtime::params::ParamSource> = if std::path::Path::new(from).is_dir() {{\n        Box::new(mlf_runtime::params::Folder::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }} else {{\n        Box::new(mlf_runtime::params::PackedArchive::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }};\n"
+            );
+            match p {
+                mlf_build::Placement::Resident => (format!("{open}    net.load(&mut *source).unwrap_or_else(|e| fail(&e.to_string()));"), String::new()),
+                mlf_build::Placement::Streamed => (open, ", &mut *source".to_string()),
+            }
+        }
     };
     let mut read_inputs = String::new();
     let mut fields = Vec::new();
@@ -165,8 +220,13 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
         ("build_step", build_step),
         ("model_display", model.display().to_string()),
         ("model_path", model_lit),
-        ("arg_count", (desc.inputs.len() + 1).to_string()),
-        ("input_usage", desc.inputs.iter().map(|t| format!("<{}>", t.ident)).collect::<Vec<_>>().join(" ")),
+        ("arg_count", (desc.inputs.len() + 1 + placement.is_some() as usize).to_string()),
+        (
+            "input_usage",
+            desc.inputs.iter().map(|t| format!("<{}>", t.ident)).chain(placement.map(|_| "<params folder or archive>".to_string())).collect::<Vec<_>>().join(" "),
+        ),
+        ("param_setup", param_setup),
+        ("run_extra", run_extra),
         ("read_inputs", read_inputs),
         ("input_fields", fields.join(", ")),
         ("write_outputs", write_outputs),
@@ -187,7 +247,7 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
     if !status.success() {
         return Err(err(format!("building the generated crate failed ({status}); see the messages above")).in_file(model));
     }
-    Ok(target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)))
+    Ok(Runner { exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)), split_dir })
 }
 
 /// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is

@@ -239,3 +239,46 @@ fn build_reports_a_bad_table_with_file_and_field() {
     let err = text(&out.stderr);
     assert!(!out.status.success() && err.contains("m.tar"), "{err}");
 }
+
+#[test]
+fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("kmodel_host_crate_needs_no_build_step_and_reports_its_arena") else { return };
+    let fixture = fx.join("kmodel/v3-iris");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("iris-host");
+    new_crate("iris-host", &dir, &["--model", fixture.join("iris.kmodel").to_str().unwrap()]);
+    let out = mlf_build(&dir, &[]);
+    let report = text(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("model iris (iris.kmodel, kmodel executor") && report.contains("kmodel: not planned by the build step"), "{report}");
+    let arena = figure(&report, "arena");
+    let exe = shared_target().join("debug").join(format!("iris-host{}", std::env::consts::EXE_SUFFIX));
+    let run = Command::new(&exe).arg(fixture.join("input_features_f32le.bin")).output().unwrap();
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    // The description's figure is the module's ARENA_BYTES.
+    assert!(stdout.contains(&format!("arena {arena} bytes of static RAM")), "{arena}: {stdout}");
+    let want: Vec<f32> = std::fs::read(fixture.join("expected_output_f32le.bin")).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let best = (0..want.len()).fold(0, |b, i| if want[i] > want[b] { i } else { b });
+    assert!(stdout.contains(&format!("argmax: {best}\n")), "expected argmax {best}: {stdout}");
+}
+
+#[test]
+fn external_placements_report_parameter_ram_and_external_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("digits-ext");
+    new_crate("digits-ext", &dir, &[]);
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    for placement in ["resident", "streamed"] {
+        std::fs::write(&path, toml.replace("params = \"embedded\"", &format!("params = \"{placement}\""))).unwrap();
+        let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
+        assert!(out.status.success(), "{placement}: {}", text(&out.stderr));
+        let m = &json_lines(&text(&out.stdout), "mlf-model-report")[0];
+        assert_eq!(m["external_param_bytes"], 9640, "{placement}: {m}");
+        assert_eq!(m["flash"]["params"], 0, "{placement}: {m}");
+        let param_ram = m["ram"]["params"].as_u64().unwrap();
+        assert!(param_ram > 0 && param_ram <= 9640 + 64, "{placement}: {m}");
+        assert_eq!(m["ram"]["total"].as_u64().unwrap(), m["ram"]["arena"].as_u64().unwrap() + param_ram + m["ram"]["c_data"].as_u64().unwrap());
+    }
+}

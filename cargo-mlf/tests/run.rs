@@ -10,23 +10,37 @@ fn work_dir() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-tests")
 }
 
-/// Runs every case of the manifest in `dir` through `cargo mlf run` and returns the number of
-/// cases checked.
+/// Runs every case of the manifest in `dir` through `cargo mlf run` (with `extra` arguments) and
+/// returns the number of cases checked.
 fn run_cases(model: &Path, dir: &Path) -> usize {
+    run_cases_with(model, dir, &[]).0
+}
+
+/// Like [`run_cases`]; also returns the program `cargo mlf run` built.
+fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usize, PathBuf) {
     let manifest = Manifest::read(dir).expect("manifest");
     let mut n = 0;
+    let mut exe = PathBuf::new();
     for (ci, case) in manifest.cases.iter().enumerate() {
-        let out = work_dir().join("out").join(format!("{}-{ci}", dir.file_name().unwrap().to_string_lossy()));
+        let tag: String = extra.iter().map(|a| a.to_string_lossy().replace(['/', '-'], "")).collect();
+        let out = work_dir().join("out").join(format!("{}-{}-{tag}-{ci}", dir.file_name().unwrap().to_string_lossy(), model.file_name().unwrap().to_string_lossy()));
         let _ = std::fs::remove_dir_all(&out);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("--output-dir").arg(&out).arg("--work-dir").arg(work_dir());
-        for (k, i) in case.inputs.iter().enumerate() {
+        cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("--output-dir").arg(&out).arg("--work-dir").arg(work_dir()).args(extra);
+        for i in &case.inputs {
+            // Inputs are in manifest order; kmodel inputs have no names and are the only input.
             let file = dir.join("vectors").join(i.file.as_ref().unwrap());
-            let name = i.name.clone().unwrap_or_else(|| format!("#{k}"));
-            cmd.arg("--input").arg(format!("{name}={}", file.display()));
+            match &i.name {
+                Some(name) => cmd.arg("--input").arg(format!("{name}={}", file.display())),
+                None => cmd.arg("--input").arg(&file),
+            };
         }
         let o = cmd.output().unwrap();
-        assert!(o.status.success(), "{}: {}", model.display(), String::from_utf8_lossy(&o.stderr));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{}: {stderr}", model.display());
+        if let Some(line) = stderr.lines().find_map(|l| l.strip_prefix("running ")) {
+            exe = PathBuf::from(line);
+        }
         for (k, want) in case.outputs.iter().enumerate() {
             let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
@@ -34,7 +48,7 @@ fn run_cases(model: &Path, dir: &Path) -> usize {
         }
         n += 1;
     }
-    n
+    (n, exe)
 }
 
 #[test]
@@ -59,6 +73,104 @@ fn every_runnable_mlf_fixture() {
 }
 
 #[test]
+fn every_kmodel_fixture_with_vectors() {
+    let Some(root) = fixtures_or_skip("every_kmodel_fixture_with_vectors") else { return };
+    let mut checked = Vec::new();
+    for e in std::fs::read_dir(root.join("kmodel")).unwrap().flatten() {
+        let dir = e.path();
+        if Manifest::read(&dir).is_none() {
+            continue;
+        }
+        // The vectors belong to the folder's main model (the beta compile, not an alpha one).
+        let mut models: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|f| f.path()).filter(|p| p.extension().is_some_and(|x| x == "kmodel")).collect();
+        models.sort();
+        let model = models.iter().find(|p| !p.to_string_lossy().contains("alpha")).unwrap();
+        let n = run_cases(model, &dir);
+        checked.push(format!("{} ({n} cases)", dir.file_name().unwrap().to_string_lossy()));
+    }
+    eprintln!("cargo mlf run reproduced kmodels: {}", checked.join(", "));
+    assert!(checked.len() >= 4, "{checked:?}");
+}
+
+/// Does `haystack` contain the first 64 bytes of `needle` (or all of it when shorter)?
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let n = &needle[..needle.len().min(64)];
+    haystack.windows(n.len()).any(|w| w == n)
+}
+
+/// A parameter distinctive enough to search a binary for: its first 64 bytes hold at least 16
+/// different values (all-zero biases, say, occur in any program image by chance).
+fn distinctive(data: &[u8]) -> bool {
+    data.len() >= 64 && data[..64].iter().collect::<std::collections::HashSet<_>>().len() >= 16
+}
+
+/// External parameters through the CLI: a fresh split (resident), a packed archive made by
+/// `split` + `pack` (streamed); the external program image holds no parameter byte, the
+/// embedded one does (the control).
+#[test]
+fn external_parameters_leave_the_program_image() {
+    let root = mlf_fixtures::workspace_root();
+    let dir = root.join("examples/digits/model");
+    let model = dir.join("digits.tar");
+    let bin = env!("CARGO_BIN_EXE_cargo-mlf");
+    let t = tempfile::tempdir().unwrap();
+    let split = t.path().join("split");
+    let packed = t.path().join("digits-params.tar");
+    assert!(Command::new(bin).args(["mlf", "split"]).arg(&model).arg("-o").arg(&split).status().unwrap().success());
+    assert!(split.join("configure.json").is_file() && split.join("code").is_dir());
+    assert!(Command::new(bin).args(["mlf", "pack"]).arg(&split).arg("-o").arg(&packed).status().unwrap().success());
+    let inspect = Command::new(bin).args(["mlf", "inspect", "--json"]).arg(&packed).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!((report["format"].as_str(), report["count"].as_u64(), report["bytes"].as_u64()), (Some("mlf-params"), Some(4), Some(9640)));
+
+    let (_, embedded) = run_cases_with(&model, &dir, &[]);
+    let (_, resident) = run_cases_with(&model, &dir, &["--params".as_ref(), "resident".as_ref()]);
+    let (_, streamed) = run_cases_with(&model, &dir, &["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()]);
+
+    let desc = mlf_build::open(&model).unwrap();
+    let embedded_image = std::fs::read(&embedded).unwrap();
+    for exe in [&resident, &streamed] {
+        let image = std::fs::read(exe).unwrap();
+        for p in desc.params.iter().filter(|p| distinctive(&p.data)) {
+            assert!(contains(&embedded_image, &p.data), "control: the embedded program holds {}", p.name);
+            assert!(!contains(&image, &p.data), "{}: parameter {} is in the program image", exe.display(), p.name);
+        }
+    }
+    eprintln!(
+        "program image: embedded {} bytes, resident {} bytes, streamed {} bytes",
+        embedded_image.len(),
+        std::fs::metadata(&resident).unwrap().len(),
+        std::fs::metadata(&streamed).unwrap().len()
+    );
+}
+
+/// The same for a shared fixture of each kind: a graph model with separate parameters and an AOT
+/// model whose USMP constant pool is taken out of the C.
+#[test]
+fn external_parameters_of_shared_fixtures() {
+    let Some(root) = fixtures_or_skip("external_parameters_of_shared_fixtures") else { return };
+    for (name, placement, probe) in [("kws-int8-graph", "resident", "params"), ("digits-mlp-aot-usmp", "streamed", "pool")] {
+        let dir = root.join("mlf").join(name);
+        let model = dir.join("model.tar");
+        let (_, embedded) = run_cases_with(&model, &dir, &[]);
+        let (_, external) = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
+        let (embedded, external) = (std::fs::read(embedded).unwrap(), std::fs::read(external).unwrap());
+        let probes: Vec<Vec<u8>> = if probe == "params" {
+            mlf_build::open(&model).unwrap().params.iter().filter(|p| distinctive(&p.data)).map(|p| p.data.to_vec()).collect()
+        } else {
+            // The pool's bytes as split out by the build step.
+            let split = work_dir().join(format!("{}-streamed", mlf_build::builder::model_key("mlf-run", &model.canonicalize().unwrap(), None))).join("split/params");
+            std::fs::read_dir(split).unwrap().flatten().map(|f| std::fs::read(f.path()).unwrap()).collect()
+        };
+        assert!(probes.iter().all(|p| distinctive(p)) && !probes.is_empty(), "{name}: nothing distinctive to probe");
+        for p in &probes {
+            assert!(contains(&embedded, p), "{name}: control failed");
+            assert!(!contains(&external, p), "{name}: parameter bytes in the external program image");
+        }
+    }
+}
+
+#[test]
 fn run_refuses_missing_and_unknown_inputs() {
     let model = mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar");
     let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).args(["--input", "nope=x.bin"]).output().unwrap();
@@ -67,4 +179,51 @@ fn run_refuses_missing_and_unknown_inputs() {
     assert!(msg.contains("no input named \"nope\"") && msg.contains("pixels"), "{msg}");
     let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing --input for pixels"));
+}
+
+/// An MLF whose kernels come as an object file (as LLVM codegen delivers them), calling the
+/// runtime through a weak function-pointer slot like LLVM code built without system-lib: the
+/// object is linked with its symbols isolated, the slot is filled, and the outputs are right.
+#[test]
+fn object_kernels_are_linked_and_their_slots_filled() {
+    let root = mlf_fixtures::workspace_root();
+    let src = root.join("examples/digits/model");
+    let archive = mlf_build::archive::Archive::open(src.join("digits.tar")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for name in archive.names() {
+        if name == "codegen/host/src/default_lib1.c" {
+            continue;
+        }
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, archive.get(name).unwrap().as_slice()).unwrap();
+    }
+    // Kernels calling through a weak slot, compiled to an x86-64 object.
+    let mut c = archive.get("codegen/host/src/default_lib1.c").unwrap().as_str().unwrap().to_string();
+    c = c.replacen(
+        "#include <math.h>",
+        "#include <math.h>\n__attribute__((weak)) int (*__TVMBackendParallelLaunch)(FTVMParallelLambda, void*, int) = 0;\nstatic int mlf_probe(int task_id, TVMParallelGroupEnv* penv, void* cdata) { *(int*)cdata = penv->num_task + task_id; return 0; }",
+        1,
+    );
+    let softmax = c.find("TVM_DLL int32_t tvmgen_default_fused_nn_softmax(").unwrap();
+    let ret = softmax + c[softmax..].find("\n  return 0;\n}").unwrap();
+    c.insert_str(ret, "\n  { int n = 0; if (__TVMBackendParallelLaunch(mlf_probe, &n, 4) != 0 || n != 1) { return -1; } }");
+    let c_path = dir.path().join("kernels.c");
+    std::fs::write(&c_path, c).unwrap();
+    let obj = dir.path().join("codegen/host/lib/default_lib1.o");
+    std::fs::create_dir_all(obj.parent().unwrap()).unwrap();
+    let cc = Command::new("cc")
+        .args(["-c", "-O2", "-w", "-fPIC", "-I"])
+        .arg(root.join("mlf-build/include"))
+        .arg(&c_path)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
+    std::fs::remove_file(&c_path).unwrap();
+    // The model now has one C file (the registry) and one object.
+    let desc = mlf_build::open(dir.path()).unwrap();
+    assert_eq!((desc.code.sources.len(), desc.code.objects.len()), (1, 1));
+    assert_eq!(run_cases(dir.path(), &src), 10);
 }

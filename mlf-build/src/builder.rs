@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::codegen;
 use crate::compile::{self, write_if_changed, CompileJob};
 use crate::error::{Context, Error, Result};
+use crate::external::{self, Placement};
 use crate::mlf::MlfOptions;
 use crate::model::{Executor, ModelDesc, ModelFormat, FNV_OFFSET};
 use crate::plan;
@@ -29,6 +30,28 @@ pub enum Params {
     /// In the program image (flash), aligned, used in place: no byte is copied to RAM.
     #[default]
     Embedded,
+    /// Outside the program image: every parameter in its own file named by a content-derived
+    /// identifier, read at run time through a `mlf_runtime::params::ParamSource`. The generated
+    /// code holds only identifiers, sizes and hashes.
+    External {
+        /// Resident (`Model::load` once) or streamed (`run(inputs, source)` per operator).
+        placement: Placement,
+        /// Where to write the parameter files and `configure.json` (`cargo mlf split` does this
+        /// for you); `None` writes nothing.
+        split_dir: Option<PathBuf>,
+    },
+}
+
+impl Params {
+    /// External parameters, loaded once into a static region.
+    pub fn resident() -> Params {
+        Params::External { placement: Placement::Resident, split_dir: None }
+    }
+
+    /// External parameters, streamed operator by operator through a staging buffer.
+    pub fn streamed() -> Params {
+        Params::External { placement: Placement::Streamed, split_dir: None }
+    }
 }
 
 /// A model to build, configured by chained calls and built by [`Model::compile`].
@@ -53,6 +76,10 @@ pub struct Built {
     pub arena_bytes: u64,
     /// Bytes of parameters embedded in the program image.
     pub embedded_param_bytes: u64,
+    /// Bytes of external parameter files (distinct), 0 when embedded.
+    pub external_param_bytes: u64,
+    /// Static RAM for external parameters: the resident region or the streaming staging buffer.
+    pub param_ram_bytes: u64,
     /// The C library compiled for the model, if any.
     pub library: Option<PathBuf>,
 }
@@ -126,12 +153,75 @@ impl Model {
     pub fn build_into(&self, path: &Path, out_dir: &Path, pkg: &str, target: &str, host: &str, cargo_metadata: bool) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
-        let key = model_key(pkg, &canonical, self.module.as_deref());
+        let key = match &self.params {
+            Params::Embedded => model_key(pkg, &canonical, self.module.as_deref()),
+            Params::External { placement, .. } => format!("{}-{}", model_key(pkg, &canonical, self.module.as_deref()), placement.name()),
+        };
         let dir = out_dir.join("mlf").join(&key);
         let module = self.name.clone().unwrap_or_else(|| default_module_name(&desc, &canonical));
         let fingerprint = fingerprint(&canonical)?;
         let prefix = format!("mlf_{:08x}_", crate::model::fnv1a(FNV_OFFSET, key.as_bytes()) as u32);
+        let base_job = CompileJob {
+            desc: &desc,
+            dir: dir.clone(),
+            prefix: prefix.clone(),
+            lib_name: format!("mlf_{}", key.replace('-', "_")),
+            target: target.to_string(),
+            host: host.to_string(),
+            cargo_metadata,
+            configure: self.configure.as_deref(),
+        };
+        let external_params = match &self.params {
+            Params::Embedded => None,
+            Params::External { placement, split_dir } => Some((*placement, split_dir.clone())),
+        };
+        let mut code_desc = None;
+        let mut external_bytes = 0;
+        let mut param_ram = 0;
         let (tokens, safety, arena_bytes, embedded, summary, needs_c) = match &desc.executor {
+            Executor::Graph(_) if external_params.is_some() => {
+                let (placement, split_dir) = external_params.clone().expect("checked");
+                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+                let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
+                let split = external::graph_split(&desc).in_file(&canonical)?;
+                if let Some(d) = &split_dir {
+                    external::write_folder(d, &desc, &split)?;
+                }
+                external_bytes = split.files.iter().map(|f| f.bytes()).sum();
+                param_ram = match placement {
+                    Placement::Resident => split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum(),
+                    Placement::Streamed => codegen::graph::staging_bytes(&plan, &split),
+                };
+                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), params: codegen::graph::ParamCode::External { placement, split } };
+                let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
+                let summary = format!(
+                    "TVM graph executor model `{}` from {} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {external_bytes} bytes of parameters read through a ParamSource.",
+                    desc.name,
+                    canonical.file_name().unwrap_or_default().to_string_lossy(),
+                    plan.arena_bytes,
+                );
+                (tokens, codegen::graph::SAFETY, plan.arena_bytes, 0, summary, true)
+            }
+            Executor::Aot(_) if external_params.is_some() => {
+                let (placement, split_dir) = external_params.clone().expect("checked");
+                let (d2, split) = external::take_out_constant_pool(&desc, &base_job).in_file(&canonical)?;
+                if let Some(d) = &split_dir {
+                    external::write_folder(d, &desc, &split)?;
+                }
+                let align = if d2.code.objects.is_empty() { 16 } else { 64 };
+                let plan = plan::aot::plan(&d2, align).in_file(&canonical)?;
+                external_bytes = split.files.iter().map(|f| f.bytes()).sum();
+                param_ram = split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum();
+                let tokens = codegen::aot::module_tokens(&d2, &plan, &prefix, Some((placement, &split))).in_file(&canonical)?;
+                let summary = format!(
+                    "TVM AOT model `{}` from {} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
+                    desc.name,
+                    canonical.file_name().unwrap_or_default().to_string_lossy(),
+                    plan.arena_bytes,
+                );
+                code_desc = Some(d2);
+                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
+            }
             Executor::Graph(_) => {
                 let align = if desc.code.objects.is_empty() { 16 } else { 64 };
                 let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
@@ -147,7 +237,7 @@ impl Model {
                     embedded += p.bytes();
                     files.push(Some(f));
                 }
-                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), param_files: files };
+                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), params: codegen::graph::ParamCode::Embedded(files) };
                 let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
                 let summary = format!(
                     "TVM graph executor model `{}` from {}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {} bytes of parameters in flash.",
@@ -163,7 +253,7 @@ impl Model {
             Executor::Aot(a) => {
                 let align = if desc.code.objects.is_empty() { 16 } else { 64 };
                 let plan = plan::aot::plan(&desc, align).in_file(&canonical)?;
-                let tokens = codegen::aot::module_tokens(&desc, &plan, &prefix).in_file(&canonical)?;
+                let tokens = codegen::aot::module_tokens(&desc, &plan, &prefix, None).in_file(&canonical)?;
                 let constants: u64 = desc.code.constants.iter().map(|c| c.bytes).sum();
                 let summary = format!(
                     "TVM AOT model `{}` from {} ({}): {} bytes of static RAM ({} of workspace from {}){}, {} bytes of constants compiled into the C.",
@@ -197,21 +287,21 @@ impl Model {
         let sidecar = Sidecar { module: module.clone(), fingerprint, summary };
         write_if_changed(&out_dir.join("mlf").join(format!("{key}.json")), serde_json::to_string_pretty(&sidecar).expect("json").as_bytes())?;
         let library = if needs_c {
-            let job = CompileJob {
-                desc: &desc,
-                dir: dir.clone(),
-                prefix,
-                lib_name: format!("mlf_{}", key.replace('-', "_")),
-                target: target.to_string(),
-                host: host.to_string(),
-                cargo_metadata,
-                configure: self.configure.as_deref(),
-            };
-            Some(compile::compile(&job).in_file(&canonical)?)
+            let code = code_desc.as_ref().unwrap_or(&desc);
+            Some(compile::compile(&CompileJob { desc: code, ..base_job.clone() }).in_file(&canonical)?)
         } else {
             None
         };
-        Ok(Built { model: canonical, rust_file, module, arena_bytes, embedded_param_bytes: embedded, library })
+        Ok(Built {
+            model: canonical,
+            rust_file,
+            module,
+            arena_bytes,
+            embedded_param_bytes: embedded,
+            external_param_bytes: external_bytes,
+            param_ram_bytes: param_ram,
+            library,
+        })
     }
 }
 

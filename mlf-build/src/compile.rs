@@ -128,6 +128,7 @@ pub fn check_object_arch(member: &str, bytes: &[u8], target: &str) -> Result<()>
 }
 
 /// How to compile.
+#[derive(Clone)]
 pub struct CompileJob<'a> {
     /// The model.
     pub desc: &'a ModelDesc,
@@ -167,13 +168,27 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         write_if_changed(&path, &s.bytes)?;
         files.push((s.member.clone(), path));
     }
+    // LLVM objects: a private copy with the model's symbols renamed and the slots wired.
+    let mut model_symbols = exported_symbols(desc);
+    for o in &desc.code.objects {
+        model_symbols.extend(crate::objects::defined_symbols(&o.member, &o.bytes)?);
+    }
     let mut objects = Vec::new();
+    let mut slots = std::collections::BTreeSet::new();
     for o in &desc.code.objects {
         let file_name = o.member.rsplit('/').next().unwrap_or(&o.member);
+        let (bytes, used) = crate::objects::isolate(&o.member, &o.bytes, &job.prefix, &model_symbols)?;
+        slots.extend(used);
         let path = job.dir.join("lib").join(file_name);
-        write_if_changed(&path, &o.bytes)?;
+        write_if_changed(&path, &bytes)?;
         objects.push(path);
     }
+    if !slots.is_empty() {
+        let shim = src_dir.join("mlf_slots.c");
+        write_if_changed(&shim, crate::objects::slot_shim(&job.prefix, &slots).as_bytes())?;
+        files.push(("(mlf slot shim)".to_string(), shim));
+    }
+    check_functions(desc, &model_symbols)?;
     let mut build = cc::Build::new();
     build
         .target(&job.target)
@@ -203,6 +218,74 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         return Err(explain_failure(&build, &files, &e));
     }
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
+}
+
+/// Every function a graph calls must be defined by the model's C or objects.
+fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
+    if let crate::model::Executor::Graph(g) = &desc.executor {
+        for f in &g.functions {
+            if !defined.contains(f) {
+                return Err(Error::missing(format!("function {f} (called by the graph): neither the C sources nor the object files define it")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Compiles one of the model's C files alone (with the model's headers and symbol prefix) and
+/// returns the bytes of the static object `symbol` as the compiler laid it out for the target
+/// (used to take a USMP constant pool out of the C).
+pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let desc = job.desc;
+    let include = write_headers(&job.dir.join("include"))?;
+    let model_include = job.dir.join("model-include");
+    for (rel, bytes) in &desc.code.headers {
+        write_if_changed(&model_include.join(rel), bytes)?;
+    }
+    let rename = job.dir.join("mlf_rename.h");
+    write_if_changed(&rename, rename_header(desc, &job.prefix).as_bytes())?;
+    let file_name = member.rsplit('/').next().unwrap_or(member);
+    let src = job.dir.join("extract").join(file_name);
+    write_if_changed(&src, text.as_bytes())?;
+    let mut build = cc::Build::new();
+    build
+        .target(&job.target)
+        .host(&job.host)
+        .out_dir(job.dir.join("extract-obj"))
+        .opt_level(0)
+        .cargo_metadata(false)
+        .warnings(false)
+        .include(&include)
+        .include(&model_include)
+        .flag_if_supported("-w")
+        .flag_if_supported("-std=gnu11")
+        .flag("-include")
+        .flag(rename.to_string_lossy().as_ref())
+        .file(&src);
+    if let Some(f) = job.configure {
+        f(&mut build);
+    }
+    let objects = build.try_compile_intermediates().map_err(|e| Error::unsupported(format!("compiling to extract {symbol}: {e}")).in_member(member.to_string()))?;
+    for path in objects {
+        let data = std::fs::read(&path).map_err(|e| Error::from(e).in_file(&path))?;
+        let file = object::File::parse(&*data).map_err(|e| Error::invalid(format!("reading the compiled object: {e}")).in_member(member.to_string()))?;
+        for sym in file.symbols() {
+            if sym.name() != Ok(symbol) || sym.size() == 0 {
+                continue;
+            }
+            let Some(index) = sym.section_index() else { continue };
+            let section = file.section_by_index(index).map_err(|e| Error::invalid(e.to_string()))?;
+            let bytes = section.data().map_err(|e| Error::invalid(e.to_string()))?;
+            let start = (sym.address() - section.address()) as usize;
+            let end = start + sym.size() as usize;
+            if section.relocations().any(|(off, _)| off >= start as u64 && off < end as u64) {
+                return Err(Error::unsupported(format!("{symbol} holds addresses (relocations), so it cannot be moved out of the code")).in_member(member.to_string()));
+            }
+            return bytes.get(start..end).map(<[u8]>::to_vec).ok_or_else(|| Error::invalid(format!("{symbol} lies outside its section")).in_member(member.to_string()));
+        }
+    }
+    Err(Error::missing(format!("{symbol} in the compiled object")).in_member(member.to_string()))
 }
 
 /// Finds the file that does not compile and returns the compiler's own message for it.

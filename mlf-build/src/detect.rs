@@ -35,6 +35,11 @@ pub fn detect(path: &Path) -> Result<FileKind> {
         .and_then(|f| f.take(4096).read_to_end(&mut head))
         .map_err(Error::from)
         .in_file(path)?;
+    if crate::format::blob::source::is_gzip(&head) {
+        if let Some(kind) = gzip_kind(path) {
+            return Ok(kind);
+        }
+    }
     let kind = detect_bytes(&head, path.extension().and_then(|e| e.to_str()).unwrap_or(""))
         .ok_or_else(|| unknown(&head).in_file(path))?;
     if kind == FileKind::Mlf {
@@ -43,6 +48,16 @@ pub fn detect(path: &Path) -> Result<FileKind> {
         return Ok(tar_kind(&archive));
     }
     Ok(kind)
+}
+
+/// A gzip file is a TVM export when it holds a tar that [`tar_kind`] calls one (TVM's
+/// `export_library("x.tar")` compresses); anything else is left to the readers, which refuse gzip.
+fn gzip_kind(path: &Path) -> Option<FileKind> {
+    use crate::format::blob::source::gunzip;
+    let data = std::fs::read(path).ok()?;
+    let tar = gunzip(&data, crate::archive::MAX_ARCHIVE_BYTES).ok()?;
+    let archive = crate::archive::Archive::from_tar_bytes(path, crate::bytes::Bytes::new(tar)).ok()?;
+    (tar_kind(&archive) == FileKind::TvmModule).then_some(FileKind::TvmModule)
 }
 
 /// Classifies a tar by its members: `metadata.json` → MLF, `configure.json` → parameter pack,

@@ -111,6 +111,10 @@ pub enum ErrorKind {
     /// A feature of the model that cannot be built or run here.
     #[error("{0}")]
     Unsupported(String),
+    /// A kmodel is damaged or cannot be run (the runtime parser's error, which says which part
+    /// and why).
+    #[error("{0}")]
+    Kmodel(mlf_kmodel::KmodelError),
     /// A model, or a crate's models together, need more memory than a budget of
     /// `[package.metadata.mlf]` allows (the message names the model, the need and the budget).
     #[error("{0}")]

@@ -96,9 +96,75 @@ pub fn report_json(desc: &ModelDesc) -> Value {
                 }),
             );
         }
-        Executor::Kmodel(_) => {}
+        Executor::Kmodel(k) => {
+            obj.insert("kmodel".into(), kmodel_json(k));
+        }
     }
     v
+}
+
+fn kmodel_json(k: &crate::kmodel::KmodelExec) -> Value {
+    json!({
+        "version": k.version,
+        "compiler": k.compiler,
+        "file_bytes": k.file_bytes,
+        "model_bytes": k.model_bytes,
+        "trailing_bytes": k.trailing_bytes,
+        "header": k.header.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        "ops": k.op_counts().into_iter().map(|(n, c)| json!({"op": n, "count": c})).collect::<Vec<_>>(),
+        "layers": k.steps.iter().map(|s| json!({"type": s.kind, "name": s.name, "offset": s.offset, "size": s.size, "detail": s.detail})).collect::<Vec<_>>(),
+        "memory": {
+            "main_bytes": k.main_bytes,
+            "kpu_bytes": k.kpu_bytes,
+            "kpu_rows": k.kpu_rows,
+            "scratch_bytes": k.scratch_bytes,
+            "constants_bytes": k.constants_bytes,
+        },
+        "kpu_macs": k.macs,
+        "v5": k.v5,
+    })
+}
+
+fn kmodel_table(s: &mut String, k: &crate::kmodel::KmodelExec) {
+    let line = |s: &mut String, key: &str, v: String| s.push_str(&format!("{key:<12} {v}\n"));
+    line(s, "compiler", format!("{} (kmodel V{})", k.compiler, k.version));
+    line(
+        s,
+        "size",
+        format!("{} bytes of model, {} bytes of file, {} trailing bytes", k.model_bytes, k.file_bytes, k.trailing_bytes),
+    );
+    line(s, "header", k.header.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" "));
+    if let Some(v5) = &k.v5 {
+        line(s, "layout", format!("{} header, alignment {}, entry module {}", if v5.new_layout { "nncase v1.0.0+" } else { "pre-Aug-2021" }, v5.alignment, v5.entry_module));
+        for (i, m) in v5.modules.iter().enumerate() {
+            s.push_str(&format!("  module {i}: {} v{}, {} bytes, {} functions\n", m.kind, m.version, m.size, m.functions));
+            for (loc, size) in &m.mempools {
+                s.push_str(&format!("    mempool location {loc}: {size} bytes\n"));
+            }
+            for (name, flags, size) in &m.sections {
+                s.push_str(&format!("    section {name:<10} {size} bytes{}\n", if flags & 1 != 0 { " (merged into .rdata)" } else { "" }));
+            }
+        }
+        return;
+    }
+    line(
+        s,
+        "ram",
+        format!(
+            "main memory {} bytes, KPU RAM {} bytes ({} rows of 64), scratch {} bytes; total static {} bytes",
+            k.main_bytes,
+            k.kpu_bytes,
+            k.kpu_rows,
+            k.scratch_bytes,
+            k.main_bytes + k.kpu_bytes + k.scratch_bytes
+        ),
+    );
+    line(s, "kpu", format!("{} multiply-accumulates per inference", k.macs));
+    line(s, "ops", k.op_counts().iter().map(|(n, c)| format!("{n} x{c}")).collect::<Vec<_>>().join(", "));
+    s.push_str(&format!("\n{}\n", if k.version == 3 { "layers" } else { "nodes" }));
+    for (i, st) in k.steps.iter().enumerate() {
+        s.push_str(&format!("  {i:<4} {:<26} @{:<8} {:>8} B  {}\n", st.name, st.offset, st.size, st.detail));
+    }
 }
 
 /// A human-readable summary.
@@ -139,7 +205,10 @@ pub fn report_table(desc: &ModelDesc) -> String {
     table(&mut s, "inputs", &desc.inputs);
     table(&mut s, "outputs", &desc.outputs);
     s.push('\n');
-    if desc.params.is_empty() {
+    let kmodel = matches!(desc.executor, Executor::Kmodel(_));
+    if kmodel {
+        // Parameters, C code and metadata memory do not apply: the kmodel section says it all.
+    } else if desc.params.is_empty() {
         let c = &desc.code.constants;
         line(&mut s, "parameters", format!("{} constant arrays compiled into the C, {} bytes", c.len(), c.iter().map(|c| c.bytes).sum::<u64>()));
     } else {
@@ -155,23 +224,28 @@ pub fn report_table(desc: &ModelDesc) -> String {
             ),
         );
     }
-    line(
-        &mut s,
-        "memory",
-        format!(
-            "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
-            desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
-        ),
-    );
-    line(
-        &mut s,
-        "code",
-        format!(
-            "{} C files, {} object files",
-            desc.code.sources.len(),
-            desc.code.objects.len()
-        ),
-    );
+    if !kmodel {
+        line(
+            &mut s,
+            "memory",
+            format!(
+                "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
+                desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
+            ),
+        );
+        line(
+            &mut s,
+            "code",
+            format!(
+                "{} C files, {} object files",
+                desc.code.sources.len(),
+                desc.code.objects.len()
+            ),
+        );
+    }
+    if let Executor::Kmodel(k) = &desc.executor {
+        kmodel_table(&mut s, k);
+    }
     if !desc.facts.is_empty() {
         s.push_str("\ninferred\n");
         for f in &desc.facts {
@@ -196,7 +270,7 @@ pub fn inspect_path(path: &Path, opts: &MlfOptions) -> Result<(Value, String)> {
         }
         FileKind::TvmModule => crate::format::blob::inspect(path),
         FileKind::Params => params_report(path),
-        FileKind::ParamPack => Err(crate::Error::unsupported("parameter packs are not supported yet").in_file(path)),
+        FileKind::ParamPack => param_pack_report(path),
     }
 }
 
@@ -214,4 +288,33 @@ fn params_report(path: &Path) -> Result<(Value, String)> {
         table.push_str(&format!("  {:<24} {:<9} {:<20} {:>9}\n", t.name, t.dtype.to_string(), format!("{:?}", t.shape), t.data.len()));
     }
     Ok((json!({"format": "tvm-params", "count": tensors.len(), "bytes": total, "tensors": list}), table))
+}
+
+/// A split folder or packed archive: its parameters, checked against their files, and the code
+/// targets it carries.
+fn param_pack_report(path: &Path) -> Result<(Value, String)> {
+    let archive = crate::archive::Archive::open(path)?;
+    let entries = crate::external::check_folder(&archive)?;
+    let mut targets: Vec<String> = archive
+        .names()
+        .filter_map(|n| n.strip_prefix("code/").and_then(|r| r.split('/').next()).map(str::to_string))
+        .collect();
+    targets.dedup();
+    let total: u64 = entries.iter().map(|e| e.bytes).sum();
+    let model = crate::format::json::parse(archive.get("configure.json").expect("checked"))
+        .ok()
+        .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_default();
+    let mut table = format!(
+        "file         {}\nformat       mlf external parameters ({}), model `{model}`\nparameters   {} files, {total} bytes, every size and hash checked\ncode         {}\n\n",
+        path.display(),
+        if archive.kind() == crate::archive::ArchiveKind::Tar { "packed archive" } else { "split folder" },
+        entries.len(),
+        if targets.is_empty() { "none".to_string() } else { targets.join(", ") }
+    );
+    table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  names\n", "identifier", "dtype", "shape", "bytes"));
+    for e in &entries {
+        table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  {}\n", e.id, e.dtype, format!("{:?}", e.shape), e.bytes, e.names.join(", ")));
+    }
+    Ok((json!({"format": "mlf-params", "model": model, "count": entries.len(), "bytes": total, "params": entries, "code_targets": targets}), table))
 }

@@ -1,18 +1,531 @@
-//! Kendryte kmodel: the build-time reader (placeholder until the kmodel reader lands).
+//! Kendryte kmodel: the build-time reader.
+//!
+//! The bytes are parsed and checked by the runtime's parser ([`mlf_kmodel`]) — one
+//! parser for the build and the run — and this module turns its validated view into a
+//! [`ModelDesc`]: interface (the input from the header or the first layer, outputs from the
+//! output table), memory figures, the layer list for `inspect`, and blockers (V5).
+//! Damaged files are errors naming the file and the field (`layers[3].body: …`).
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::model::ModelDesc;
+use mlf_kmodel::{self as rt, v3, v4, v5, DataType, KmodelError, Model, Part, Pool, Step};
+use serde::Serialize;
 
-/// What the build needs to know about a kmodel.
-#[derive(Clone, Debug)]
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{Code, Executor, Fact, MemoryInfo, ModelDesc, ModelFormat, TensorInfo};
+
+/// What the build and `inspect` need to know about a kmodel.
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct KmodelExec {
-    /// kmodel version.
+    /// kmodel version (3, 4 or 5).
     pub version: u32,
+    /// The compiler generation that writes this version (`nncase v0.1`, `nncase v0.2`,
+    /// `nncase v1.x`).
+    pub compiler: &'static str,
+    /// Size of the file.
+    pub file_bytes: u64,
+    /// The model's extent (header to the end of the last body).
+    pub model_bytes: u64,
+    /// Bytes after the model (ignored).
+    pub trailing_bytes: u64,
+    /// Layers (V3) or nodes (V4), in order.
+    pub steps: Vec<StepInfo>,
+    /// Main (CPU working) memory the runtime allocates.
+    pub main_bytes: u64,
+    /// KPU RAM the emulation allocates (up to the highest byte a layer touches).
+    pub kpu_bytes: u64,
+    /// KPU RAM rows (64 bytes) used.
+    pub kpu_rows: u64,
+    /// Scratch memory of the KPU convolution emulation.
+    pub scratch_bytes: u64,
+    /// KPU multiply-accumulates per inference.
+    pub macs: u64,
+    /// V4 constants section bytes.
+    pub constants_bytes: u64,
+    /// Header fields as recorded (name, value).
+    pub header: Vec<(String, u64)>,
+    /// V5 header, modules and sections.
+    pub v5: Option<V5Info>,
 }
 
-/// Reads a kmodel file.
+/// One layer or node.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepInfo {
+    /// Type (V3) or opcode (V4).
+    pub kind: u32,
+    /// Name (`K210_CONV`, `kpu_conv2d`, …).
+    pub name: String,
+    /// Body offset in the file.
+    pub offset: u64,
+    /// Body size.
+    pub size: u64,
+    /// A one-line summary (shapes of KPU layers).
+    pub detail: String,
+}
+
+/// The V5 structure.
+#[derive(Clone, Debug, Serialize)]
+pub struct V5Info {
+    /// `true` for the nncase v1.0.0+ header (with `header_size`).
+    pub new_layout: bool,
+    /// Alignment.
+    pub alignment: u32,
+    /// Entry module.
+    pub entry_module: u32,
+    /// Modules.
+    pub modules: Vec<V5Module>,
+}
+
+/// A V5 module.
+#[derive(Clone, Debug, Serialize)]
+pub struct V5Module {
+    /// Type (`stackvm`, `k210`).
+    pub kind: String,
+    /// Version.
+    pub version: u32,
+    /// Bytes.
+    pub size: u32,
+    /// Functions.
+    pub functions: u32,
+    /// Mempools: (location, bytes).
+    pub mempools: Vec<(u8, u32)>,
+    /// Sections: (name, flags, body bytes).
+    pub sections: Vec<(String, u32, u32)>,
+}
+
+impl KmodelExec {
+    /// Layer/op names with their counts, in first-seen order.
+    pub fn op_counts(&self) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for s in &self.steps {
+            match out.iter_mut().find(|(n, _)| *n == s.name) {
+                Some(e) => e.1 += 1,
+                None => out.push((s.name.clone(), 1)),
+            }
+        }
+        out
+    }
+}
+
+/// Turns a runtime parser error into a build error naming the field.
+pub fn error(e: KmodelError, version: u32) -> Error {
+    let layer = if version == 3 { "layers" } else { "nodes" };
+    let field = match e {
+        KmodelError::BodyOutOfBounds { index, .. } | KmodelError::BodyTooSmall { index, .. } => Some(format!("{layer}[{index}].body")),
+        KmodelError::BlockOutOfBounds { index, block, .. } => Some(format!("{layer}[{index}].{}", match block {
+            rt::Block::Registers => "layer_offset",
+            rt::Block::BatchNorm => "bn",
+            rt::Block::Activation => "act",
+            rt::Block::Weights => "weights",
+        })),
+        KmodelError::UnsupportedLayer { index, .. } => Some(format!("{layer}[{index}].type")),
+        KmodelError::OutOfRange { index, .. } | KmodelError::Invalid { index, .. } if index != u32::MAX => Some(format!("{layer}[{index}]")),
+        KmodelError::Truncated { part, .. } | KmodelError::BadCount { part, .. } | KmodelError::Empty { part } => Some(
+            match part {
+                Part::Header => "header",
+                Part::Outputs => "outputs",
+                Part::Inputs => "inputs",
+                Part::Constants => "constants",
+                Part::LayerHeaders => layer,
+                Part::Body => "body",
+                Part::Module => "modules",
+                Part::Section => "sections",
+            }
+            .to_string(),
+        ),
+        KmodelError::BadArch { .. } => Some("header.arch".into()),
+        KmodelError::BadTarget { .. } => Some("header.target".into()),
+        KmodelError::FirstLayer { .. } => Some(format!("{layer}[0].type")),
+        _ => None,
+    };
+    let mut err = Error::new(ErrorKind::Kmodel(e));
+    if let Some(f) = field {
+        err = err.at(f);
+    }
+    err
+}
+
+/// Reads a kmodel file into a model description. V1 and unknown files are errors that say
+/// what they are; V5 gives a description with a blocker (shown by `inspect`, refused by the
+/// code generator).
 pub fn read(path: &Path) -> Result<ModelDesc> {
-    Err(Error::unsupported("kmodel files are not supported yet").in_file(path))
+    let bytes = std::fs::read(path).map_err(Error::from).map_err(|e| e.in_file(path))?;
+    read_bytes(&bytes, path).map_err(|e| e.in_file(path))
+}
+
+/// Like [`read`], from bytes already in memory (`path` names the model).
+pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
+    let version = match rt::identify(bytes).map_err(|e| error(e, 0))? {
+        rt::Version::V3 => 3,
+        rt::Version::V4 => 4,
+        rt::Version::V5 => return read_v5(bytes, path),
+    };
+    let model = match Model::parse(bytes) {
+        Ok(m) => m,
+        // A well-formed V3 model that the SDK cannot run: describe it, with a blocker.
+        Err(e @ (KmodelError::SixteenBitWeights | KmodelError::UnsupportedLayer { .. })) if version == 3 && known_v3(&e) => {
+            return unsupported_v3(bytes, path, e);
+        }
+        Err(e) => return Err(error(e, version)),
+    };
+    let req = model.requirements();
+    let mut steps = vec![Step::Empty; model.steps()];
+    model.decode_into(&mut steps).map_err(|e| error(e, version))?;
+    let mut exec = KmodelExec {
+        version,
+        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
+        file_bytes: bytes.len() as u64,
+        model_bytes: model.len() as u64,
+        trailing_bytes: (bytes.len() - model.len()) as u64,
+        steps: Vec::new(),
+        main_bytes: req.main,
+        kpu_bytes: req.kpu,
+        kpu_rows: req.kpu.div_ceil(64),
+        scratch_bytes: req.scratch,
+        macs: req.macs,
+        constants_bytes: 0,
+        header: Vec::new(),
+        v5: None,
+    };
+    let mut desc = ModelDesc {
+        path: path.to_path_buf(),
+        format: ModelFormat::Kmodel { version },
+        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
+        executor: Executor::Kmodel(exec.clone()),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        params: Vec::new(),
+        memory: MemoryInfo::default(),
+        code: Code::default(),
+        targets: Vec::new(),
+        facts: Vec::new(),
+        warnings: Vec::new(),
+        blockers: Vec::new(),
+        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, &bytes[..model.len()]),
+    };
+    let mut outputs_shape: Vec<Option<(Vec<u64>, String)>> = vec![None; model.outputs()];
+    match &model {
+        Model::V3(m) => {
+            exec.header = vec![
+                ("flags".into(), m.flags as u64),
+                ("layers".into(), m.layers as u64),
+                ("max_start_address".into(), m.max_start_address as u64),
+                ("main_mem_usage".into(), m.main_mem_usage as u64),
+                ("outputs".into(), m.outputs as u64),
+            ];
+            m.for_each_layer(|i, ty, at, l| {
+                exec.steps.push(StepInfo {
+                    kind: ty,
+                    name: v3::kind_name(ty).unwrap_or("?").to_string(),
+                    offset: at as u64,
+                    size: m.layer_header(i).1 as u64,
+                    detail: detail(&Step::V3(l)),
+                })
+            })
+            .map_err(|e| error(e, 3))?;
+            let first = &exec.steps[0].name;
+            let s = m.input.shape;
+            let (shape, src) = if first == "FULLY_CONNECTED" {
+                (vec![1, s[1] as u64], "first layer (FULLY_CONNECTED in_channels)")
+            } else {
+                (s.iter().map(|&d| d as u64).collect(), "first layer registers (K210_CONV input map)")
+            };
+            desc.inputs.push(tensor("input", m.input.dtype, shape, src));
+            desc.fact("input", format!("{:?} {}", desc.inputs[0].shape, desc.inputs[0].dtype), src);
+            for (i, o) in outputs_shape.iter_mut().enumerate() {
+                let (_, addr, size, dt) = model.output(i).expect("output");
+                *o = v3_output_shape(&steps, addr, size as u64 / dt.bytes() as u64);
+            }
+        }
+        Model::V4(m) => {
+            exec.constants_bytes = m.constants.len() as u64;
+            exec.header = vec![
+                ("target".into(), m.target as u64),
+                ("constants".into(), m.constants.len() as u64),
+                ("main_mem".into(), m.main_mem as u64),
+                ("nodes".into(), m.nodes as u64),
+                ("inputs".into(), m.inputs as u64),
+                ("outputs".into(), m.outputs as u64),
+            ];
+            m.for_each_node(|i, op, at, n| {
+                exec.steps.push(StepInfo {
+                    kind: op,
+                    name: v4::op_name(op).unwrap_or("?").to_string(),
+                    offset: at as u64,
+                    size: m.node_header(i).1 as u64,
+                    detail: detail(&Step::V4(n)),
+                })
+            })
+            .map_err(|e| error(e, 4))?;
+            let s = m.input.shape;
+            desc.inputs.push(tensor("input", m.input.dtype, s.iter().map(|&d| d as u64).collect(), "kmodel input_shapes[0]"));
+            if m.inputs > 1 {
+                desc.warnings.push(format!(
+                    "the model declares {} inputs; nncase's runtime (and mlf) use input 0 only",
+                    m.inputs
+                ));
+            }
+            for (i, o) in outputs_shape.iter_mut().enumerate() {
+                let r = m.output_range(i as u32).expect("output");
+                *o = v4_output_shape(&steps, &r);
+            }
+        }
+    }
+    let n_out = model.outputs();
+    for (i, shape) in outputs_shape.into_iter().enumerate() {
+        let (_, _, size, dt) = model.output(i).expect("output");
+        let name = if n_out == 1 { "output".to_string() } else { format!("output{i}") };
+        let numel = size as u64 / dt.bytes() as u64;
+        let (shape, src) = shape.unwrap_or_else(|| (vec![1, numel], "output byte size (kmodels record no output shapes)".to_string()));
+        desc.facts.push(Fact { what: format!("{name} shape"), value: format!("{shape:?}"), source: src.clone() });
+        desc.outputs.push(tensor(&name, dt, shape, &src));
+    }
+    desc.memory = MemoryInfo { workspace_bytes: req.main, constants_bytes: exec.constants_bytes, io_bytes: 0, operator_workspace: Vec::new() };
+    if exec.trailing_bytes > 0 {
+        desc.warnings.push(format!("{} bytes follow the model and are ignored", exec.trailing_bytes));
+    }
+    desc.executor = Executor::Kmodel(exec);
+    Ok(desc)
+}
+
+fn tensor(name: &str, dt: DataType, shape: Vec<u64>, src: &str) -> TensorInfo {
+    TensorInfo {
+        name: name.into(),
+        ident: name.into(),
+        dtype: match dt {
+            DataType::F32 => DType::F32,
+            DataType::U8 => DType::U8,
+        },
+        shape,
+        shape_source: src.into(),
+    }
+}
+
+/// The shape of a V3 output: a `K210_CONV` map when the output is that map (or its
+/// element-wise dequantisation).
+fn v3_output_shape(steps: &[Step<'_>], addr: u32, numel: u64) -> Option<(Vec<u64>, String)> {
+    let conv_at = |a: u32| {
+        steps.iter().rev().find_map(|s| match s {
+            Step::V3(v3::Layer::K210Conv { main_out: Some(o), conv }) if *o == a => Some(conv.layer),
+            _ => None,
+        })
+    };
+    let producer = steps.iter().rev().find_map(|s| match *s {
+        Step::V3(v3::Layer::ChannelwiseDequantize { input, output, .. } | v3::Layer::Dequantize { input, output, .. }) if output == addr => Some(input),
+        Step::V3(v3::Layer::K210Conv { main_out: Some(o), .. }) if o == addr => Some(addr),
+        _ => None,
+    })?;
+    let l = conv_at(producer)?;
+    let shape = vec![1, l.out_c as u64, l.out_h as u64, l.out_w as u64];
+    (shape.iter().product::<u64>() == numel).then(|| (shape, "the K210_CONV layer that produces it".to_string()))
+}
+
+/// The shape of a V4 output from the node that writes it (kpu_conv2d maps, dequantised maps,
+/// transposes, binaries, reductions).
+fn v4_output_shape(steps: &[Step<'_>], r: &v4::MemRange) -> Option<(Vec<u64>, String)> {
+    let same = |a: &v4::MemRange, b: &v4::MemRange| a.pool == b.pool && a.start == b.start;
+    let shape_of = |r: &v4::MemRange, depth: u32| -> Option<Vec<u64>> {
+        fn go(steps: &[Step<'_>], r: &v4::MemRange, depth: u32) -> Option<Vec<u64>> {
+            if depth > 4 {
+                return None;
+            }
+            let same = |a: &v4::MemRange, b: &v4::MemRange| a.pool == b.pool && a.start == b.start;
+            steps.iter().rev().find_map(|s| match *s {
+                Step::V4(v4::Node::KpuConv2d { main_out: Some(o), batches, conv }) if same(&o, r) => {
+                    let l = conv.layer;
+                    Some(vec![batches as u64, l.out_c as u64, l.out_h as u64, l.out_w as u64])
+                }
+                Step::V4(v4::Node::Dequantize { input, output, .. } | v4::Node::Quantize { input, output, .. } | v4::Node::Unary { input, output, .. })
+                    if same(&output, r) =>
+                {
+                    go(steps, &input, depth + 1)
+                }
+                Step::V4(v4::Node::Transpose { output, in_shape, perm, .. }) if same(&output, r) => {
+                    Some(perm.iter().map(|&p| in_shape[p as usize] as u64).collect())
+                }
+                Step::V4(v4::Node::Binary { output, out_shape, .. } | v4::Node::QuantizedBinary { output, out_shape, .. }) if same(&output, r) => {
+                    Some(out_shape.iter().map(|&d| d as u64).collect())
+                }
+                Step::V4(v4::Node::Reduce { output, out_shape, .. }) if same(&output, r) => Some(out_shape.iter().map(|&d| d as u64).collect()),
+                _ => None,
+            })
+        }
+        go(steps, r, depth)
+    };
+    let _ = same;
+    let shape = shape_of(r, 0)?;
+    let numel = r.size as u64 / r.dtype.bytes() as u64;
+    (shape.iter().product::<u64>() == numel).then(|| (shape, "the node that writes it".to_string()))
+}
+
+fn pool_name(p: Pool) -> &'static str {
+    match p {
+        Pool::Constants => "const",
+        Pool::Main => "main",
+        Pool::Kpu => "kpu",
+        Pool::Scratch => "scratch",
+    }
+}
+
+/// A one-line summary of a step.
+pub fn detail(s: &Step<'_>) -> String {
+    let conv = |c: &rt::kpu::KpuConv<'_>, batches: u32| {
+        let l = c.layer;
+        format!(
+            "{}{}x{}x{} -> {}x{}x{} k{} {}pool {:?}, KPU rows {}..{}",
+            if batches > 1 { format!("{batches} x ") } else { String::new() },
+            l.in_c, l.in_h, l.in_w, l.out_c, l.out_h, l.out_w, l.kernel,
+            if l.depthwise { "depthwise " } else { "" },
+            l.pool, l.src_row.min(l.dst_row), (l.src_row as u64 * 64 + l.in_map_bytes() * batches as u64).max(l.dst_row as u64 * 64 + l.out_map_bytes() * batches as u64).div_ceil(64)
+        )
+    };
+    let mr = |r: &v4::MemRange| format!("{}:{}[{}+{}]", pool_name(r.pool), if r.dtype == DataType::F32 { "f32" } else { "u8" }, r.start, r.size);
+    match s {
+        Step::V3(v3::Layer::K210Conv { main_out, conv: c }) => {
+            format!("{}{}", conv(c, 1), main_out.map(|a| format!(", main out @{a}")).unwrap_or_default())
+        }
+        Step::V3(v3::Layer::FullyConnected { in_channels, out_channels, act, .. }) => format!("{in_channels} -> {out_channels}, act {act}"),
+        Step::V4(v4::Node::KpuConv2d { main_out, batches, conv: c }) => {
+            format!("{}{}", conv(c, *batches), main_out.map(|r| format!(", main out {}", mr(&r))).unwrap_or_default())
+        }
+        Step::V4(
+            v4::Node::Dequantize { input, output, .. }
+            | v4::Node::Quantize { input, output, .. }
+            | v4::Node::Transpose { input, output, .. }
+            | v4::Node::Pad { input, output, .. }
+            | v4::Node::Unary { input, output, .. }
+            | v4::Node::KpuUpload { input, output, .. }
+            | v4::Node::MemoryCopy { input, output }
+            | v4::Node::Reduce { input, output, .. }
+            | v4::Node::ReduceWindow2d { input, output, .. }
+            | v4::Node::Softmax { input, output, .. },
+        ) => format!("{} -> {}", mr(input), mr(output)),
+        Step::V4(v4::Node::MatMul { a, b, output, .. } | v4::Node::Binary { a, b, output, .. } | v4::Node::QuantizedBinary { a, b, output, .. }) => {
+            format!("{}, {} -> {}", mr(a), mr(b), mr(output))
+        }
+        _ => String::new(),
+    }
+}
+
+/// Layer types the SDK defines but does not run (3, 4, 6, 7, 10, 19, 21), and 16-bit weights:
+/// the file is well-formed, so it is described (with a blocker) rather than refused.
+fn known_v3(e: &KmodelError) -> bool {
+    match e {
+        KmodelError::UnsupportedLayer { kind, .. } => v3::kind_name(*kind).is_some(),
+        _ => true,
+    }
+}
+
+/// The description of a V3 model that cannot run: header, layer table and output sizes only.
+fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDesc> {
+    let word = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let (Some(flags), Some(layers), Some(main), Some(outputs)) = (word(4), word(12), word(20), word(24)) else {
+        return Err(error(why, 3));
+    };
+    let mut steps = Vec::new();
+    let mut at = 28 + 8 * (outputs as u64 + layers as u64);
+    for i in 0..layers as usize {
+        let o = 28 + 8 * outputs as usize + 8 * i;
+        let (Some(kind), Some(size)) = (word(o), word(o + 4)) else { return Err(error(why, 3)) };
+        steps.push(StepInfo { kind, name: v3::kind_name(kind).unwrap_or("?").into(), offset: at, size: size as u64, detail: String::new() });
+        at += size as u64;
+    }
+    let outs: Vec<TensorInfo> = (0..outputs as usize)
+        .filter_map(|i| word(28 + 8 * i + 4))
+        .enumerate()
+        .map(|(i, size)| {
+            let name = if outputs == 1 { "output".to_string() } else { format!("output{i}") };
+            tensor(&name, DataType::F32, vec![1, size as u64 / 4], "output byte size")
+        })
+        .collect();
+    let model_bytes = at.min(bytes.len() as u64);
+    let exec = KmodelExec {
+        version: 3,
+        compiler: "nncase v0.1",
+        file_bytes: bytes.len() as u64,
+        model_bytes,
+        trailing_bytes: bytes.len() as u64 - model_bytes,
+        steps,
+        main_bytes: (main as u64).div_ceil(8) * 8 + 8,
+        header: vec![("flags".into(), flags as u64), ("layers".into(), layers as u64), ("main_mem_usage".into(), main as u64), ("outputs".into(), outputs as u64)],
+        ..Default::default()
+    };
+    let blocker = match why {
+        KmodelError::UnsupportedLayer { index, kind } => {
+            format!("layer {index} is {} (type {kind}), which the Kendryte SDK does not run", v3::kind_name(kind).unwrap_or("?"))
+        }
+        e => e.to_string(),
+    };
+    Ok(ModelDesc {
+        path: path.to_path_buf(),
+        format: ModelFormat::Kmodel { version: 3 },
+        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
+        executor: Executor::Kmodel(exec),
+        inputs: Vec::new(),
+        outputs: outs,
+        params: Vec::new(),
+        memory: MemoryInfo::default(),
+        code: Code::default(),
+        targets: Vec::new(),
+        facts: Vec::new(),
+        warnings: Vec::new(),
+        blockers: vec![blocker],
+        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
+    })
+}
+
+fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
+    let h = v5::header(bytes).map_err(|e| error(e, 5))?;
+    let mut modules = Vec::new();
+    let end = v5::walk(bytes, &h, |m, pools, secs| {
+        modules.push(V5Module {
+            kind: String::from_utf8_lossy(m.kind).into_owned(),
+            version: m.version,
+            size: m.size,
+            functions: m.functions,
+            mempools: pools.map(|p| (p.location, p.size)).collect(),
+            sections: secs.map(|s| (String::from_utf8_lossy(s.name).into_owned(), s.flags, s.body_size)).collect(),
+        })
+    })
+    .map_err(|e| error(e, 5))?;
+    let exec = KmodelExec {
+        version: 5,
+        compiler: "nncase v1.x",
+        file_bytes: bytes.len() as u64,
+        model_bytes: end as u64,
+        trailing_bytes: (bytes.len() - end) as u64,
+        steps: Vec::new(),
+        main_bytes: modules.iter().flat_map(|m| &m.mempools).filter(|p| p.0 == 3 || p.0 == 4).map(|p| p.1 as u64).sum(),
+        kpu_bytes: modules.iter().flat_map(|m| &m.mempools).filter(|p| p.0 >= 64).map(|p| p.1 as u64).max().unwrap_or(0),
+        kpu_rows: 0,
+        scratch_bytes: 0,
+        macs: 0,
+        constants_bytes: 0,
+        header: vec![
+            ("header_size".into(), if h.new_layout { 32 } else { 24 }),
+            ("flags".into(), h.flags as u64),
+            ("alignment".into(), h.alignment as u64),
+            ("modules".into(), h.modules as u64),
+            ("entry_module".into(), h.entry_module as u64),
+            ("entry_function".into(), h.entry_function as u64),
+        ],
+        v5: Some(V5Info { new_layout: h.new_layout, alignment: h.alignment, entry_module: h.entry_module, modules }),
+    };
+    Ok(ModelDesc {
+        path: path.to_path_buf(),
+        format: ModelFormat::Kmodel { version: 5 },
+        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
+        executor: Executor::Kmodel(exec),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        params: Vec::new(),
+        memory: MemoryInfo::default(),
+        code: Code::default(),
+        targets: Vec::new(),
+        facts: Vec::new(),
+        warnings: Vec::new(),
+        blockers: vec![KmodelError::V5NotRunnable.to_string()],
+        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
+    })
 }

@@ -21,6 +21,7 @@ pub mod compile;
 pub mod detect;
 pub mod dtype;
 pub mod error;
+pub mod external;
 pub mod format;
 pub mod inspect;
 pub mod kmodel;
@@ -28,11 +29,13 @@ pub mod manifest;
 pub mod mlf;
 pub mod model;
 pub mod names;
+pub mod objects;
 pub mod plan;
 pub mod report;
 pub mod svg;
 
 pub use builder::{Built, Model, Params};
+pub use external::Placement;
 pub use error::{Error, ErrorKind, Result};
 pub use manifest::compile_listed;
 pub use model::ModelDesc;
@@ -54,10 +57,10 @@ pub fn open_with(path: impl AsRef<Path>, opts: &mlf::MlfOptions) -> Result<Model
             mlf::read(&archive, opts)
         }
         detect::FileKind::Kmodel => kmodel::read(path),
+        detect::FileKind::TvmModule => Err(format::blob::refusal(path)),
         other => Err(Error::unsupported(format!(
             "this is a {} file, not a model that can be built (use `cargo mlf inspect` to see what it holds)",
             match other {
-                detect::FileKind::TvmModule => "TVM module export",
                 detect::FileKind::Params => "TVM parameter",
                 _ => "parameter pack",
             }

@@ -10,7 +10,7 @@
 //! path = "models/digits.tar"   # relative to Cargo.toml
 //! name = "digits"              # module name (optional: the model's name or file stem)
 //! module = "default"           # MLF module of a multi-module archive (optional)
-//! params = "embedded"          # parameter placement (optional; "embedded" is the default)
+//! params = "embedded"          # parameter placement: "embedded" (default), "resident", "streamed"
 //! ram = "1 KiB"                # optional: this model's budget
 //! flash = "64 KiB"
 //! ```
@@ -61,7 +61,9 @@ pub struct ModelEntry {
     /// The MLF module to read from an archive that holds several.
     #[serde(default)]
     pub module: Option<String>,
-    /// Parameter placement: `"embedded"` (the default).
+    /// Parameter placement: `"embedded"` (the default: in flash, used in place), `"resident"`
+    /// (external, loaded once into a static region) or `"streamed"` (external, loaded operator
+    /// by operator into a staging buffer).
     #[serde(default)]
     pub params: Option<String>,
     /// This model's static RAM budget.
@@ -265,10 +267,12 @@ impl ModelEntry {
     pub fn placement(&self) -> Result<Params> {
         match self.params.as_deref() {
             None | Some("embedded") => Ok(Params::Embedded),
-            Some("external") => Err(Error::unsupported(
-                "params = \"external\" is not supported by this version of mlf-build yet; use \"embedded\"",
+            Some("resident") => Ok(Params::resident()),
+            Some("streamed") => Ok(Params::streamed()),
+            Some("external") => Err(Error::invalid(
+                "say which external placement: \"resident\" (loaded once) or \"streamed\" (operator by operator)",
             )),
-            Some(other) => Err(Error::invalid(format!("unknown parameter placement {other:?} (expected \"embedded\")"))),
+            Some(other) => Err(Error::invalid(format!("unknown parameter placement {other:?} (expected \"embedded\", \"resident\" or \"streamed\")"))),
         }
     }
 
@@ -391,7 +395,7 @@ mod tests {
             [[package.metadata.mlf.models]]
             path = "models/two.tar"
             module = "other"
-            params = "embedded"
+            params = "streamed"
             "#,
         )
         .unwrap()
@@ -402,6 +406,8 @@ mod tests {
         assert_eq!(m.models[0].ram, Some(Size(1024)));
         assert_eq!(m.models[0].flash, None);
         assert_eq!(m.models[1].module.as_deref(), Some("other"));
+        assert_eq!(m.models[1].placement().unwrap(), Params::streamed());
+        assert_eq!(m.models[0].placement().unwrap(), Params::Embedded);
         assert_eq!(Manifest::from_toml_str("[package]\nname = \"x\"\n").unwrap(), None);
     }
 
@@ -416,7 +422,7 @@ mod tests {
         let e = err("[[package.metadata.mlf.models]]\nname = \"x\"\n");
         assert!(e.contains("models[0]") && e.contains("missing field `path`"), "{e}");
         let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nparams = \"external\"\n");
-        assert!(e.starts_with("package.metadata.mlf.models[0].params: ") && e.contains("not supported"), "{e}");
+        assert!(e.starts_with("package.metadata.mlf.models[0].params: ") && e.contains("\"resident\""), "{e}");
         let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nparams = \"sd-card\"\n");
         assert!(e.contains("unknown parameter placement"), "{e}");
         let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nname = \"My Model\"\n");

@@ -49,7 +49,7 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
         path: archive.path().to_path_buf(),
         format: ModelFormat::Mlf { version },
         name: m.to_string(),
-        executor: Executor::Kmodel(crate::kmodel::KmodelExec { version: 0 }),
+        executor: Executor::Kmodel(crate::kmodel::KmodelExec { version: 0, ..Default::default() }),
         inputs: Vec::new(),
         outputs: Vec::new(),
         params: Vec::new(),
@@ -88,6 +88,9 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
             desc.code.headers.push((rel.to_string(), archive.get(name).expect("listed").clone()));
         }
     }
+    // A module blob in the code (never written by TVM into an MLF) must not be dropped silently.
+    let embedded = crate::format::blob::device::device_modules_in_code(&desc.code)?;
+    desc.blockers.extend(crate::format::blob::device::blockers(&embedded));
     desc.code.constants = c_constants(&desc.code.sources, desc.memory.constants_bytes);
     if desc.code.sources.is_empty() && desc.code.objects.is_empty() {
         return Err(Error::missing(format!(
@@ -466,6 +469,7 @@ fn read_aot(
         workspace_bytes,
         workspace_source,
         max_live_allocations: main_allocs + kernel_allocs,
+        main_pools: Vec::new(),
     });
     Ok(())
 }

@@ -157,6 +157,20 @@ pub struct AotExec {
     /// Most workspace allocations that can be live at once (AOT main + the deepest kernel), for
     /// computing alignment slack.
     pub max_live_allocations: u64,
+    /// When the main function is called directly with USMP pools (external parameters: the
+    /// pools were taken out of the C), the pools it takes after the outputs, in order.
+    pub main_pools: Vec<MainPool>,
+}
+
+/// A USMP pool passed to the AOT main function.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MainPool {
+    /// The main's parameter name (`global_const_workspace_0_var`, …).
+    pub name: String,
+    /// Constants (read from a `ParamSource`) or workspace (in the arena).
+    pub constant: bool,
+    /// Bytes.
+    pub bytes: u64,
 }
 
 /// USMP pools compiled into the C.

@@ -2,8 +2,9 @@
 //! build time from the model description, its memory plan and the compiled C library.
 //!
 //! - **Static RAM** = the arena the generated module allocates (`ARENA_BYTES`: activations,
-//!   outputs, operator scratch, TVM's AOT workspace, pools the application provides) + the
-//!   static data of the model's C (`.data` + `.bss`, where an AOT USMP build keeps its
+//!   outputs, operator scratch, TVM's AOT workspace, pools the application provides) + the RAM
+//!   of external parameters (resident region or streaming buffer) + the static data of the
+//!   model's C (`.data` + `.bss`, where an AOT USMP build keeps its
 //!   workspace pool). The caller's input buffers are listed but not counted: inputs are used in
 //!   place from wherever the caller keeps them.
 //! - **Flash** = the compiled C (`.text`, read-only data — where C constants, linked parameters
@@ -51,7 +52,7 @@ pub struct MemoryReport {
 /// Static RAM of a model.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ram {
-    /// What counts against a RAM budget: `arena + c_data`.
+    /// What counts against a RAM budget: `arena + params + c_data`.
     pub total: u64,
     /// The static arena the generated module allocates (its `ARENA_BYTES`).
     pub arena: u64,
@@ -60,6 +61,9 @@ pub struct Ram {
     pub workspace: u64,
     /// Of the arena: the model's outputs.
     pub outputs: u64,
+    /// External parameters' static RAM, beside the arena: the resident region, or the staging
+    /// buffer of streamed parameters (0 for embedded parameters, which stay in flash).
+    pub params: u64,
     /// Static data of the model's C (`.data` + `.bss`).
     pub c_data: u64,
     /// Of `c_data`: the AOT USMP workspace pool compiled into the C.
@@ -159,6 +163,15 @@ fn add_object(sizes: &mut SectionSizes, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Bytes of the runtime's table of `n` decoded kmodel steps (`mlf_kmodel::Plan<n>`, which a
+/// kmodel module keeps in static memory), as laid out for this computer.
+pub fn kmodel_step_table_bytes(n: u64) -> u64 {
+    let one = std::mem::size_of::<mlf_kmodel::Plan<'static, 1>>() as u64;
+    let two = std::mem::size_of::<mlf_kmodel::Plan<'static, 2>>() as u64;
+    let step = two - one;
+    one - step + n * step
+}
+
 /// Alignment the builder plans with (16; 64 when the archive carries LLVM objects).
 fn plan_align(desc: &ModelDesc) -> u64 {
     if desc.code.objects.is_empty() { 16 } else { 64 }
@@ -177,6 +190,8 @@ impl MemoryReport {
             r.ram.arena = built.arena_bytes;
         }
         r.flash.params = built.embedded_param_bytes;
+        r.ram.params = built.param_ram_bytes;
+        r.external_param_bytes = built.external_param_bytes;
         r.file = built.model.clone();
         r.finish();
         Ok(r)
@@ -214,17 +229,19 @@ impl MemoryReport {
                     ram.usmp_pool = u.workspace_bytes;
                 }
             }
-            Executor::Kmodel(_) => {
+            Executor::Kmodel(k) => {
                 planned = false;
-                ram.arena = desc.memory.workspace_bytes;
-                ram.outputs = desc.outputs.iter().map(|t| t.bytes()).sum();
-                flash.params = std::fs::metadata(&desc.path).map(|m| m.len()).unwrap_or_else(|_| desc.param_bytes());
-                notes.push(if ram.arena > 0 {
-                    "kmodel: not planned by the build step; RAM is the working memory the kmodel records".to_string()
-                } else {
-                    "kmodel: not planned by the build step; RAM is not known before run time".to_string()
-                });
-                notes.push("kmodel: flash is the kmodel file, embedded in the program image".to_string());
+                let steps = k.steps.len() as u64;
+                ram.arena = k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
+                flash.params = k.file_bytes;
+                notes.push(format!(
+                    "kmodel: not planned by the build step; RAM from the model description: main memory {} + emulated KPU RAM {} + KPU scratch {} + a table of {steps} decoded steps ({} bytes as laid out on this computer; smaller on 32-bit targets)",
+                    k.main_bytes,
+                    k.kpu_bytes,
+                    k.scratch_bytes,
+                    kmodel_step_table_bytes(steps)
+                ));
+                notes.push("kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string());
             }
         }
         match sections {
@@ -264,7 +281,7 @@ impl MemoryReport {
     }
 
     fn finish(&mut self) {
-        self.ram.total = self.ram.arena + self.ram.c_data;
+        self.ram.total = self.ram.arena + self.ram.params + self.ram.c_data;
         self.flash.total = self.flash.code + self.flash.rodata + self.flash.data + self.flash.params;
     }
 }
@@ -304,11 +321,12 @@ impl fmt::Display for MemoryReport {
         let module = self.mlf_module.as_ref().map(|m| format!(", MLF module {m}")).unwrap_or_default();
         writeln!(f, "model {} ({file}{module}, {} executor, target {})", self.model, self.executor, self.target)?;
         let r = &self.ram;
-        line(f, "static RAM", r.total, "arena + C data")?;
+        line(f, "static RAM", r.total, "arena + parameter RAM + C data")?;
         let tvm = r.tvm_executor.map(|t| format!(" (TVM's executor: {t})")).unwrap_or_default();
         line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?;
         line(f, "    workspace", r.workspace, "of the arena: TVMBackendAllocWorkspace")?;
         line(f, "    outputs", r.outputs, "of the arena")?;
+        line(f, "  parameter RAM", r.params, "external parameters: resident region or staging buffer")?;
         let pool = if r.usmp_pool > 0 { format!(", of it the USMP pool: {}", r.usmp_pool) } else { String::new() };
         line(f, "  C data", r.c_data, &format!(".data + .bss of the model's C{pool}"))?;
         line(f, "  inputs", r.inputs, "the caller's buffers, not counted")?;
@@ -332,6 +350,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kmodel_step_table_is_linear_in_steps() {
+        assert_eq!(kmodel_step_table_bytes(0), std::mem::size_of::<mlf_kmodel::Plan<'static, 0>>() as u64);
+        assert_eq!(kmodel_step_table_bytes(7), std::mem::size_of::<mlf_kmodel::Plan<'static, 7>>() as u64);
+        assert_eq!(kmodel_step_table_bytes(64), std::mem::size_of::<mlf_kmodel::Plan<'static, 64>>() as u64);
+    }
+
+    #[test]
     fn human_report_lines() {
         let r = MemoryReport {
             model: "digits".into(),
@@ -347,7 +372,7 @@ mod tests {
         };
         let text = r.to_string();
         assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
-        assert!(text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + C data\n"), "{text}");
+        assert!(text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + parameter RAM + C data\n"), "{text}");
         assert!(text.contains("\n    code                         5 bytes              .text of the model's C\n"), "{text}");
     }
 }

@@ -96,11 +96,19 @@ pub struct TensorRef {
     pub index: Option<usize>,
     /// dtype string.
     pub dtype: String,
-    /// Shape.
+    /// Shape (`null` in kmodel manifests, read as empty).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub shape: Vec<u64>,
+    /// Element count, when the manifest gives it instead of a shape (kmodel manifests).
+    #[serde(default)]
+    pub size: Option<u64>,
     /// File name inside `vectors/` (absent for secondary references).
     #[serde(default)]
     pub file: Option<String>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    Ok(Option::<Vec<u64>>::deserialize(d)?.unwrap_or_default())
 }
 
 impl Manifest {
@@ -164,3 +172,21 @@ pub fn load<T: LeBytes, const N: usize>(path: &Path) -> Box<[T; N]> {
     let v: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
     v.into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!())
 }
+
+/// Median wall time of `f` over at least 11 runs, continuing up to `budget` (benchmarks only).
+pub fn median_time(budget: std::time::Duration, mut f: impl FnMut()) -> std::time::Duration {
+    for _ in 0..3 {
+        f();
+    }
+    let mut times = Vec::new();
+    let start = std::time::Instant::now();
+    while times.len() < 11 || (start.elapsed() < budget && times.len() < 10_000) {
+        let t = std::time::Instant::now();
+        f();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+pub mod kmodel_synth;

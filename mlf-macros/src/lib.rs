@@ -21,6 +21,7 @@ struct Args {
     path: LitStr,
     name: Option<Ident>,
     module: Option<LitStr>,
+    params: Option<LitStr>,
 }
 
 impl Parse for Args {
@@ -28,6 +29,7 @@ impl Parse for Args {
         let path: LitStr = input.parse()?;
         let mut name = None;
         let mut module = None;
+        let mut params = None;
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -38,15 +40,22 @@ impl Parse for Args {
             match key.to_string().as_str() {
                 "name" => name = Some(input.parse()?),
                 "module" => module = Some(input.parse()?),
+                "params" => {
+                    let p: LitStr = input.parse()?;
+                    if !matches!(p.value().as_str(), "embedded" | "resident" | "streamed") {
+                        return Err(syn::Error::new(p.span(), "expected \"embedded\", \"resident\" or \"streamed\""));
+                    }
+                    params = Some(p);
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
-                        format!("unknown option `{other}` (expected `name = <module name>` or `module = \"<MLF module>\"`)"),
+                        format!("unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"` or `params = \"embedded\"|\"resident\"|\"streamed\"`)"),
                     ))
                 }
             }
         }
-        Ok(Args { path, name, module })
+        Ok(Args { path, name, module, params })
     }
 }
 
@@ -68,8 +77,12 @@ pub fn include_model(input: TokenStream) -> TokenStream {
     }
 }
 
+/// The directory model paths are relative to: the crate's manifest directory.
+/// `MLF_MACROS_MANIFEST_DIR` overrides it (the UI tests set it, because trybuild compiles them
+/// in a crate of its own under `target/`).
 fn manifest_dir() -> Result<PathBuf, String> {
-    std::env::var_os("CARGO_MANIFEST_DIR")
+    std::env::var_os("MLF_MACROS_MANIFEST_DIR")
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
         .map(PathBuf::from)
         .ok_or_else(|| "CARGO_MANIFEST_DIR is not set: include_model! must be used in a crate built by cargo".to_string())
 }
@@ -80,11 +93,28 @@ fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
     if !path.exists() {
         return Err(format!("model file not found: {} (paths are relative to the crate's Cargo.toml)", path.display()));
     }
+    // Errors name the file as the user wrote it.
+    expand_path(args, &path).map_err(|m| m.replace(&path.display().to_string(), &rel))
+}
+
+fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
+    let path = path.to_path_buf();
     let kind = mlf_build::detect::detect(&path).map_err(|e| e.to_string())?;
     match kind {
         mlf_build::detect::FileKind::Kmodel => kmodel(args, &path),
         mlf_build::detect::FileKind::Mlf => mlf(args, &path),
         _ => Err(format!("{} is not a model that can be included (it is a {kind:?} file)", path.display())),
+    }
+}
+
+/// The only element of a vector, if it has exactly one.
+trait PopSingle<T> {
+    fn pop_single(self) -> Option<T>;
+}
+
+impl<T> PopSingle<T> for Vec<T> {
+    fn pop_single(mut self) -> Option<T> {
+        if self.len() == 1 { self.pop() } else { None }
     }
 }
 
@@ -119,8 +149,20 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
     let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
-    let key = mlf_build::builder::model_key(&pkg, &canonical, module.as_deref());
+    let base = mlf_build::builder::model_key(&pkg, &canonical, module.as_deref());
     let dir = PathBuf::from(out_dir).join("mlf");
+    // The build step writes `<key>.rs` for embedded parameters and `<key>-resident.rs` /
+    // `<key>-streamed.rs` for external ones; `params = …` chooses, else the only one built.
+    let key = match args.params.as_ref().map(LitStr::value).as_deref() {
+        Some("embedded") => base.clone(),
+        Some(p) => format!("{base}-{p}"),
+        None => [base.clone(), format!("{base}-resident"), format!("{base}-streamed")]
+            .into_iter()
+            .filter(|k| dir.join(format!("{k}.rs")).is_file())
+            .collect::<Vec<_>>()
+            .pop_single()
+            .unwrap_or(base.clone()),
+    };
     let rs = dir.join(format!("{key}.rs"));
     let sidecar_path = dir.join(format!("{key}.json"));
     let sidecar: mlf_build::builder::Sidecar = match std::fs::read(&sidecar_path) {

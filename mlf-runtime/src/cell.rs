@@ -129,4 +129,15 @@ mod tests {
         assert_eq!(b.0[0], 7);
         assert_eq!(core::mem::align_of::<Arena<16>>(), 64);
     }
+
+    static GUARDED: TakeOnce<u32> = TakeOnce::new(1);
+
+    #[test]
+    fn guard_releases_on_drop() {
+        let mut g = GUARDED.take().expect("first");
+        *g += 1;
+        assert!(GUARDED.take().is_none());
+        drop(g);
+        assert_eq!(*GUARDED.take().expect("again"), 2);
+    }
 }

@@ -82,6 +82,22 @@ pub enum Error {
     },
     /// `TVMBackendFreeWorkspace` was called out of LIFO order or with a foreign pointer.
     BadWorkspaceFree,
+    /// An external parameter could not be supplied.
+    Param(crate::params::ParamError),
+    /// A kmodel could not be parsed or run.
+    Kmodel(crate::kmodel::KmodelError),
+}
+
+impl From<crate::params::ParamError> for Error {
+    fn from(e: crate::params::ParamError) -> Self {
+        Error::Param(e)
+    }
+}
+
+impl From<crate::kmodel::KmodelError> for Error {
+    fn from(e: crate::kmodel::KmodelError) -> Self {
+        Error::Kmodel(e)
+    }
 }
 
 impl fmt::Display for Error {
@@ -100,6 +116,8 @@ impl fmt::Display for Error {
                 "workspace request of {requested} bytes exceeds the {available} bytes left in the static arena"
             ),
             Error::BadWorkspaceFree => f.write_str("workspace freed out of order or with a foreign pointer"),
+            Error::Param(e) => write!(f, "{e}"),
+            Error::Kmodel(e) => write!(f, "kmodel: {e}"),
         }
     }
 }

@@ -7,6 +7,7 @@
 //!   time;
 //! - the TVM C backend functions generated C calls (`TVMBackendAllocWorkspace`, …), implemented
 //!   in Rust over the running model's static arena;
+//! - [`kmodel`]: the Kendryte K210 kmodel parser, interpreter and KPU emulation;
 //! - `include_model!` (feature `macros`).
 //!
 //! With the `std` feature, [`Error`] implements `std::error::Error` and each thread may run its
@@ -20,11 +21,16 @@ extern crate std;
 mod cell;
 mod element;
 mod error;
+pub mod params;
 pub mod tvm;
 
 pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};
 pub use element::{as_bytes, view, Element};
 pub use error::{Error, Message};
+
+/// Kendryte K210 kmodels: parser, interpreter and KPU emulation (the `mlf-kmodel` crate, shared
+/// with `mlf-build` so that the build and the run use one parser).
+pub use mlf_kmodel as kmodel;
 
 #[cfg(feature = "macros")]
 pub use mlf_macros::include_model;

@@ -16,22 +16,6 @@ use mlf_build::format::graph::NodeOp;
 use mlf_build::model::{ArgBinding, Executor};
 use mlf_runtime::tvm::ffi::{DLDataType, DLDevice, DLTensor, PackedFn, TVMValue};
 
-/// Median time of `f` over enough runs to fill ~`budget`.
-fn median(budget: Duration, mut f: impl FnMut()) -> Duration {
-    for _ in 0..3 {
-        f();
-    }
-    let mut times = Vec::new();
-    let start = Instant::now();
-    while times.len() < 11 || (start.elapsed() < budget && times.len() < 10_000) {
-        let t = Instant::now();
-        f();
-        times.push(t.elapsed());
-    }
-    times.sort();
-    times[times.len() / 2]
-}
-
 /// TVM-style executor over the kernels of one generated module.
 struct Peer {
     buffers: Vec<Vec<u128>>,
@@ -162,7 +146,7 @@ macro_rules! bench {
         let inputs_bytes: Vec<AlignedBytes> = desc.inputs.iter().map(|t| AlignedBytes::new(t.bytes() as usize)).collect();
         let names = [$(stringify!($inp)),*];
         let mut net = model::Model::take().unwrap();
-        let ours = median(Duration::from_millis(300), || {
+        let ours = mlf_fixtures::median_time(Duration::from_millis(300), || {
             let ins = model::Inputs { $($inp: mlf_runtime::view(inputs_bytes[names.iter().position(|n| *n == stringify!($inp)).unwrap()].bytes(), 0)),* };
             std::hint::black_box(net.run(&ins).unwrap());
         });
@@ -170,7 +154,7 @@ macro_rules! bench {
         let mut peer = Peer::start(&path, &model::KERNELS);
         let peer_start = t.elapsed();
         let refs: Vec<&[u8]> = inputs_bytes.iter().map(|v| v.bytes()).collect();
-        let peer_time = median(Duration::from_millis(300), || {
+        let peer_time = mlf_fixtures::median_time(Duration::from_millis(300), || {
             std::hint::black_box(peer.run(&refs));
         });
         // Same kernels, same inputs: same first output.

@@ -8,6 +8,7 @@ use quote::quote;
 use super::common::{self, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
+use crate::external::{Placement, Split};
 use crate::model::{AotCall, Executor, ModelDesc};
 use crate::plan::aot::AotPlan;
 
@@ -18,8 +19,8 @@ pub const SAFETY: &str = "the entry point is the model's own (found among the C 
     size; the workspace window holds the compiler's workspace figure plus alignment slack.";
 
 /// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
-/// with.
-pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> Result<TokenStream> {
+/// with; `external` is set when the constant pool is read through a `ParamSource`.
+pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, external: Option<(Placement, &Split)>) -> Result<TokenStream> {
     let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -28,10 +29,15 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
     let n_in = desc.inputs.len();
     let n_out = desc.outputs.len();
     let n_pools = plan.pools.len();
-    let n_slots = usize_lit(n_in + n_out + n_pools);
+    let n_const = a.main_pools.iter().filter(|p| p.constant).count();
+    let n_slots = usize_lit(n_in + n_out + n_pools + n_const);
+    if n_const > 0 && external.is_none() {
+        return Err(Error::invalid("the main takes a constant pool but no external parameters were given"));
+    }
 
     let mut shape_list: Vec<Vec<u64>> = desc.inputs.iter().chain(&desc.outputs).map(|t| t.shape.clone()).collect();
     shape_list.extend(plan.pools.iter().map(|(_, _, b)| vec![*b]));
+    shape_list.extend(a.main_pools.iter().map(|p| vec![p.bytes]));
     let (shape_items, shape_ids) = common::shape_statics(shape_list.iter());
     let mut dtypes: Vec<crate::dtype::DType> = desc.inputs.iter().chain(&desc.outputs).map(|t| t.dtype).collect();
     dtypes.push(crate::dtype::DType::U8);
@@ -42,7 +48,17 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
         let f = ident(&t.ident);
         let shape = &shape_ids[&t.shape];
         let n = usize_lit(i);
-        binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);));
+        match &plan.input_copies {
+            None => binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);)),
+            Some(offsets) => {
+                let (o, b) = (lit(offsets[i]), lit(t.bytes()));
+                let dt = &dtype_ids[&t.dtype];
+                binds.push(quote! {
+                    r.copy_in(#o, &inputs.#f[..]);
+                    r.arena(#n, #o, #b, &#shape, #dt);
+                });
+            }
+        }
     }
     let mut out_fields = Vec::new();
     let mut out_checks = Vec::new();
@@ -63,9 +79,46 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
         let (o, b) = (lit(*off), lit(*bytes));
         binds.push(quote!(r.arena(#n, #o, #b, &#shape, #dt);));
     }
+    // Constant pools of a directly called main: in the parameter region (resident) or staged.
+    let mut const_binds = Vec::new();
+    let mut region = 0u64;
+    let mut const_slot_of = Vec::new();
+    if let Some((placement, split)) = external {
+        let dt = &dtype_ids[&crate::dtype::DType::U8];
+        for (k, p) in a.main_pools.iter().filter(|p| p.constant).enumerate() {
+            let slot = n_in + n_out + n_pools + k;
+            const_slot_of.push(slot);
+            let f = &split.files[k];
+            if f.bytes() != p.bytes {
+                return Err(Error::mismatch(format!("constant pool {} is {} bytes but its file holds {}", p.name, p.bytes, f.bytes())));
+            }
+            // Resident or streamed, the pools sit one after the other: the only call (the main)
+            // reads them all, so streaming stages them all before it.
+            region = region.div_ceil(plan.align) * plan.align;
+            let off = region;
+            region += p.bytes;
+            let (n, o, b, kk) = (usize_lit(slot), lit(off), lit(p.bytes), usize_lit(k));
+            let shape = &shape_ids[&vec![p.bytes]];
+            if placement == Placement::Streamed {
+                const_binds.push(quote!(r.stage(source, &PARAMS[#kk], #o)?;));
+            }
+            const_binds.push(quote!(r.param(#n, #o, #b, &#shape, #dt);));
+        }
+    }
     let slots_in: Vec<_> = (0..n_in).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
-    let slots_out: Vec<_> = (n_in..n_in + n_out).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
+    let mut slots_out: Vec<_> = (n_in..n_in + n_out).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
     let slots_pools: Vec<_> = (n_in + n_out..n_in + n_out + n_pools).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
+    // A directly called main takes its pools after the outputs, in its own order.
+    let mut const_k = 0;
+    for p in &a.main_pools {
+        let slot = if p.constant {
+            const_k += 1;
+            const_slot_of[const_k - 1]
+        } else {
+            n_in + n_out + plan.pools.iter().position(|(n, _, _)| *n == p.name).ok_or_else(|| Error::invalid(format!("pool {} has no place", p.name)))?
+        };
+        slots_out.push(proc_macro2::Literal::u16_unsuffixed(slot as u16));
+    }
 
     let symbol = a.call.symbol().to_string();
     let link = format!("{symbol_prefix}{symbol}");
@@ -100,17 +153,18 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
         ),
         AotCall::Unpacked { .. } => {
             let (_, def) = desc.code.definition(&symbol).ok_or_else(|| Error::missing(format!("definition of {symbol}")))?;
-            if def.params.len() != n_in + n_out {
+            let n_args = n_in + n_out + a.main_pools.len();
+            if def.params.len() != n_args {
                 return Err(Error::unsupported(format!(
                     "{symbol} takes {} pointers but the model has {n_in} inputs and {n_out} outputs (pools or devices the C does not provide itself are not supported)",
                     def.params.len()
                 )));
             }
-            if n_in + n_out > 16 {
+            if n_args > 16 {
                 return Err(Error::unsupported(format!("{symbol} takes more than 16 pointers")));
             }
-            let params: Vec<TokenStream> = (0..n_in + n_out).map(|i| { let p = ident(&format!("arg{i}")); quote!(#p: #void) }).collect();
-            let tys: Vec<TokenStream> = (0..n_in + n_out).map(|_| void.clone()).collect();
+            let params: Vec<TokenStream> = (0..n_args).map(|i| { let p = ident(&format!("arg{i}")); quote!(#p: #void) }).collect();
+            let tys: Vec<TokenStream> = (0..n_args).map(|_| void.clone()).collect();
             (
                 quote!(pub fn #f(#(#params),*) -> i32;),
                 quote!(r.call_unpacked(0, #symbol, entry::#f as unsafe extern "C" fn(#(#tys),*) -> i32, [#(#slots_in,)* #(#slots_out),*])?;),
@@ -121,6 +175,74 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
     let arena = lit(plan.arena_bytes);
     let align = lit(plan.align);
     let ws = lit(plan.workspace_bytes);
+    let region_lit = lit(region);
+    let (param_items, state_fields, state_init, enter, load_fn, run_sig, check_loaded) = match external {
+        None => (
+            quote!(),
+            quote!(),
+            quote!(),
+            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?),
+            quote!(),
+            quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
+            quote!(),
+        ),
+        Some((placement, split)) => {
+            let refs = split.files.iter().map(|f| {
+                let (id, bytes, hash) = (&f.id, lit(f.bytes()), proc_macro2::Literal::u64_unsuffixed(f.xxh64));
+                quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
+            });
+            let n = usize_lit(split.files.len());
+            let doc = format!(" The constant pool this model reads from a `ParamSource` ({} bytes).", split.files.iter().map(|f| f.bytes()).sum::<u64>());
+            let items = quote! {
+                #[doc = #doc]
+                pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
+                /// Bytes of static RAM holding the constant pool (loaded, or staged for the run).
+                pub const PARAM_BYTES: usize = #region_lit;
+            };
+            match placement {
+                Placement::Resident => (
+                    items,
+                    quote!(params: ::mlf_runtime::Arena<#region_lit>, loaded: bool,),
+                    quote!(params: ::mlf_runtime::Arena::new(), loaded: false,),
+                    quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.params.0, #align)?),
+                    quote! {
+                        /// Loads the constant pool from `source` into the model's static parameter
+                        /// region, checking its size and hash. Call once before [`Model::run`].
+                        pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
+                            let state = &mut *self.state;
+                            state.loaded = false;
+                            let mut offset = 0usize;
+                            for p in PARAMS.iter() {
+                                offset = offset.div_ceil(#align) * #align;
+                                source.load(p, &mut state.params.0[offset..offset + p.bytes])?;
+                                offset += p.bytes;
+                            }
+                            state.loaded = true;
+                            Ok(())
+                        }
+                    },
+                    quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
+                    quote! {
+                        if !state.loaded {
+                            return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
+                        }
+                    },
+                ),
+                Placement::Streamed => (
+                    items,
+                    quote!(staging: ::mlf_runtime::Arena<#region_lit>,),
+                    quote!(staging: ::mlf_runtime::Arena::new(),),
+                    quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.staging.0, #align)?),
+                    quote!(),
+                    quote! {
+                        /// Runs the model, reading the constant pool from `source` first.
+                        pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
+                    },
+                    quote!(),
+                ),
+            }
+        }
+    };
     let tvm_ws = lit(plan.tvm_workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM AOT executor: {}). Static RAM: {} bytes of arena ({} bytes of \
@@ -155,12 +277,14 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
 
         #dtype_items
         #shape_items
+        #param_items
 
         struct State {
             arena: ::mlf_runtime::Arena<#arena>,
+            #state_fields
         }
 
-        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new() });
+        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new(), #state_init });
 
         #[doc = #model_doc]
         pub struct Model {
@@ -175,11 +299,15 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str) -> R
                 STATE.take().map(|state| Model { state, high_water: 0 })
             }
 
+            #load_fn
+
             /// Runs the model.
-            pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error> {
+            #run_sig {
                 let state = &mut *self.state;
-                let mut r = ::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?;
+                #check_loaded
+                let mut r = #enter;
                 #(#binds)*
+                #(#const_binds)*
                 r.workspace(0, #ws);
                 unsafe {
                     #call

@@ -8,8 +8,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::common::{self, lit};
-use super::ident;
+use super::{ident, usize_lit};
 use crate::error::{Error, Result};
+use crate::external::{Placement, Split};
 use crate::model::{Executor, ModelDesc};
 use crate::plan::graph::{GraphPlan, Slot};
 
@@ -18,9 +19,58 @@ use crate::plan::graph::{GraphPlan, Slot};
 pub struct GraphCodegen {
     /// Prefix the model's C symbols were renamed with (`mlf_<hash>_`).
     pub symbol_prefix: String,
-    /// For each parameter of the model (by index): the aligned file its bytes were written to,
-    /// or `None` when the C already holds it (linked).
-    pub param_files: Vec<Option<PathBuf>>,
+    /// Where the parameters live.
+    pub params: ParamCode,
+}
+
+/// Where a generated module finds its parameters.
+#[derive(Clone, Debug)]
+pub enum ParamCode {
+    /// In the program image: for each parameter of the model (by index), the aligned file its
+    /// bytes were written to, or `None` when the C already holds it (linked).
+    Embedded(Vec<Option<PathBuf>>),
+    /// Read at run time through a `ParamSource`.
+    External {
+        /// Resident or streamed.
+        placement: Placement,
+        /// The parameter files.
+        split: Split,
+    },
+}
+
+/// Offsets of parameter files packed one after another, in decreasing order of alignment (so no
+/// padding is needed) — the staging layout of one call.
+fn pack_by_alignment(files: &[usize], split: &Split) -> (Vec<(usize, u64)>, u64) {
+    let mut order: Vec<usize> = files.to_vec();
+    order.sort_by_key(|&k| std::cmp::Reverse(split.files[k].dtype.elem_bytes().next_power_of_two()));
+    let mut cursor = 0u64;
+    let mut out = Vec::new();
+    for k in order {
+        let a = split.files[k].dtype.elem_bytes().next_power_of_two().max(1);
+        cursor = cursor.div_ceil(a) * a;
+        out.push((k, cursor));
+        cursor += split.files[k].bytes();
+    }
+    (out, cursor)
+}
+
+/// The largest number of parameter bytes one call reads (the streamed staging buffer).
+pub fn staging_bytes(plan: &GraphPlan, split: &Split) -> u64 {
+    plan.calls.iter().map(|c| pack_by_alignment(&call_files(c, plan, split), split).1).max().unwrap_or(0)
+}
+
+/// The distinct parameter files a call reads.
+fn call_files(c: &crate::plan::graph::OpCall, plan: &GraphPlan, split: &Split) -> Vec<usize> {
+    let mut files = Vec::new();
+    for &e in &c.args {
+        if let Slot::Param { index } = plan.slots[e] {
+            let k = split.of_param[index];
+            if !files.contains(&k) {
+                files.push(k);
+            }
+        }
+    }
+    files
 }
 
 /// Generates the module items.
@@ -40,7 +90,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
             slot_no.insert(e, n);
         }
     }
-    let n_slots = super::usize_lit(slot_no.len());
+    let n_slots = usize_lit(slot_no.len());
     let (dtype_items, dtypes) = common::dtype_consts(slot_no.keys().map(|&e| graph.dltype[e]));
     let shapes: Vec<&Vec<u64>> = slot_no.keys().map(|&e| &graph.shape[e]).collect();
     let (shape_items, shape_ids) = common::shape_statics(shapes);
@@ -73,25 +123,64 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         .iter()
         .map(|(name, id)| quote!((#name, kernels::#id as ::mlf_runtime::tvm::ffi::PackedFn)))
         .collect();
-    let n_kernels = super::usize_lit(table.len());
+    let n_kernels = usize_lit(table.len());
 
-    // Embedded parameters.
+    // Parameters: embedded statics, or references to external files.
     let mut param_items = Vec::new();
     let mut param_ids = BTreeMap::new();
-    for (k, p) in desc.params.iter().enumerate() {
-        if let Some(Some(path)) = cg.param_files.get(k) {
-            let id = ident(&format!("PARAM_{}", crate::names::const_ident(&p.name)));
-            let doc = format!(" Parameter `{}`: {} {:?}, {} bytes, used in place.", p.name, p.dtype, p.shape, p.bytes());
-            param_items.push(common::embedded_param(&id, path, p.bytes(), &doc));
-            param_ids.insert(k, id);
+    let mut resident_offsets: Vec<u64> = Vec::new();
+    let mut param_region = 0u64;
+    match &cg.params {
+        ParamCode::Embedded(files) => {
+            for (k, p) in desc.params.iter().enumerate() {
+                if let Some(Some(path)) = files.get(k) {
+                    let id = ident(&format!("PARAM_{}", crate::names::const_ident(&p.name)));
+                    let doc = format!(" Parameter `{}`: {} {:?}, {} bytes, used in place.", p.name, p.dtype, p.shape, p.bytes());
+                    param_items.push(common::embedded_param(&id, path, p.bytes(), &doc));
+                    param_ids.insert(k, id);
+                }
+            }
+        }
+        ParamCode::External { placement, split } => {
+            let refs = split.files.iter().map(|f| {
+                let id = &f.id;
+                let bytes = lit(f.bytes());
+                let hash = proc_macro2::Literal::u64_unsuffixed(f.xxh64);
+                quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
+            });
+            let n = usize_lit(split.files.len());
+            let doc = format!(
+                " The parameters this model reads from a `ParamSource` ({} files, {} bytes): {}.",
+                split.files.len(),
+                split.files.iter().map(|f| f.bytes()).sum::<u64>(),
+                split.files.iter().map(|f| format!("`{}` = {}", f.id, f.names.join(", "))).collect::<Vec<_>>().join("; ")
+            );
+            param_items.push(quote! {
+                #[doc = #doc]
+                pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
+            });
+            if *placement == Placement::Resident {
+                for f in &split.files {
+                    param_region = param_region.div_ceil(plan.align) * plan.align;
+                    resident_offsets.push(param_region);
+                    param_region += f.bytes();
+                }
+                param_region = param_region.div_ceil(plan.align) * plan.align;
+            } else {
+                param_region = staging_bytes(plan, split);
+            }
         }
     }
+    let external = match &cg.params {
+        ParamCode::External { placement, split } => Some((*placement, split)),
+        ParamCode::Embedded(_) => None,
+    };
 
     // Bindings.
     let mut binds = Vec::new();
     let mut linked_binds = Vec::new();
     for (&e, &n) in &slot_no {
-        let n = super::usize_lit(n as usize);
+        let n = usize_lit(n as usize);
         let shape = &shape_ids[&graph.shape[e]];
         let dt = &dtypes[&graph.dltype[e]];
         match plan.slots[e] {
@@ -100,10 +189,18 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 let f = ident(&desc.inputs[index].ident);
                 binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);));
             }
-            Slot::Param { index } => {
-                let p = param_ids.get(&index).ok_or_else(|| Error::invalid(format!("parameter {} has no embedded file", desc.params[index].name)))?;
-                binds.push(quote!(r.constant(#n, &#p.0, &#shape, #dt);));
-            }
+            Slot::Param { index } => match external {
+                None => {
+                    let p = param_ids.get(&index).ok_or_else(|| Error::invalid(format!("parameter {} has no embedded file", desc.params[index].name)))?;
+                    binds.push(quote!(r.constant(#n, &#p.0, &#shape, #dt);));
+                }
+                Some((Placement::Resident, split)) => {
+                    let k = split.of_param[index];
+                    let (off, bytes) = (lit(resident_offsets[k]), lit(split.files[k].bytes()));
+                    binds.push(quote!(r.param(#n, #off, #bytes, &#shape, #dt);));
+                }
+                Some((Placement::Streamed, _)) => {} // bound before each call
+            },
             Slot::Linked { sid, .. } => {
                 let lookup = &kernel_ids["_lookup_linked_param"];
                 let sid = sid as i64;
@@ -128,7 +225,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 let p = &param_ids[&index];
                 copies.push(quote!(r.copy_in(#off, &#p.0[..]);));
             }
-            _ => return Err(Error::unsupported("a linked parameter shares storage with an activation")),
+            _ => return Err(Error::unsupported("a linked or external parameter shares storage with an activation")),
         }
     }
 
@@ -140,7 +237,28 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         let k = &kernel_ids[name];
         let args = c.args.iter().map(|e| proc_macro2::Literal::u16_unsuffixed(slot_no[e]));
         let (ws_off, ws_len) = (lit(c.scratch.0), lit(c.scratch.1));
+        let mut stage = Vec::new();
+        if let Some((Placement::Streamed, split)) = external {
+            let (layout, _) = pack_by_alignment(&call_files(c, plan, split), split);
+            for (k, off) in &layout {
+                let kk = usize_lit(*k);
+                let o = lit(*off);
+                stage.push(quote!(r.stage(source, &PARAMS[#kk], #o)?;));
+                for &e in &c.args {
+                    if let Slot::Param { index } = plan.slots[e] {
+                        if split.of_param[index] == *k {
+                            let n = usize_lit(slot_no[&e] as usize);
+                            let shape = &shape_ids[&graph.shape[e]];
+                            let dt = &dtypes[&graph.dltype[e]];
+                            let b = lit(graph.entry_bytes(e));
+                            stage.push(quote!(r.param(#n, #o, #b, &#shape, #dt);));
+                        }
+                    }
+                }
+            }
+        }
         calls.push(quote! {
+            #(#stage)*
             r.workspace(#ws_off, #ws_len);
             r.call(#idx, #name, kernels::#k, [#(#args),*])?;
         });
@@ -153,7 +271,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         let off = lit(o.offset);
         let bytes = lit(t.bytes());
         if o.copy_from.is_some() {
-            let n = super::usize_lit(slot_no[&o.eid] as usize);
+            let n = usize_lit(slot_no[&o.eid] as usize);
             copies_out.push(quote!(r.copy_slot(#n, #off, #bytes);));
         }
         out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #off)));
@@ -162,6 +280,68 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
 
     let arena = lit(plan.arena_bytes);
     let align = lit(plan.align);
+    let region = lit(param_region);
+    let (state_fields, state_init, enter, load_fn, run_sig, check_loaded, region_const) = match external {
+        None => (
+            quote!(),
+            quote!(),
+            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?),
+            quote!(),
+            quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
+            quote!(),
+            quote!(),
+        ),
+        Some((Placement::Resident, _)) => (
+            quote!(params: ::mlf_runtime::Arena<#region>, loaded: bool,),
+            quote!(params: ::mlf_runtime::Arena::new(), loaded: false,),
+            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.params.0, #align)?),
+            quote! {
+                /// Loads every parameter from `source` into the model's static parameter region,
+                /// checking sizes and hashes. Call once before [`Model::run`].
+                pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
+                    let state = &mut *self.state;
+                    state.loaded = false;
+                    for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
+                        source.load(p, &mut state.params.0[offset..offset + p.bytes])?;
+                    }
+                    state.loaded = true;
+                    Ok(())
+                }
+            },
+            quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
+            quote! {
+                if !state.loaded {
+                    return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
+                }
+            },
+            {
+                let offs = resident_offsets.iter().map(|&o| lit(o));
+                let n = usize_lit(resident_offsets.len());
+                quote! {
+                    /// Bytes of static RAM holding the parameters once loaded (resident placement).
+                    pub const PARAM_BYTES: usize = #region;
+                    const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
+                }
+            },
+        ),
+        Some((Placement::Streamed, _)) => (
+            quote!(staging: ::mlf_runtime::Arena<#region>,),
+            quote!(staging: ::mlf_runtime::Arena::new(),),
+            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.staging.0, #align)?),
+            quote!(),
+            quote! {
+                /// Runs the model, reading each operator's parameters from `source` just before
+                /// the operator runs.
+                pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
+            },
+            quote!(),
+            quote! {
+                /// Bytes of the staging buffer parameters are streamed through: the largest
+                /// number of parameter bytes one operator reads.
+                pub const STAGING_BYTES: usize = #region;
+            },
+        ),
+    };
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let n_calls = plan.calls.len();
     let model_doc = format!(
@@ -195,11 +375,14 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         #shape_items
         #(#param_items)*
 
+        #region_const
+
         struct State {
             arena: ::mlf_runtime::Arena<#arena>,
+            #state_fields
         }
 
-        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new() });
+        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new(), #state_init });
 
         #[doc = #model_doc]
         pub struct Model {
@@ -214,10 +397,13 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 STATE.take().map(|state| Model { state, high_water: 0 })
             }
 
+            #load_fn
+
             /// Runs the model.
-            pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error> {
+            #run_sig {
                 let state = &mut *self.state;
-                let mut r = ::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?;
+                #check_loaded
+                let mut r = #enter;
                 #(#binds)*
                 #(#copies)*
                 unsafe {

@@ -107,9 +107,23 @@ pub struct CGlobal {
     pub init_numbers: Vec<u64>,
 }
 
+/// A top-level item (function definition or declaration, variable) and its byte range in the
+/// source, including attributes written before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CItem {
+    /// The declared name.
+    pub name: String,
+    /// True for a function definition.
+    pub is_function_definition: bool,
+    /// Byte range in the source text.
+    pub range: std::ops::Range<usize>,
+}
+
 /// What a C file holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CFile {
+    /// Top-level items with their source ranges.
+    pub items: Vec<CItem>,
     /// `#include`s in order.
     pub includes: Vec<Include>,
     /// Functions (definitions and prototypes) in order.
@@ -131,9 +145,27 @@ impl CFile {
                 file.target_comment = Some(t.trim().to_string());
             }
         }
-        let toks = tokenize(text, &mut file.includes);
-        parse_items(&toks, &mut file);
+        let (toks, spans) = tokenize(text, &mut file.includes);
+        parse_items(&toks, &spans, &mut file);
         file
+    }
+
+    /// The source with the named top-level items removed (definitions and declarations).
+    pub fn without_items(&self, text: &str, names: &[&str]) -> String {
+        let mut ranges: Vec<std::ops::Range<usize>> = self.items.iter().filter(|i| names.contains(&i.name.as_str())).map(|i| i.range.clone()).collect();
+        ranges.sort_by_key(|r| r.start);
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for r in ranges {
+            if r.start < last || r.end > text.len() {
+                continue;
+            }
+            out.push_str(&text[last..r.start]);
+            out.push_str("/* removed by mlf */");
+            last = r.end;
+        }
+        out.push_str(&text[last..]);
+        out
     }
 
     /// A defined (not only declared) function by name.
@@ -150,9 +182,10 @@ impl CFile {
     }
 }
 
-fn tokenize(text: &str, includes: &mut Vec<Include>) -> Vec<Tok> {
+fn tokenize(text: &str, includes: &mut Vec<Include>) -> (Vec<Tok>, Vec<(usize, usize)>) {
     let b = text.as_bytes();
     let mut toks = Vec::new();
+    let mut spans = Vec::new();
     let mut i = 0;
     let mut at_line_start = true;
     // Stack of conditional regions: true = active.
@@ -221,6 +254,7 @@ fn tokenize(text: &str, includes: &mut Vec<Include>) -> Vec<Tok> {
             continue;
         }
         let is_active = active(&cond);
+        let start_tok = i;
         if c == b'"' || c == b'\'' {
             i += 1;
             while i < b.len() && b[i] != c {
@@ -232,6 +266,7 @@ fn tokenize(text: &str, includes: &mut Vec<Include>) -> Vec<Tok> {
             i += 1;
             if is_active {
                 toks.push(Tok::Str);
+                spans.push((start_tok, i.min(b.len())));
             }
             continue;
         }
@@ -242,6 +277,7 @@ fn tokenize(text: &str, includes: &mut Vec<Include>) -> Vec<Tok> {
             }
             if is_active {
                 toks.push(Tok::Ident(text[s..i].to_string()));
+                spans.push((s, i));
             }
             continue;
         }
@@ -254,6 +290,7 @@ fn tokenize(text: &str, includes: &mut Vec<Include>) -> Vec<Tok> {
             }
             if is_active {
                 toks.push(Tok::Number(text[s..i].to_string()));
+                spans.push((s, i));
             }
             continue;
         }
@@ -262,9 +299,10 @@ fn tokenize(text: &str, includes: &mut Vec<Include>) -> Vec<Tok> {
         i += ch.len_utf8().max(1);
         if is_active {
             toks.push(Tok::Punct(ch));
+            spans.push((start_tok, i.min(b.len())));
         }
     }
-    toks
+    (toks, spans)
 }
 
 fn is_open(t: &Tok) -> bool {
@@ -344,14 +382,28 @@ fn strip_attributes(toks: &[Tok]) -> (Vec<Tok>, Attrs) {
     (out, attrs)
 }
 
-fn parse_items(toks: &[Tok], file: &mut CFile) {
+fn parse_items(toks: &[Tok], spans: &[(usize, usize)], file: &mut CFile) {
     let mut i = 0;
     let mut item: Vec<Tok> = Vec::new();
+    let mut item_start = 0usize;
+    let span = |start: usize, end: usize| spans.get(start).map_or(0, |s| s.0)..spans.get(end).map_or(0, |s| s.1);
     while i < toks.len() {
         let t = &toks[i];
+        if item.is_empty() {
+            item_start = i;
+        }
         match t {
             Tok::Punct(';') => {
+                let (nf, ng) = (file.functions.len(), file.globals.len());
                 finish_declaration(&item, file);
+                let added_global = file.globals.len() > ng;
+                let added_fn = file.functions.len() > nf;
+                if added_global || added_fn {
+                    let name = if added_global { file.globals.last().map(|g| g.name.clone()) } else { file.functions.last().map(|f| f.name.clone()) };
+                    if let Some(name) = name {
+                        file.items.push(CItem { name, is_function_definition: false, range: span(item_start, i) });
+                    }
+                }
                 item.clear();
                 i += 1;
             }
@@ -362,7 +414,12 @@ fn parse_items(toks: &[Tok], file: &mut CFile) {
                     && !clean.iter().any(|t| *t == Tok::Punct('='))
                     && declarator_name(&clean).is_some();
                 if looks_like_function {
+                    let before = file.functions.len();
                     finish_function(&item, &toks[i + 1..end.saturating_sub(1)], file);
+                    if file.functions.len() > before {
+                        let name = file.functions[before].name.clone();
+                        file.items.push(CItem { name, is_function_definition: true, range: span(item_start, end.saturating_sub(1)) });
+                    }
                     item.clear();
                 } else {
                     // A struct body or an initialiser: part of the current item.
@@ -702,6 +759,23 @@ int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_de
         assert_eq!(f.linked_params.get(&10).map(String::as_str), Some("__tvm_param__p7"));
         assert_eq!(f.linked_params.get(&3).map(String::as_str), Some("__tvm_param__p1"));
         assert!(f.definition("_lookup_linked_param").unwrap().is_packed());
+    }
+
+    #[test]
+    fn removes_items_with_their_attributes() {
+        let src = "#include <x.h>\n__attribute__((section(\".rodata.tvm\"), ))\nstatic struct global_const_workspace {\n  float a[2] __attribute__((aligned(16)));\n} global_const_workspace = {\n  .a = {1.0f, 2.0f},\n};// of total size 8 bytes\n__attribute__((section(\".bss.noinit.tvm\"), aligned(16)))\nstatic uint8_t global_workspace[32];\nTVM_DLL int32_t tvmgen_default___tvm_main__(float* a, float* b, uint8_t* c, uint8_t* d);\nint32_t tvmgen_default_run(struct tvmgen_default_inputs* i, struct tvmgen_default_outputs* o) {\n  return tvmgen_default___tvm_main__(i->a, o->b, &global_const_workspace, &global_workspace);\n}\n";
+        let f = CFile::scan(src);
+        let out = f.without_items(src, &["global_const_workspace", "global_workspace", "tvmgen_default_run"]);
+        assert!(!out.contains("global_const_workspace ="), "{out}");
+        assert!(!out.contains("global_workspace[32]"), "{out}");
+        assert!(!out.contains("tvmgen_default_run("), "{out}");
+        assert!(!out.contains("section"), "{out}");
+        assert!(out.contains("tvmgen_default___tvm_main__(float* a"), "{out}");
+        assert!(out.contains("#include <x.h>"));
+        // What is left still scans to the main's prototype only.
+        let again = CFile::scan(&out);
+        assert!(again.globals.is_empty());
+        assert_eq!(again.functions.len(), 1);
     }
 
     #[test]

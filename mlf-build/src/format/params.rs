@@ -44,14 +44,19 @@ pub fn parse_params(buf: &Bytes) -> Result<Vec<ParamTensor>> {
     if n_arrays != n_names {
         return Err(Error::mismatch(format!("{n_names} names but {n_arrays} arrays")).at("arrays"));
     }
+    // Trailing bytes after the last array are tolerated, as TVM does.
+    read_named_tensors(buf, &mut r, names)
+}
+
+/// Reads one `NDArray` record per name from `r` (a reader over all of `buf`) and checks that no
+/// name appears twice. Shared by `.params` and the module-blob payloads that embed tensors
+/// (graph executor factory, constant loader).
+pub fn read_named_tensors(buf: &Bytes, r: &mut Reader<'_>, names: Vec<String>) -> Result<Vec<ParamTensor>> {
     let mut out = Vec::new();
     for (i, name) in names.into_iter().enumerate() {
-        let (dtype, shape, range) = read_ndarray(&mut r).map_err(|e| e.at(format!("arrays[{i}] ({name})")))?;
-        out.push(ParamTensor { name, dtype, shape, data: buf.slice(range).expect("reader stays in bounds") });
-    }
-    if !r.is_empty() {
-        // Trailing bytes are tolerated by TVM; report them as an error only if they could be a
-        // truncated record: nothing meaningful can follow the last array.
+        let (dtype, shape, range) = read_ndarray(r).map_err(|e| e.at(format!("arrays[{i}] ({name})")))?;
+        let data = buf.slice(range).ok_or_else(|| Error::invalid("tensor data lies outside the buffer").at(format!("arrays[{i}]")))?;
+        out.push(ParamTensor { name, dtype, shape, data });
     }
     let mut seen = std::collections::HashSet::new();
     for p in &out {

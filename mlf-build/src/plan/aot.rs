@@ -19,9 +19,12 @@ pub struct AotPlan {
     pub tvm_workspace_bytes: u64,
     /// Slack added for allocations aligned more strictly than the compiler assumed (16).
     pub slack_bytes: u64,
+    /// Offset of each input's copy in the arena, when inputs are not used in place (LLVM
+    /// objects assume 64-byte-aligned data).
+    pub input_copies: Option<Vec<u64>>,
     /// Offset of each output.
     pub outputs: Vec<u64>,
-    /// External pools: name, offset, bytes.
+    /// External pools and workspace pools of a directly called main: name, offset, bytes.
     pub pools: Vec<(String, u64, u64)>,
     /// Total arena bytes.
     pub arena_bytes: u64,
@@ -35,15 +38,34 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
     let slack = if a.workspace_bytes == 0 { 0 } else { (align.saturating_sub(16)) * a.max_live_allocations };
     let workspace_bytes = align_up(a.workspace_bytes + slack, align);
     let mut cursor = workspace_bytes;
+    let input_copies = if desc.code.objects.is_empty() {
+        None
+    } else {
+        let mut v = Vec::new();
+        for t in &desc.inputs {
+            v.push(cursor);
+            cursor += align_up(t.bytes(), align);
+        }
+        Some(v)
+    };
+    // C kernels need element alignment only; LLVM kernels assume 64.
+    let io_align = if desc.code.objects.is_empty() {
+        desc.outputs.iter().map(|t| t.dtype.elem_bytes().next_power_of_two()).max().unwrap_or(1).max(1)
+    } else {
+        align
+    };
     let mut outputs = Vec::new();
     for t in &desc.outputs {
+        cursor = align_up(cursor, io_align);
         outputs.push(cursor);
-        cursor += align_up(t.bytes(), align);
+        cursor += t.bytes();
     }
     let mut pools = Vec::new();
-    for (name, bytes) in &a.external_pools {
+    let main_workspace = a.main_pools.iter().filter(|p| !p.constant).map(|p| (p.name.clone(), p.bytes));
+    for (name, bytes) in a.external_pools.iter().cloned().chain(main_workspace).collect::<Vec<_>>().iter() {
+        cursor = align_up(cursor, align);
         pools.push((name.clone(), cursor, *bytes));
-        cursor += align_up(*bytes, align);
+        cursor += *bytes;
     }
-    Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, outputs, pools, arena_bytes: cursor })
+    Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, input_copies, outputs, pools, arena_bytes: cursor })
 }

@@ -169,7 +169,8 @@ struct Buffer {
 
 /// Plans a graph model.
 ///
-/// Three layouts are computed and the smallest is used: alias classes packed by liveness
+/// Inputs are used in place, except with LLVM objects, whose kernels assume 64-byte-aligned
+/// data: then inputs are copied into the arena. Three layouts are computed and the smallest is used: alias classes packed by liveness
 /// (entries joined by `__nop` share a place; nothing else has to), storage ids packed by
 /// liveness, and TVM's own layout (one buffer per storage id, one shared scratch region).
 pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
@@ -179,6 +180,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     let n_nodes = graph.nodes.len();
     let n_entries = graph.num_entries();
     let end_step = n_nodes; // outputs stay live until after the last call
+    let inputs_in_place = desc.code.objects.is_empty();
 
     // Root of each entry: follow `__nop` aliases back to the entry that owns the storage.
     let mut root: Vec<usize> = (0..n_entries).collect();
@@ -235,6 +237,10 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
             let arg = b.entries.iter().find_map(|&e| arg_of[root[e]]);
             let written = b.entries.iter().any(|&e| written_by_call[e]);
             match (arg, written) {
+                (Some(a @ ArgBinding::Input(_)), false) if !inputs_in_place => {
+                    b.copy_in = Some(a);
+                    b.first = 0;
+                }
                 (Some(a), false) => b.external = Some(a),
                 (Some(a), true) => {
                     b.copy_in = Some(a);

@@ -1,3 +1,3 @@
-// The test crate's own manifest is a file, but not a model.
+// A crate manifest is a file, but not a model.
 mlf_runtime::include_model!("Cargo.toml");
 fn main() {}

@@ -15,6 +15,8 @@ pub struct Run<'a, const N: usize> {
     session: Session<'a>,
     base: *mut u8,
     len: usize,
+    params: *mut u8,
+    params_len: usize,
     tensors: [DLTensor; N],
     _borrow: PhantomData<&'a mut [u8]>,
 }
@@ -26,7 +28,38 @@ impl<'a, const N: usize> Run<'a, N> {
         let base = arena.as_mut_ptr();
         let len = arena.len();
         let session = Session::enter(arena, align)?;
-        Ok(Run { session, base, len, tensors: [DLTensor::EMPTY; N], _borrow: PhantomData })
+        Ok(Run { session, base, len, params: core::ptr::null_mut(), params_len: 0, tensors: [DLTensor::EMPTY; N], _borrow: PhantomData })
+    }
+
+    /// Starts a run with a second region for external parameters: loaded before the run
+    /// (resident placement) or filled operator by operator with [`Run::stage`] (streamed).
+    pub fn enter_with_params(arena: &'a mut [u8], params: &'a mut [u8], align: usize) -> Result<Self, Error> {
+        let mut r = Self::enter(arena, align)?;
+        r.params = params.as_mut_ptr();
+        r.params_len = params.len();
+        Ok(r)
+    }
+
+    /// Binds slot `i` to `bytes` at `offset` in the parameter region.
+    ///
+    /// # Panics
+    /// If the tensor does not fit the region (impossible for generated code).
+    pub fn param(&mut self, i: usize, offset: usize, bytes: usize, shape: &'static [i64], dtype: DLDataType) {
+        assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.params_len), "parameter outside its region");
+        // SAFETY: inside the parameter region borrowed for 'a (checked above).
+        let p = unsafe { self.params.add(offset) };
+        self.set(i, p.cast(), shape, dtype);
+    }
+
+    /// Reads parameter `p` from `source` into the parameter region at `offset` (checking size and
+    /// hash), for the next call (streamed placement).
+    pub fn stage(&mut self, source: &mut dyn crate::params::ParamSource, p: &crate::params::ParamRef, offset: usize) -> Result<(), Error> {
+        assert!(offset.checked_add(p.bytes).is_some_and(|end| end <= self.params_len), "parameter outside its region");
+        // SAFETY: the range is inside the parameter region borrowed mutably for 'a (checked above);
+        // no call is running, so no C code reads it while it is rewritten.
+        let buf = unsafe { core::slice::from_raw_parts_mut(self.params.add(offset), p.bytes) };
+        source.load(p, buf)?;
+        Ok(())
     }
 
     fn set(&mut self, i: usize, data: *mut c_void, shape: &'static [i64], dtype: DLDataType) {

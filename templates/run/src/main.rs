@@ -29,10 +29,17 @@ fn main() {
     }
     let out_dir = &args[0];
 {{read_inputs}}
+    // Timed from here to the first result: taking the model, opening and loading parameters, the run.
+    let start = std::time::Instant::now();
     let mut net = model::Model::take().unwrap_or_else(|| fail("model already taken"));
-    let out = match net.run(&model::Inputs { {{input_fields}} }) {
+{{param_setup}}
+    let out = match net.run(&model::Inputs { {{input_fields}} }{{run_extra}}) {
         Ok(out) => out,
         Err(e) => fail(&e.to_string()),
     };
+    let elapsed = start.elapsed();
+    if std::env::var_os("MLF_RUN_TIMING").is_some() {
+        eprintln!("mlf-run: first result after {} ns", elapsed.as_nanos());
+    }
 {{write_outputs}}
 }

@@ -1,0 +1,5 @@
+//! Records the target triple cargo-mlf is built for (the host it runs on), the default target of
+//! `cargo mlf split`.
+fn main() {
+    println!("cargo::rustc-env=MLF_HOST_TARGET={}", std::env::var("TARGET").unwrap());
+}

@@ -1,0 +1,85 @@
+//! `cargo mlf split MODEL -o DIR` and `cargo mlf pack DIR -o FILE`: external parameters.
+//!
+//! `split` writes `DIR/params/<id>.bin` (one file per distinct parameter), `DIR/configure.json`
+//! (identifier → file, size, hash, dtype, shape, names) and `DIR/code/<target>/` (the generated
+//! module and the compiled C, which hold no parameter bytes). `pack` puts the three into one tar.
+
+use std::path::PathBuf;
+
+use mlf_build::{Error, Params, Placement};
+
+/// Arguments of `split`.
+#[derive(clap::Args, Debug)]
+pub struct SplitArgs {
+    /// The model: an MLF `.tar` or directory.
+    model: PathBuf,
+    /// The folder to write.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
+    /// Target triple the code is built for (default: this host).
+    #[arg(long)]
+    target: Option<String>,
+    /// How the generated code holds the parameters: `resident` or `streamed`.
+    #[arg(long, default_value = "resident", value_parser = ["resident", "streamed"])]
+    placement: String,
+    /// The module to read from an MLF that holds several.
+    #[arg(long)]
+    module: Option<String>,
+}
+
+/// Arguments of `pack`.
+#[derive(clap::Args, Debug)]
+pub struct PackArgs {
+    /// A folder written by `cargo mlf split`.
+    dir: PathBuf,
+    /// The archive to write.
+    #[arg(long, short = 'o')]
+    out: PathBuf,
+}
+
+/// The host's target triple (the one cargo-mlf was built for).
+pub fn host_triple() -> String {
+    env!("MLF_HOST_TARGET").to_string()
+}
+
+/// Runs `split`.
+pub fn split(args: SplitArgs) -> Result<(), Error> {
+    let target = args.target.clone().unwrap_or_else(host_triple);
+    let placement = Placement::parse(&args.placement).expect("clap checked");
+    let model = args.model.canonicalize().map_err(|e| Error::from(e).in_file(&args.model))?;
+    let build_dir = tempfile::tempdir().map_err(Error::from)?;
+    let mut m = mlf_build::Model::open(&model).params(Params::External { placement, split_dir: Some(args.out.clone()) });
+    if let Some(module) = &args.module {
+        m = m.module(module.clone());
+    }
+    let built = m.build_into(&model, build_dir.path(), "mlf-split", &target, &host_triple(), false)?;
+    let code = args.out.join("code").join(&target);
+    std::fs::create_dir_all(&code).map_err(|e| Error::from(e).in_file(&code))?;
+    let copy = |from: &std::path::Path, to: &str| -> Result<(), Error> {
+        std::fs::copy(from, code.join(to)).map(|_| ()).map_err(|e| Error::from(e).in_file(from))
+    };
+    copy(&built.rust_file, "model.rs")?;
+    if let Some(lib) = &built.library {
+        copy(lib, &lib.file_name().unwrap_or_default().to_string_lossy())?;
+    }
+    let files = std::fs::read_dir(args.out.join("params")).map(|d| d.count()).unwrap_or(0);
+    eprintln!(
+        "split {}: {files} parameter files ({} bytes) in {}, configure.json, code for {target} in {} (module `{}`, {:?} placement: {} bytes of RAM for parameters, {} bytes of arena)",
+        model.display(),
+        built.external_param_bytes,
+        args.out.join("params").display(),
+        code.display(),
+        built.module,
+        placement,
+        built.param_ram_bytes,
+        built.arena_bytes
+    );
+    Ok(())
+}
+
+/// Runs `pack`.
+pub fn pack(args: PackArgs) -> Result<(), Error> {
+    let n = mlf_build::external::pack_folder(&args.dir, &args.out)?;
+    eprintln!("packed {n} files from {} into {}", args.dir.display(), args.out.display());
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! dmlc stream primitives as TVM serializes them (little-endian): `std::string` is a `u64` length
+//! and the bytes, `std::vector<POD>` a `u64` count and the raw elements, `std::vector<std::string>`
+//! a `u64` count and each string. Readers bound every count by the bytes left (no allocation is
+//! sized by an unchecked length); writers are their exact inverse.
+
+use std::ops::Range;
+
+use crate::bytes::Reader;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+/// Reads a count followed by at least `min_item_bytes` per item ([`Reader::count`]), without the
+/// reader's own field note, so that errors carry the caller's field name alone.
+pub fn count(r: &mut Reader<'_>, min_item_bytes: u64) -> Result<u64> {
+    r.count(min_item_bytes).map_err(|mut e| {
+        e.field = None;
+        e
+    })
+}
+
+/// Reads a `std::string` whose bytes need not be UTF-8 (kernel binaries, payloads) and returns
+/// the range of its bytes inside the reader's slice.
+pub fn bytes(r: &mut Reader<'_>) -> Result<Range<usize>> {
+    let len = r.u64()?;
+    r.take_range(len)
+}
+
+/// Reads a UTF-8 `std::string`.
+pub fn string(r: &mut Reader<'_>) -> Result<String> {
+    Ok(r.dmlc_string()?.to_string())
+}
+
+/// Reads a `std::vector<uint64_t>`.
+pub fn vec_u64(r: &mut Reader<'_>) -> Result<Vec<u64>> {
+    let n = count(r, 8)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(r.u64()?);
+    }
+    Ok(v)
+}
+
+/// Reads a `std::vector<uint32_t>`.
+pub fn vec_u32(r: &mut Reader<'_>) -> Result<Vec<u32>> {
+    let n = count(r, 4)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(r.u32()?);
+    }
+    Ok(v)
+}
+
+/// Reads a `std::vector<int32_t>` (also used for vectors of `int`-sized enums).
+pub fn vec_i32(r: &mut Reader<'_>) -> Result<Vec<i32>> {
+    let n = count(r, 4)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(r.i32()?);
+    }
+    Ok(v)
+}
+
+/// Reads a `std::vector<std::string>`.
+pub fn vec_string(r: &mut Reader<'_>) -> Result<Vec<String>> {
+    let n = count(r, 8)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        v.push(string(r).map_err(|e| e.at(format!("[{i}]")))?);
+    }
+    Ok(v)
+}
+
+/// Reads one `DLDataType` (`u8 code, u8 bits, u16 lanes`).
+pub fn dtype(r: &mut Reader<'_>) -> Result<DType> {
+    let code = r.u8()?;
+    let bits = r.u8()?;
+    let lanes = r.u16()?;
+    Ok(DType::from_dl(code, bits, lanes))
+}
+
+/// Reads a `std::vector<DLDataType>`.
+pub fn vec_dtype(r: &mut Reader<'_>) -> Result<Vec<DType>> {
+    let n = count(r, 4)?;
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        v.push(dtype(r)?);
+    }
+    Ok(v)
+}
+
+/// Requires the whole slice to have been read.
+pub fn expect_end(r: &Reader<'_>, what: &str) -> Result<()> {
+    if r.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::mismatch(format!(
+            "{} bytes are left over at offset {} after the {what}",
+            r.remaining(),
+            r.pos()
+        )))
+    }
+}
+
+/// Appends a `u64`.
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends a `std::string` (any bytes).
+pub fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_u64(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// Appends a `std::vector<uint64_t>`.
+pub fn put_vec_u64(out: &mut Vec<u8>, v: &[u64]) {
+    put_u64(out, v.len() as u64);
+    for x in v {
+        put_u64(out, *x);
+    }
+}
+
+/// Appends a `std::vector<uint32_t>`.
+pub fn put_vec_u32(out: &mut Vec<u8>, v: &[u32]) {
+    put_u64(out, v.len() as u64);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// Appends a `std::vector<int32_t>`.
+pub fn put_vec_i32(out: &mut Vec<u8>, v: &[i32]) {
+    put_u64(out, v.len() as u64);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// Appends a `std::vector<std::string>`.
+pub fn put_vec_string<S: AsRef<str>>(out: &mut Vec<u8>, v: &[S]) {
+    put_u64(out, v.len() as u64);
+    for s in v {
+        put_bytes(out, s.as_ref().as_bytes());
+    }
+}
+
+/// Appends one `DLDataType`.
+pub fn put_dtype(out: &mut Vec<u8>, d: DType) {
+    out.push(d.code.code());
+    out.push(d.bits);
+    out.extend_from_slice(&d.lanes.to_le_bytes());
+}
+
+/// Appends a `std::vector<DLDataType>`.
+pub fn put_vec_dtype(out: &mut Vec<u8>, v: &[DType]) {
+    put_u64(out, v.len() as u64);
+    for d in v {
+        put_dtype(out, *d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let mut out = Vec::new();
+        put_bytes(&mut out, b"abc");
+        put_vec_u64(&mut out, &[0, 1, 1]);
+        put_vec_string(&mut out, &["x", "yz"]);
+        put_vec_dtype(&mut out, &[DType::F32]);
+        put_vec_u32(&mut out, &[7]);
+        put_vec_i32(&mut out, &[-1]);
+        let mut r = Reader::new(&out);
+        assert_eq!(&out[bytes(&mut r).unwrap()], b"abc");
+        assert_eq!(vec_u64(&mut r).unwrap(), vec![0, 1, 1]);
+        assert_eq!(vec_string(&mut r).unwrap(), vec!["x", "yz"]);
+        assert_eq!(vec_dtype(&mut r).unwrap(), vec![DType::F32]);
+        assert_eq!(vec_u32(&mut r).unwrap(), vec![7]);
+        assert_eq!(vec_i32(&mut r).unwrap(), vec![-1]);
+        expect_end(&r, "test").unwrap();
+    }
+
+    #[test]
+    fn huge_counts_do_not_allocate() {
+        let mut out = Vec::new();
+        put_u64(&mut out, u64::MAX);
+        assert!(vec_u64(&mut Reader::new(&out)).is_err());
+        assert!(vec_string(&mut Reader::new(&out)).is_err());
+        assert!(bytes(&mut Reader::new(&out)).is_err());
+    }
+}

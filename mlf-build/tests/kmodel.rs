@@ -1,0 +1,141 @@
+//! The build-side kmodel reader: synthetic models (always), every fixture in
+//! ../shared/fixtures/kmodel (when present), damaged files, and a snapshot of the generated
+//! module.
+
+use std::path::{Path, PathBuf};
+
+use mlf_build::inspect::{inspect_path, report_json};
+use mlf_build::mlf::MlfOptions;
+use mlf_build::model::Executor;
+use mlf_build::ErrorKind;
+use mlf_fixtures::kmodel_synth::{corrupt_cases, v3_conv, v3_fc, v4_conv};
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn synthetic_models_are_described() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = mlf_build::open(write(dir.path(), "conv.kmodel", &v3_conv())).unwrap();
+    assert_eq!(d.name, "conv");
+    assert_eq!(d.inputs[0].shape, [1, 1, 4, 4]);
+    assert_eq!(d.inputs[0].dtype.to_string(), "uint8");
+    assert_eq!(d.outputs[0].shape, [1, 2, 4, 4], "output shape from the producing K210_CONV");
+    assert!(d.blockers.is_empty());
+    let Executor::Kmodel(k) = &d.executor else { panic!() };
+    assert_eq!((k.version, k.compiler, k.main_bytes), (3, "nncase v0.1", 168));
+    assert_eq!(k.op_counts(), [("K210_CONV".to_string(), 1), ("DEQUANTIZE".to_string(), 1)]);
+    assert_eq!(k.kpu_bytes, 40 * 64 + 4 * 64, "KPU RAM up to the output map's end");
+
+    let d = mlf_build::open(write(dir.path(), "conv4.kmodel", &v4_conv().0)).unwrap();
+    assert_eq!(d.outputs[0].shape, [1, 2, 4, 4], "through dequantize to the kpu_conv2d map");
+    let Executor::Kmodel(k) = &d.executor else { panic!() };
+    assert_eq!((k.version, k.main_bytes, k.steps.len()), (4, 160, 2));
+
+    let d = mlf_build::open(write(dir.path(), "fc.kmodel", &v3_fc())).unwrap();
+    assert_eq!(d.inputs[0].shape, [1, 4]);
+    assert_eq!(d.inputs[0].dtype.to_string(), "float32");
+    assert_eq!(d.outputs[0].shape, [1, 2]);
+}
+
+#[test]
+fn damaged_files_are_refused_with_the_file_field_and_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for c in corrupt_cases() {
+        let p = write(dir.path(), "bad.kmodel", &c.bytes);
+        match mlf_build::kmodel::read(&p) {
+            Ok(d) => {
+                // Well-formed files that cannot run are described, with a blocker that
+                // codegen refuses.
+                let want = match c.name {
+                    "V5 header" => "V5",
+                    "V3 layer type the SDK does not run" => "GLOBAL_MAX_POOL2D",
+                    "V3 16-bit weights" => "16-bit",
+                    other => panic!("{other}: read"),
+                };
+                assert!(d.blockers[0].contains(want), "{}: {:?}", c.name, d.blockers);
+                assert!(mlf_build::codegen::kmodel::module_tokens(&d, &p).is_err());
+            }
+            Err(e) => {
+                let ErrorKind::Kmodel(k) = &e.kind else { panic!("{}: {e}", c.name) };
+                assert!((c.expect)(k), "{}: {k:?}", c.name);
+                assert_eq!(e.file.as_deref(), Some(p.as_path()));
+                let msg = e.to_string();
+                assert!(msg.starts_with(&p.display().to_string()), "{msg}");
+                if let mlf_kmodel::KmodelError::BodyOutOfBounds { index, .. } | mlf_kmodel::KmodelError::BodyTooSmall { index, .. } = k {
+                    assert!(e.field.as_deref().unwrap().ends_with(&format!("[{index}].body")), "{msg}");
+                }
+                eprintln!("{msg}");
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 20);
+}
+
+#[test]
+fn v5_is_described_with_a_blocker_and_codegen_refuses_it() {
+    let Some(root) = mlf_fixtures::fixtures_or_skip("v5 inspect") else { return };
+    let p = root.join("kmodel/v5-mnist-cpu/mnist.kmodel");
+    let d = mlf_build::open(&p).unwrap();
+    assert_eq!(d.blockers.len(), 1);
+    let Executor::Kmodel(k) = &d.executor else { panic!() };
+    let v5 = k.v5.as_ref().unwrap();
+    assert_eq!(v5.modules[0].kind, "stackvm");
+    assert_eq!(v5.modules[0].sections.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), [".rdata", ".text"]);
+    let e = mlf_build::codegen::kmodel::module_tokens(&d, &p).unwrap_err();
+    assert!(e.to_string().contains("V5"), "{e}");
+}
+
+#[test]
+fn inspect_works_on_every_kmodel_fixture() {
+    let Some(root) = mlf_fixtures::fixtures_or_skip("kmodel inspect") else { return };
+    let mut n = 0;
+    for d in std::fs::read_dir(root.join("kmodel")).unwrap().flatten() {
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            let p = f.path();
+            if p.extension().is_none_or(|e| e != "kmodel") {
+                continue;
+            }
+            let folder = d.file_name().to_string_lossy().to_string();
+            match inspect_path(&p, &MlfOptions::default()) {
+                Ok((json, table)) => {
+                    assert!(!folder.starts_with("v1-"), "{folder}: V1 must be refused");
+                    assert_eq!(json["format"], "kmodel");
+                    assert!(table.contains("compiler"), "{table}");
+                    let v = json["version"].as_u64().unwrap();
+                    assert_eq!(format!("v{v}-"), folder[..3], "{folder}");
+                }
+                Err(e) => {
+                    assert!(folder.starts_with("v1-"), "{folder}: {e}");
+                    assert!(e.to_string().contains("kmodel V1 (pre-nncase"), "{e}");
+                }
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{n}");
+}
+
+#[test]
+fn report_json_keeps_the_common_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = mlf_build::open(write(dir.path(), "fc.kmodel", &v3_fc())).unwrap();
+    let j = report_json(&d);
+    for k in ["format", "version", "model_name", "executor", "interface", "inputs", "outputs", "params", "memory", "kmodel"] {
+        assert!(j.get(k).is_some(), "{k}");
+    }
+    assert_eq!(j["kmodel"]["ops"][0]["op"], "FULLY_CONNECTED");
+}
+
+#[test]
+fn generated_module_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = mlf_build::open(write(dir.path(), "tiny.kmodel", &v3_fc())).unwrap();
+    let tokens = mlf_build::codegen::kmodel::module_tokens(&d, Path::new("/models/tiny.kmodel")).unwrap();
+    insta::assert_snapshot!(mlf_build::codegen::pretty(&tokens, "").unwrap());
+}

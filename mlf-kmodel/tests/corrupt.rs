@@ -1,0 +1,109 @@
+//! The runtime parser on synthetic kmodels (no ../shared needed): the good ones run and give
+//! the values worked out by hand; every damaged one is refused with the specific error.
+
+use mlf_fixtures::kmodel_synth::{corrupt_cases, v3_conv, v3_fc, v4_conv};
+use mlf_kmodel::{self as kmodel, ActivationRounding, Memory, Model, Options, Plan};
+
+fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
+    let m = Model::parse(bytes).unwrap();
+    let req = m.requirements();
+    let mut main = vec![0u64; (req.main as usize).div_ceil(8)];
+    let mut kpu = vec![0u8; req.kpu as usize];
+    let mut scratch = vec![0u8; req.scratch as usize];
+    let mut plan: Plan<'_, 4> = Plan::new();
+    let main_b: &mut [u8] = bytemuck::cast_slice_mut(&mut main);
+    plan.run(bytes, Memory { main: main_b, kpu: &mut kpu, scratch: &mut scratch }, input, Options { rounding: ActivationRounding::NncaseV02 }).unwrap();
+    let main_b: &[u8] = bytemuck::cast_slice(&main);
+    kmodel::as_f32_array::<32>(plan.output(main_b, &kpu, 0).unwrap()).map(|a| a.to_vec()).unwrap_or_else(|_| {
+        plan.output(main_b, &kpu, 0).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    })
+}
+
+#[test]
+fn synthetic_conv_models_compute_the_expected_values() {
+    let input: Vec<u8> = (0..16u8).map(|i| i * 17).collect();
+    // channel c (weight c + 1): 0.5 · clamp(x · (c + 1), 0, 255)
+    let want: Vec<f32> = (0..2).flat_map(|c| input.iter().map(move |&x| 0.5 * ((x as u32 * (c + 1)).min(255) as f32))).collect();
+    assert_eq!(run(&v3_conv(), &input), want, "V3");
+    assert_eq!(run(&v4_conv().0, &input), want, "V4");
+}
+
+#[test]
+fn synthetic_fc_model_computes_the_expected_values() {
+    let x = [1.0f32, -2.0, 3.0, 0.5];
+    let h: Vec<f32> = (0..3).map(|o| (0..4).fold(0f32, |s, i| s + x[i] * ((o + 1) as f32 * (i + 1) as f32 / 10.0)) + 0.5).map(|v: f32| v.max(0.0)).collect();
+    let y: Vec<f32> = (0..2).map(|o| (0..3).fold(0f32, |s, i| s + h[i] * (o as f32 - i as f32)) + 0.5).collect();
+    let input: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(run(&v3_fc(), &input), y);
+}
+
+#[test]
+fn the_last_body_may_miss_its_padding_and_trailing_data_is_ignored() {
+    let v3 = v3_conv();
+    let m = Model::parse(&v3).unwrap();
+    assert_eq!(m.len(), v3.len());
+    let mut longer = v3.clone();
+    longer.extend([0xFF; 1000]);
+    longer.extend(v3_conv()); // a second model after the first is not read
+    assert_eq!(Model::parse(&longer).unwrap().len(), v3.len());
+    // Declare 4 bytes of final padding that the file does not have (as real files do).
+    let (mut v4, l4) = v4_conv();
+    let size = u32::from_le_bytes(v4[l4.headers + 12..l4.headers + 16].try_into().unwrap());
+    v4[l4.headers + 12..l4.headers + 16].copy_from_slice(&(size + 4).to_le_bytes());
+    assert_eq!(Model::parse(&v4).unwrap().len(), v4.len());
+    // More than 7 missing bytes is damage.
+    v4[l4.headers + 12..l4.headers + 16].copy_from_slice(&(size + 8).to_le_bytes());
+    assert!(Model::parse(&v4).is_err());
+}
+
+#[test]
+fn every_damaged_model_is_refused_with_its_error() {
+    let cases = corrupt_cases();
+    assert!(cases.len() >= 20);
+    for c in &cases {
+        match Model::parse(&c.bytes) {
+            Ok(_) => panic!("{}: parsed", c.name),
+            Err(e) => {
+                assert!((c.expect)(&e), "{}: unexpected error {e:?} ({e})", c.name);
+                eprintln!("{:<45} -> {e}", c.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_truncation_of_a_good_model_is_an_error_not_a_panic() {
+    for bytes in [v3_conv(), v4_conv().0, v3_fc()] {
+        for n in 0..bytes.len() - 4 {
+            assert!(Model::parse(&bytes[..n]).is_err(), "prefix {n} of {} parsed", bytes.len());
+        }
+    }
+}
+
+#[test]
+fn single_byte_damage_never_panics() {
+    // Every byte of each model set to a few values: parsing (and running, when it parses)
+    // returns, whatever it returns.
+    for bytes in [v3_conv(), v4_conv().0, v3_fc()] {
+        for i in 0..bytes.len() {
+            for v in [0u8, 1, 0x7f, 0xff] {
+                let mut b = bytes.clone();
+                b[i] = v;
+                if let Ok(m) = Model::parse(&b) {
+                    let req = m.requirements();
+                    if req.kpu > 1 << 21 || req.main > 1 << 20 || req.scratch > 1 << 20 {
+                        continue;
+                    }
+                    let mut main = vec![0u8; req.main as usize];
+                    let mut kpu = vec![0u8; req.kpu as usize];
+                    let mut scratch = vec![0u8; req.scratch as usize + 8];
+                    let mut steps = vec![kmodel::Step::Empty; m.steps()];
+                    m.decode_into(&mut steps).unwrap();
+                    let input = vec![7u8; m.input().bytes as usize];
+                    let _ = kmodel::run(&m, &steps, Memory { main: &mut main, kpu: &mut kpu, scratch: &mut scratch }, &input, Options::default());
+                }
+            }
+        }
+    }
+}
+

@@ -1,0 +1,3 @@
+mlf_runtime::include_model!("tests/ui/files/v1.kmodel");
+
+fn main() {}

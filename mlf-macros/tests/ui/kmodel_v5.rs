@@ -1,0 +1,3 @@
+mlf_runtime::include_model!("tests/ui/files/v5.kmodel");
+
+fn main() {}

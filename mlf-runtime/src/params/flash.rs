@@ -1,0 +1,60 @@
+//! A packed parameter archive held in memory or mapped from a flash partition (`no_std`).
+
+use super::tar::{self, TarError};
+use super::{member_name, ParamError, ParamErrorKind, ParamRef, ParamSource};
+use crate::error::Message;
+
+/// The archive `cargo mlf pack` writes, as bytes in memory or flash (`&'static [u8]`).
+///
+/// Identifiers are resolved to the members `params/<id>.bin` that the configuration names (`cargo
+/// mlf pack` refuses a folder whose `configure.json` maps an identifier anywhere else, so the
+/// member name is the configuration's answer and no JSON is parsed on the device). Parameters can
+/// also be used in place with [`FlashArchive::bytes`].
+#[derive(Clone, Copy, Debug)]
+pub struct FlashArchive {
+    data: &'static [u8],
+}
+
+impl FlashArchive {
+    /// The archive in `data`. Checks that it holds a `configure.json`.
+    pub fn new(data: &'static [u8]) -> Result<Self, ParamError> {
+        match tar::find(data, b"configure.json") {
+            Ok(_) => Ok(FlashArchive { data }),
+            Err(TarError::Truncated) => Err(ParamError::new(ParamErrorKind::ArchiveTruncated, "", "configure.json")),
+            Err(TarError::NotFound) => Err(ParamError::new(ParamErrorKind::ConfigMissing, "", "configure.json")),
+        }
+    }
+
+    /// The bytes of parameter `p` inside the archive, checked for size and hash.
+    pub fn bytes(&self, p: &ParamRef) -> Result<&'static [u8], ParamError> {
+        let mut name = [0u8; 64];
+        let n = member_name(p.id, &mut name);
+        let path = core::str::from_utf8(&name[..n]).unwrap_or("");
+        let m = match tar::find(self.data, &name[..n]) {
+            Ok(m) => m,
+            Err(TarError::Truncated) => return Err(ParamError::new(ParamErrorKind::ArchiveTruncated, p.id, path)),
+            Err(TarError::NotFound) => return Err(ParamError::new(ParamErrorKind::Missing, p.id, path)),
+        };
+        if m.data.len() != p.bytes {
+            return Err(ParamError::new(ParamErrorKind::SizeMismatch { expected: p.bytes, found: m.data.len() }, p.id, path));
+        }
+        if super::xxh64(m.data) != p.xxh64 {
+            return Err(ParamError::new(ParamErrorKind::HashMismatch, p.id, path));
+        }
+        Ok(m.data)
+    }
+}
+
+impl ParamSource for FlashArchive {
+    fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
+        let data = self.bytes(p)?;
+        buf.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn path_of(&self, p: &ParamRef) -> Message {
+        let mut name = [0u8; 64];
+        let n = member_name(p.id, &mut name);
+        Message::new(core::str::from_utf8(&name[..n]).unwrap_or(""))
+    }
+}

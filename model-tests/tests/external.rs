@@ -1,0 +1,181 @@
+//! External parameters: every placement (resident, streamed) and every source (split folder,
+//! packed archive on disk, packed archive in memory without std) gives the reference outputs;
+//! streaming needs exactly the largest operator's parameter bytes; damaged parameters are
+//! specific errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use mlf_runtime::params::{FlashArchive, Folder, PackedArchive, ParamErrorKind, ParamSource};
+use mlf_runtime::Error;
+
+fn split_dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("OUT_DIR")).join("split").join(name)
+}
+
+fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// Packs a split folder into a fresh tar in a temporary folder.
+fn packed(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join(format!("{name}.tar"));
+    mlf_build::external::pack_folder(&split_dir(name), &out).unwrap();
+    (t, out)
+}
+
+/// The three sources for one split.
+fn sources(name: &str) -> Vec<(&'static str, Box<dyn ParamSource>)> {
+    let (_t, tar) = packed(name);
+    let bytes: &'static [u8] = Box::leak(std::fs::read(&tar).unwrap().into_boxed_slice());
+    vec![
+        ("folder", Box::new(Folder::open(split_dir(name)).unwrap())),
+        ("packed archive", Box::new(PackedArchive::open(&tar).unwrap())),
+        ("archive in memory (no_std source)", Box::new(FlashArchive::new(bytes).unwrap())),
+    ]
+}
+
+/// Runs every manifest case through a resident or streamed model with every source.
+macro_rules! check_external {
+    (@call resident, $net:ident, $src:ident, $ins:ident) => {{
+        $net.load(&mut *$src).unwrap();
+        $net.run(&$ins)
+    }};
+    (@call streamed, $net:ident, $src:ident, $ins:ident) => {
+        $net.run(&$ins, &mut *$src)
+    };
+    ($mode:ident, $m:path, $dir:expr, $split:expr, [$($inp:ident),*], [$($out:ident),*]) => {{
+        use $m as model;
+        let dir: PathBuf = $dir;
+        let manifest = mlf_fixtures::Manifest::read(&dir).unwrap();
+        let mut net = common::wait_take(model::Model::take);
+        for (what, mut src) in sources($split) {
+            for (ci, case) in manifest.cases.iter().enumerate() {
+                let mut files = case.inputs.iter().map(|i| dir.join("vectors").join(i.file.as_ref().unwrap()));
+                $( let $inp = mlf_fixtures::load(&files.next().unwrap()); )*
+                let ins = model::Inputs { $($inp: &$inp),* };
+                let out = check_external!(@call $mode, net, src, ins).unwrap_or_else(|e: Error| panic!("{}: {what}: {e}", $split));
+                let mut k = 0;
+                $(
+                    let want = &case.outputs[k];
+                    let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
+                    mlf_fixtures::compare(&want.dtype, mlf_runtime::as_bytes(&out.$out[..]), &expected, case)
+                        .unwrap_or_else(|e| panic!("{} ({what}): case {ci} output {k}: {e}", $split));
+                    k += 1;
+                )*
+                let _ = k;
+            }
+        }
+    }};
+}
+
+#[test]
+fn digits_resident_and_streamed_from_every_source() {
+    use model_tests::external::{digits_resident, digits_streamed};
+    check_external!(resident, digits_resident, repo("examples/digits/model"), "digits", [pixels], [output]);
+    check_external!(streamed, digits_streamed, repo("examples/digits/model"), "digits", [pixels], [output]);
+    // No parameter byte in the generated module: only identifiers, sizes and hashes.
+    assert_eq!(digits_resident::PARAMS.len(), 4);
+    assert_eq!(digits_resident::PARAM_BYTES, 8192 + 128 + 1280 + 48);
+}
+
+#[test]
+fn resident_run_before_load_is_an_error() {
+    use model_tests::external::digits_resident as model;
+    use mlf_runtime::params::{ParamError, ParamRef};
+    /// A source that has nothing.
+    struct Nothing;
+    impl ParamSource for Nothing {
+        fn read(&mut self, p: &ParamRef, _: &mut [u8]) -> Result<(), ParamError> {
+            Err(ParamError::new(ParamErrorKind::Missing, p.id, "nowhere"))
+        }
+        fn path_of(&self, _: &ParamRef) -> mlf_runtime::Message {
+            mlf_runtime::Message::new("nowhere")
+        }
+    }
+    let mut net = common::wait_take(model::Model::take);
+    let pixels = [0f32; 64];
+    // Another test of this binary may have loaded the model; a failed load unloads it.
+    assert!(matches!(net.load(&mut Nothing), Err(Error::Param(e)) if e.kind == ParamErrorKind::Missing));
+    let e = net.run(&model::Inputs { pixels: &pixels }).unwrap_err();
+    assert!(matches!(e, Error::Param(p) if p.kind == ParamErrorKind::NotLoaded), "{e}");
+}
+
+/// The staging buffer of a streamed model is exactly the largest number of parameter bytes one
+/// operator reads (computed here from the graph, independently of the generator).
+#[test]
+fn streamed_staging_is_the_largest_operators_parameters() {
+    fn largest_operator_params(model: &Path) -> usize {
+        let desc = mlf_build::open(model).unwrap();
+        let mlf_build::model::Executor::Graph(g) = &desc.executor else { unreachable!() };
+        let graph = &g.graph;
+        let mut best = 0;
+        for node in &graph.nodes {
+            let mut seen = std::collections::HashSet::new();
+            let mut sum = 0;
+            for r in &node.inputs {
+                if let Some(mlf_build::model::ArgBinding::Param(i)) = g.bindings.get(&r.node) {
+                    if seen.insert(desc.params[*i].data.as_slice().to_vec()) {
+                        sum += desc.params[*i].bytes() as usize;
+                    }
+                }
+            }
+            best = best.max(sum);
+        }
+        best
+    }
+    let digits = repo("examples/digits/model/digits.tar");
+    assert_eq!(model_tests::external::digits_streamed::STAGING_BYTES, largest_operator_params(&digits));
+    assert_eq!(model_tests::external::digits_streamed::STAGING_BYTES, 8192 + 128);
+    #[cfg(mlf_shared)]
+    {
+        let f = |n: &str| repo(&format!("../shared/fixtures/mlf/{n}/model.tar"));
+        use model_tests::external_shared as e;
+        assert_eq!(e::kws_graph_streamed::STAGING_BYTES, largest_operator_params(&f("kws-int8-graph")));
+        assert_eq!(e::resnet8_streamed::STAGING_BYTES, largest_operator_params(&f("resnet8-int8-graph")));
+        assert_eq!(e::cifar_v2_streamed::STAGING_BYTES, largest_operator_params(&f("guberti-tvm-graph-v2-cifar-lp0-syslib")));
+        eprintln!(
+            "staging vs all parameters: kws {} / {} bytes, resnet8 {} / {} bytes",
+            e::kws_graph_streamed::STAGING_BYTES,
+            e::kws_graph_resident::PARAM_BYTES,
+            e::resnet8_streamed::STAGING_BYTES,
+            mlf_build::open(f("resnet8-int8-graph")).unwrap().param_bytes()
+        );
+    }
+}
+
+#[cfg(mlf_shared)]
+mod shared {
+    use super::*;
+    use model_tests::external_shared as e;
+
+    fn fixture(name: &str) -> PathBuf {
+        repo(&format!("../shared/fixtures/mlf/{name}"))
+    }
+
+    #[test]
+    fn graph_fixtures_with_external_parameters() {
+        check_external!(resident, e::kws_graph_resident, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
+        check_external!(streamed, e::kws_graph_streamed, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
+        check_external!(streamed, e::resnet8_streamed, fixture("resnet8-int8-graph"), "resnet8", [input_1_int8], [identity_int8]);
+        check_external!(resident, e::multi_io_resident, fixture("multi-io-graph"), "multi_io", [audio, gain], [output0, output1]);
+        check_external!(resident, e::cifar_v2_resident, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), "cifar_v2", [input_1_int8], [output]);
+        check_external!(streamed, e::cifar_v2_streamed, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), "cifar_v2", [input_1_int8], [output]);
+        check_external!(streamed, e::digits_graph_streamed, fixture("digits-mlp-graph"), "digits_graph", [pixels], [output]);
+    }
+
+    #[test]
+    fn aot_constant_pools_read_from_outside_the_code() {
+        check_external!(resident, e::digits_aot_usmp_resident, fixture("digits-mlp-aot-usmp"), "digits_aot_usmp", [pixels], [output]);
+        check_external!(streamed, e::digits_aot_usmp_streamed, fixture("digits-mlp-aot-usmp"), "digits_aot_usmp", [pixels], [output]);
+        check_external!(resident, e::digits_aot_packed_resident, fixture("digits-mlp-aot-packed"), "digits_aot_packed", [pixels], [output]);
+        check_external!(streamed, e::digits_aot_packed_streamed, fixture("digits-mlp-aot-packed"), "digits_aot_packed", [pixels], [output]);
+        check_external!(streamed, e::kws_aot_usmp_streamed, fixture("kws-int8-aot-usmp"), "kws_aot_usmp", [input_1], [identity]);
+        check_external!(resident, e::cifar_esp32_resident, fixture("esp32-cifar-aot-v7-usmp"), "cifar_esp32", [input_1], [output]);
+        // The pool as the compiler laid it out: metadata's 9640 bytes, rounded up by `sizeof` to
+        // the struct's 16-byte alignment.
+        assert_eq!(e::digits_aot_usmp_resident::PARAMS[0].bytes, 9648);
+    }
+}
