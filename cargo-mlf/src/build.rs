@@ -281,7 +281,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
     };
     if packages.is_empty() {
         if !cargo.json {
-            eprintln!("         mlf no models listed in [{TABLE}] of the selected packages");
+            eprintln!("    Checking no models: none listed in [{TABLE}] of the selected packages");
         }
         return Ok(0);
     }
