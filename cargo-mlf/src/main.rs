@@ -8,8 +8,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod build;
 mod inspect;
+mod new;
 mod npy;
+mod plan;
 mod run;
 mod split;
 mod template;
@@ -35,6 +38,13 @@ enum Command {
     Split(split::SplitArgs),
     /// Pack a split folder into one archive.
     Pack(split::PackArgs),
+    /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
+    /// budgets), print its memory, then run `cargo build` with the arguments given.
+    Build(build::Args),
+    /// Create a crate that runs a model: a host program, or a `#![no_std]` firmware skeleton.
+    New(new::Args),
+    /// Show a model's static memory plan, and draw it as SVG.
+    Plan(plan::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +59,9 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Split(a) => split::split(a),
         Command::Pack(a) => split::pack(a),
+        Command::Build(a) => return build::run(a),
+        Command::New(a) => new::run(a),
+        Command::Plan(a) => plan::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -250,20 +250,27 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
     Ok(Runner { exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)), split_dir })
 }
 
-/// Dependency specs for mlf-runtime and mlf-build: this source tree when it is present (a
-/// checkout), else the published crates.
+/// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
+/// present (a checkout), else the published crates.
 pub fn deps() -> (String, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
-    let version = env!("CARGO_PKG_VERSION");
-    match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
-        Some(r) => (
-            format!("{{ path = {:?}, features = [\"macros\", \"std\"] }}", r.join("mlf-runtime").display().to_string()),
-            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
-        ),
-        None => (
-            format!("{{ version = \"{version}\", features = [\"macros\", \"std\"] }}"),
-            format!("\"{version}\""),
-        ),
-    }
+    deps_with(&["macros", "std"])
 }
 
+/// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
+pub fn deps_no_std() -> (String, String) {
+    deps_with(&["macros"])
+}
+
+fn deps_with(features: &[&str]) -> (String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
+    let version = env!("CARGO_PKG_VERSION");
+    let features = features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
+    let no_default = if features.contains("std") { "" } else { "default-features = false, " };
+    match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
+        Some(r) => (
+            format!("{{ path = {:?}, {no_default}features = [{features}] }}", r.join("mlf-runtime").display().to_string()),
+            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
+        ),
+        None => (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\"")),
+    }
+}

@@ -16,6 +16,22 @@ pub const RUN: [(&str, &str); 3] = [
     ("src/main.rs", include_str!("../../templates/run/src/main.rs")),
 ];
 
+/// `templates/host`: a host program that runs a model and prints its outputs (`cargo mlf new`).
+pub const HOST: [(&str, &str); 4] = [
+    ("Cargo.toml", include_str!("../../templates/host/Cargo.toml")),
+    ("build.rs", include_str!("../../templates/host/build.rs")),
+    ("src/main.rs", include_str!("../../templates/host/src/main.rs")),
+    ("README.md", include_str!("../../templates/host/README.md")),
+];
+
+/// `templates/firmware`: a `#![no_std]` firmware skeleton (`cargo mlf new --template firmware`).
+pub const FIRMWARE: [(&str, &str); 4] = [
+    ("Cargo.toml", include_str!("../../templates/firmware/Cargo.toml")),
+    ("build.rs", include_str!("../../templates/firmware/build.rs")),
+    ("src/main.rs", include_str!("../../templates/firmware/src/main.rs")),
+    ("README.md", include_str!("../../templates/firmware/README.md")),
+];
+
 /// Replaces every `{{key}}`; a placeholder left over is an error (a bug in mlf).
 pub fn render(text: &str, vars: &[(&str, String)]) -> Result<String, Error> {
     let mut out = text.to_string();

@@ -58,6 +58,7 @@ impl Params {
 pub struct Model {
     path: PathBuf,
     module: Option<String>,
+    name: Option<String>,
     params: Params,
     configure: Option<Box<dyn Fn(&mut cc::Build)>>,
 }
@@ -97,12 +98,19 @@ pub struct Sidecar {
 impl Model {
     /// A model at `path` (relative paths are resolved from `CARGO_MANIFEST_DIR`).
     pub fn open(path: impl AsRef<Path>) -> Model {
-        Model { path: path.as_ref().to_path_buf(), module: None, params: Params::Embedded, configure: None }
+        Model { path: path.as_ref().to_path_buf(), module: None, name: None, params: Params::Embedded, configure: None }
     }
 
     /// Chooses a module of an MLF that holds several.
     pub fn module(mut self, name: impl Into<String>) -> Model {
         self.module = Some(name.into());
+        self
+    }
+
+    /// Chooses the module name `include_model!` uses when it is not given one (default: the
+    /// model's name, or the file stem when TVM called it `default`).
+    pub fn name(mut self, name: impl Into<String>) -> Model {
+        self.name = Some(name.into());
         self
     }
 
@@ -120,6 +128,11 @@ impl Model {
 
     /// Builds the model inside a build script: reads it, plans its memory, compiles its C for
     /// `$TARGET`, and writes the Rust module and parameter files into `$OUT_DIR/mlf/`.
+    ///
+    /// When the crate's `Cargo.toml` has a `[package.metadata.mlf]` table (see
+    /// [`crate::manifest`]) that lists this model, its budgets are checked here: a model over
+    /// its `ram`/`flash` budget, or the crate's models together over the crate's, fail the build
+    /// with an error naming the model, the need and the budget.
     pub fn compile(self) -> Result<Built> {
         let env = |k: &str| std::env::var(k).map_err(|_| Error::invalid(format!("${k} is not set: Model::compile() runs inside a build script")));
         let out_dir = PathBuf::from(env("OUT_DIR")?);
@@ -130,6 +143,8 @@ impl Model {
         let path = if self.path.is_absolute() { self.path.clone() } else { manifest_dir.join(&self.path) };
         println!("cargo::rerun-if-changed={}", path.display());
         let built = self.build_into(&path, &out_dir, &pkg, &target, &host, true)?;
+        // Budgets from `[package.metadata.mlf]` in the crate's Cargo.toml (see `manifest`).
+        crate::budget::enforce_in_build_script(&manifest_dir, &out_dir, &pkg, &target, self.module.as_deref(), &built)?;
         Ok(built)
     }
 
@@ -143,7 +158,7 @@ impl Model {
             Params::External { placement, .. } => format!("{}-{}", model_key(pkg, &canonical, self.module.as_deref()), placement.name()),
         };
         let dir = out_dir.join("mlf").join(&key);
-        let module = default_module_name(&desc, &canonical);
+        let module = self.name.clone().unwrap_or_else(|| default_module_name(&desc, &canonical));
         let fingerprint = fingerprint(&canonical)?;
         let prefix = format!("mlf_{:08x}_", crate::model::fnv1a(FNV_OFFSET, key.as_bytes()) as u32);
         let base_job = CompileJob {

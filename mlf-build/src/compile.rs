@@ -196,6 +196,7 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         .out_dir(job.dir.join("obj"))
         .opt_level(2)
         .cargo_metadata(job.cargo_metadata)
+        .cargo_warnings(job.cargo_metadata)
         .warnings(false)
         .include(&include)
         .include(&model_include)

@@ -115,6 +115,10 @@ pub enum ErrorKind {
     /// and why).
     #[error("{0}")]
     Kmodel(mlf_kmodel::KmodelError),
+    /// A model, or a crate's models together, need more memory than a budget of
+    /// `[package.metadata.mlf]` allows (the message names the model, the need and the budget).
+    #[error("{0}")]
+    OverBudget(String),
 }
 
 impl Error {

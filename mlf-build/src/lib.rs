@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+pub mod budget;
 pub mod builder;
 pub mod bytes;
 pub mod codegen;
@@ -24,15 +25,19 @@ pub mod external;
 pub mod format;
 pub mod inspect;
 pub mod kmodel;
+pub mod manifest;
 pub mod mlf;
 pub mod model;
 pub mod names;
 pub mod objects;
 pub mod plan;
+pub mod report;
+pub mod svg;
 
 pub use builder::{Built, Model, Params};
 pub use external::Placement;
 pub use error::{Error, ErrorKind, Result};
+pub use manifest::compile_listed;
 pub use model::ModelDesc;
 
 use std::path::Path;

@@ -1,0 +1,422 @@
+//! `cargo mlf build [--plan-svg DIR] [--check-only] [cargo build arguments…]`: checks every
+//! model listed in `[package.metadata.mlf]` of the selected packages (reader errors, C that does
+//! not compile for the target, budgets), prints a memory report per model, then runs
+//! `$CARGO build` with the arguments passed through and returns its exit code.
+//!
+//! The checks are the ones the build script makes (`mlf_build::compile_listed` or
+//! `Model::compile`), run first so that a model over its budget fails fast, with the numbers,
+//! before cargo builds anything. `--message-format json…` (passed on to cargo too) prints the
+//! reports as JSON lines on stdout, beside cargo's own messages, each with a `reason`:
+//! `mlf-model-report`, `mlf-package-report` or `mlf-error`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mlf_build::budget::{self, Budget};
+use mlf_build::manifest::{human, Manifest, ModelEntry, TABLE};
+use mlf_build::model::Executor;
+use mlf_build::report::{MemoryReport, Totals};
+use mlf_build::Error;
+use serde_json::{json, Value};
+
+/// Arguments of `build`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Also write a picture of each model's memory plan to DIR/<package>-<model>.svg.
+    #[arg(long, value_name = "DIR")]
+    plan_svg: Option<PathBuf>,
+    /// Check the models and print the report, but do not run `cargo build`.
+    #[arg(long)]
+    check_only: bool,
+    /// Arguments for `cargo build`, passed through: `--release`, `--target T`, `-p P`,
+    /// `--features F`, `--manifest-path P`, `--message-format json`, …
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CARGO_BUILD_ARGS")]
+    cargo_args: Vec<String>,
+}
+
+/// What `cargo mlf build` needs to know from cargo's arguments.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct CargoArgs {
+    /// `--manifest-path`.
+    pub manifest_path: Option<PathBuf>,
+    /// `--target` (each one).
+    pub targets: Vec<String>,
+    /// `-p`/`--package`.
+    pub packages: Vec<String>,
+    /// `--workspace`/`--all`.
+    pub workspace: bool,
+    /// `--exclude`.
+    pub exclude: Vec<String>,
+    /// `--message-format json…`.
+    pub json: bool,
+    /// `--target-dir`.
+    pub target_dir: Option<PathBuf>,
+}
+
+/// Options of `cargo build` that take a value (so that value is not read as an option).
+const TAKES_VALUE: &[&str] = &[
+    "--features", "-F", "--bin", "--example", "--test", "--bench", "--jobs", "-j", "--profile", "--config", "--color", "-Z",
+    "--lockfile-path", "--artifact-dir", "--out-dir",
+];
+
+/// Reads what matters here from `cargo build` arguments; `ours` collects this command's own
+/// options found among them (`--plan-svg DIR`, `--check-only`), which are removed.
+pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bool) -> (CargoArgs, Vec<String>) {
+    let mut out = CargoArgs::default();
+    let mut pass = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let short = |p: &str| a.strip_prefix(p).filter(|v| !v.is_empty()).map(str::to_string);
+        let value = |i: &mut usize| -> Option<String> {
+            if inline.is_some() {
+                return inline.clone();
+            }
+            *i += 1;
+            args.get(*i).cloned()
+        };
+        match flag {
+            "--plan-svg" => {
+                *plan_svg = value(&mut i).map(PathBuf::from);
+                i += 1;
+                continue;
+            }
+            "--check-only" => {
+                *check_only = true;
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let start = i;
+        match flag {
+            "--manifest-path" => out.manifest_path = value(&mut i).map(PathBuf::from),
+            "--target" => out.targets.extend(value(&mut i)),
+            "--package" | "-p" => out.packages.extend(value(&mut i)),
+            "--workspace" | "--all" => out.workspace = true,
+            "--exclude" => out.exclude.extend(value(&mut i)),
+            "--target-dir" => out.target_dir = value(&mut i).map(PathBuf::from),
+            "--message-format" => {
+                if value(&mut i).is_some_and(|v| v.split(',').any(|f| f.trim().starts_with("json"))) {
+                    out.json = true;
+                }
+            }
+            f if TAKES_VALUE.contains(&f) && inline.is_none() => i += 1,
+            _ => {
+                if let Some(p) = short("-p") {
+                    out.packages.push(p);
+                }
+            }
+        }
+        pass.extend(args[start..=i.min(args.len() - 1)].iter().cloned());
+        i += 1;
+    }
+    (out, pass)
+}
+
+/// The target `cargo build` uses without `--target`: the host of `$RUSTC` (`rustc -vV`), or
+/// failing that the target cargo-mlf itself was built for.
+fn host_triple() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    Command::new(&rustc)
+        .arg("-vV")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ").map(|h| h.trim().to_string())))
+        .unwrap_or_else(|| env!("MLF_HOST_TARGET").to_string())
+}
+
+/// One package with a table.
+struct Selected {
+    name: String,
+    manifest_path: PathBuf,
+    manifest: Manifest,
+}
+
+/// The packages cargo would build, with their tables (packages without one are left out).
+fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
+    let mut cmd = cargo_metadata::MetadataCommand::new();
+    cmd.no_deps();
+    if let Some(p) = &cargo.manifest_path {
+        cmd.manifest_path(p);
+    }
+    let meta = cmd.exec().map_err(|e| Error::invalid(format!("cargo metadata failed: {e}")))?;
+    let members: Vec<&cargo_metadata::Package> = meta.workspace_packages();
+    let chosen: Vec<&cargo_metadata::Package> = if !cargo.packages.is_empty() {
+        let mut v = Vec::new();
+        for name in &cargo.packages {
+            match members.iter().find(|p| p.name.as_str() == name) {
+                Some(p) => v.push(*p),
+                None => return Err(Error::invalid(format!("package {name:?} is not a member of the workspace at {}", meta.workspace_root))),
+            }
+        }
+        v
+    } else if cargo.workspace {
+        members.iter().copied().filter(|p| !cargo.exclude.iter().any(|x| x == p.name.as_str())).collect()
+    } else {
+        // The package whose manifest cargo starts from (--manifest-path, or the nearest
+        // Cargo.toml), or the workspace's default members for a virtual manifest.
+        let start = match &cargo.manifest_path {
+            Some(p) => p.canonicalize().ok(),
+            None => std::env::current_dir().ok().and_then(|d| d.ancestors().map(|a| a.join("Cargo.toml")).find(|p| p.is_file())).and_then(|p| p.canonicalize().ok()),
+        };
+        match members.iter().find(|p| start.as_deref() == Some(p.manifest_path.as_std_path()) || p.manifest_path.as_std_path().canonicalize().ok() == start) {
+            Some(p) => vec![*p],
+            None if meta.workspace_default_members.is_available() => {
+                members.iter().copied().filter(|p| meta.workspace_default_members.contains(&p.id)).collect()
+            }
+            None => members,
+        }
+    };
+    let mut out = Vec::new();
+    for p in chosen {
+        let manifest_path = p.manifest_path.clone().into_std_path_buf();
+        if let Some(manifest) = Manifest::from_package_metadata(&p.metadata).map_err(|e| e.in_file(&manifest_path))? {
+            out.push(Selected { name: p.name.to_string(), manifest_path, manifest });
+        }
+    }
+    let target_dir = cargo.target_dir.clone().unwrap_or_else(|| meta.target_directory.clone().into_std_path_buf());
+    Ok((out, target_dir))
+}
+
+/// A spinner on stderr (drawn only when stderr is a terminal) for one model's stages.
+fn spinner(label: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner:.green} {prefix:.bold} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    pb.set_prefix(label.to_string());
+    pb.enable_steady_tick(Duration::from_millis(100));
+    pb
+}
+
+/// Checks one model: reads it, compiles its C for `target` into `check_dir`, and computes its
+/// report.
+fn check_model(pkg: &Selected, entry: &ModelEntry, target: &str, host: &str, check_dir: &Path, pb: &ProgressBar) -> Result<(MemoryReport, mlf_build::ModelDesc), Error> {
+    let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
+    let path = dir.join(&entry.path);
+    pb.set_message(format!("reading {}", entry.path.display()));
+    let desc = mlf_build::open_with(&path, &mlf_build::mlf::MlfOptions { module: entry.module.clone() })?;
+    if !desc.blockers.is_empty() {
+        return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&path));
+    }
+    let name = entry.name.clone().unwrap_or_else(|| mlf_build::builder::default_module_name(&desc, &path));
+    if matches!(desc.executor, Executor::Kmodel(_)) {
+        let report = MemoryReport::from_description(&desc, &name, target, entry.module.as_deref(), None)?;
+        return Ok((report, desc));
+    }
+    pb.set_message(format!("planning memory and compiling C for {target}"));
+    let model = entry.to_model(dir)?;
+    let built = model.build_into(&path, check_dir, &pkg.name, target, host, false)?;
+    pb.set_message("measuring the compiled C");
+    let report = MemoryReport::compute(&desc, &built, target, entry.module.as_deref())?;
+    Ok((report, desc))
+}
+
+fn budget_json(b: &Budget) -> Value {
+    json!({"ram": b.ram, "flash": b.flash, "source": b.source})
+}
+
+fn percent(need: u64, budget: u64) -> String {
+    if budget == 0 { "∞".into() } else { format!("{:.0}%", need as f64 * 100.0 / budget as f64) }
+}
+
+fn budget_line(b: &Budget, ram: u64, flash: u64) -> Option<String> {
+    if b.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if let Some(r) = b.ram {
+        parts.push(format!("ram {r} bytes ({}), {} used", human(r), percent(ram, r)));
+    }
+    if let Some(f) = b.flash {
+        parts.push(format!("flash {f} bytes ({}), {} used", human(f), percent(flash, f)));
+    }
+    Some(parts.join("; "))
+}
+
+/// Runs `build` and returns the exit code.
+pub fn run(args: Args) -> ExitCode {
+    let mut plan_svg = args.plan_svg.clone();
+    let mut check_only = args.check_only;
+    let (cargo, pass) = scan(&args.cargo_args, &mut plan_svg, &mut check_only);
+    match check(&cargo, plan_svg.as_deref()) {
+        Ok(0) => {}
+        Ok(n) => {
+            eprintln!("error: {n} problem{} with the models; not running cargo build", if n == 1 { "" } else { "s" });
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if check_only {
+        return ExitCode::SUCCESS;
+    }
+    let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    match Command::new(&cargo_bin).arg("build").args(&pass).status() {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).filter(|&c| c != 0).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("error: cannot run {}: {e}", cargo_bin.to_string_lossy());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Checks and reports every listed model; returns the number of problems.
+fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
+    let (packages, target_dir) = select(cargo)?;
+    let host = host_triple();
+    let targets = if cargo.targets.is_empty() { vec![host.clone()] } else { cargo.targets.clone() };
+    // JSON lines on stdout; a closed pipe (`| head`) is not an error worth a panic.
+    let emit = |v: Value| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout().lock(), "{v}");
+    };
+    if packages.is_empty() {
+        if !cargo.json {
+            eprintln!("    Checking no models: none listed in [{TABLE}] of the selected packages");
+        }
+        return Ok(0);
+    }
+    if let Some(dir) = plan_svg {
+        std::fs::create_dir_all(dir).map_err(|e| Error::from(e).in_file(dir))?;
+    }
+    let mut problems = 0;
+    for pkg in &packages {
+        for target in &targets {
+            let check_dir = target_dir.join("mlf-check").join(target);
+            if !cargo.json {
+                let n = pkg.manifest.models.len();
+                eprintln!("    Checking {n} model{} of {} for {target}", if n == 1 { "" } else { "s" }, pkg.name);
+            }
+            let mut reports = Vec::new();
+            for (i, entry) in pkg.manifest.models.iter().enumerate() {
+                let label = entry.name.clone().unwrap_or_else(|| entry.path.display().to_string());
+                let pb = if cargo.json { ProgressBar::hidden() } else { spinner(&label) };
+                let result = check_model(pkg, entry, target, &host, &check_dir, &pb);
+                pb.finish_and_clear();
+                let (report, desc) = match result {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let e = if e.file.is_none() { e.in_file(&pkg.manifest_path).at(format!("{TABLE}.models[{i}]")) } else { e };
+                        problems += 1;
+                        report_error(cargo.json, pkg, &label, &e, &emit);
+                        continue;
+                    }
+                };
+                let b = entry.budget(i, &pkg.manifest_path);
+                let verdict = budget::check_model(&report, &b);
+                if cargo.json {
+                    let mut v = serde_json::to_value(&report).map_err(|e| Error::invalid(e.to_string()))?;
+                    let obj = v.as_object_mut().expect("a report is an object");
+                    let mut head = serde_json::Map::new();
+                    head.insert("reason".into(), "mlf-model-report".into());
+                    head.insert("package".into(), pkg.name.clone().into());
+                    head.insert("manifest_path".into(), pkg.manifest_path.display().to_string().into());
+                    head.extend(std::mem::take(obj));
+                    head.insert("budget".into(), budget_json(&b));
+                    head.insert("within_budget".into(), verdict.is_ok().into());
+                    emit(Value::Object(head));
+                } else {
+                    eprint!("{report}");
+                    if let Some(line) = budget_line(&b, report.ram.total, report.flash.total) {
+                        eprintln!("  {:<22}{line}", "budget");
+                    }
+                }
+                if let Err(e) = verdict {
+                    problems += 1;
+                    report_error(cargo.json, pkg, &report.model, &e, &emit);
+                }
+                if let Some(dir) = plan_svg {
+                    match mlf_build::svg::plan_svg(&desc, &report.model) {
+                        Ok(svg) => {
+                            let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
+                            std::fs::write(&file, svg).map_err(|e| Error::from(e).in_file(&file))?;
+                            if !cargo.json {
+                                eprintln!("  {:<22}{}", "plan picture", file.display());
+                            }
+                        }
+                        Err(e) if !cargo.json => eprintln!("  {:<22}none: {e}", "plan picture"),
+                        Err(_) => {}
+                    }
+                }
+                reports.push(report);
+            }
+            let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
+            let totals = Totals::of(&reports);
+            let verdict = if reports.len() == pkg.manifest.models.len() { budget::check_crate(&pkg.name, &reports, &crate_budget) } else { Ok(()) };
+            if cargo.json {
+                emit(json!({
+                    "reason": "mlf-package-report",
+                    "package": pkg.name,
+                    "manifest_path": pkg.manifest_path.display().to_string(),
+                    "target": target,
+                    "models": reports.iter().map(|r| r.model.clone()).collect::<Vec<_>>(),
+                    "ram": totals.ram,
+                    "flash": totals.flash,
+                    "external_param_bytes": totals.external_param_bytes,
+                    "budget": budget_json(&crate_budget),
+                    "within_budget": verdict.is_ok(),
+                }));
+            } else if reports.len() > 1 || !crate_budget.is_empty() {
+                eprintln!("crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes", pkg.name, totals.ram, totals.flash, totals.external_param_bytes);
+                if let Some(line) = budget_line(&crate_budget, totals.ram, totals.flash) {
+                    eprintln!("  {:<22}{line}", "budget");
+                }
+            }
+            if let Err(e) = verdict {
+                problems += 1;
+                report_error(cargo.json, pkg, "", &e, &emit);
+            }
+        }
+    }
+    Ok(problems)
+}
+
+fn report_error(json: bool, pkg: &Selected, model: &str, e: &Error, emit: &dyn Fn(Value)) {
+    if json {
+        emit(json!({"reason": "mlf-error", "package": pkg.name, "model": model, "message": e.to_string()}));
+    }
+    eprintln!("error: {e}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scans_cargo_arguments() {
+        let (mut svg, mut only) = (None, false);
+        let (c, pass) = scan(
+            &s(&["--release", "--target", "thumbv7em-none-eabihf", "-pdemo", "--features", "--target", "--plan-svg", "out", "--message-format=json-render-diagnostics", "--manifest-path=x/Cargo.toml", "--check-only"]),
+            &mut svg,
+            &mut only,
+        );
+        assert_eq!(c.targets, vec!["thumbv7em-none-eabihf"]);
+        assert_eq!(c.packages, vec!["demo"]);
+        assert!(c.json);
+        assert_eq!(c.manifest_path, Some(PathBuf::from("x/Cargo.toml")));
+        assert_eq!(svg, Some(PathBuf::from("out")));
+        assert!(only);
+        assert_eq!(pass, s(&["--release", "--target", "thumbv7em-none-eabihf", "-pdemo", "--features", "--target", "--message-format=json-render-diagnostics", "--manifest-path=x/Cargo.toml"]));
+    }
+
+    #[test]
+    fn human_message_format_is_not_json() {
+        let (mut svg, mut only) = (None, false);
+        let (c, _) = scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only);
+        assert!(!c.json && c.workspace);
+        assert_eq!(c.packages, vec!["a", "b"]);
+    }
+}

@@ -1,0 +1,229 @@
+//! `cargo mlf new NAME [--model PATH] [--template host|firmware]`: a new crate from
+//! `templates/host` (a program that runs the model and prints its outputs) or
+//! `templates/firmware` (a `#![no_std]` skeleton), with the model copied into `models/`, listed
+//! in `[package.metadata.mlf]`, and built by `build.rs`.
+
+use std::path::{Path, PathBuf};
+
+use mlf_build::model::{ModelDesc, TensorInfo};
+use mlf_build::Error;
+
+use crate::template;
+
+/// The digits model the repository carries (a TVM graph-executor MLF of an sklearn MLP), used
+/// when no `--model` is given.
+const DIGITS_TAR: &[u8] = include_bytes!("../../examples/digits/model/digits.tar");
+
+/// Which template.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A program for this computer that runs the model on input files and prints its outputs.
+    Host,
+    /// A `#![no_std]` firmware skeleton: static model, no allocator, panic handler.
+    Firmware,
+}
+
+/// Arguments of `new`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The crate's name (and, unless `--path` is given, its folder).
+    name: String,
+    /// The model: an MLF `.tar` or extracted folder, or a kmodel. It is copied into `models/`.
+    /// Without it, the crate gets the digits example model (a TVM graph MLF, 51 KiB).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// The template.
+    #[arg(long, value_enum, default_value = "host")]
+    template: Kind,
+    /// The folder to create (default: `./NAME`).
+    #[arg(long)]
+    path: Option<PathBuf>,
+    /// The MLF module to use from an archive that holds several.
+    #[arg(long)]
+    module: Option<String>,
+}
+
+/// Runs `new`.
+pub fn run(args: Args) -> Result<(), Error> {
+    let dir = args.path.clone().unwrap_or_else(|| PathBuf::from(&args.name));
+    let created = create(&args.name, args.model.as_deref(), args.template, &dir, args.module.as_deref())?;
+    let kind = match args.template {
+        Kind::Host => "host",
+        Kind::Firmware => "firmware",
+    };
+    eprintln!("     Created {kind} crate `{}` in {} with model {} (module `{}`)", args.name, dir.display(), created.model_path, created.module);
+    eprintln!("        Next: cd {} && cargo mlf build && cargo run", dir.display());
+    Ok(())
+}
+
+/// What [`create`] made.
+pub struct Created {
+    /// The model's path inside the crate (`models/<file>`).
+    pub model_path: String,
+    /// The module name.
+    pub module: String,
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::invalid(msg)
+}
+
+/// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
+/// digits model).
+pub fn create(name: &str, model: Option<&Path>, kind: Kind, dir: &Path, module: Option<&str>) -> Result<Created, Error> {
+    check_crate_name(name)?;
+    if dir.exists() && std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?.next().is_some() {
+        return Err(invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
+    }
+    // Read the model before writing anything: a model that cannot be built leaves no crate.
+    let (file_name, source) = match model {
+        Some(p) => {
+            let canonical = p.canonicalize().map_err(|e| Error::from(e).in_file(p))?;
+            let file_name = canonical.file_name().map(|s| s.to_string_lossy().into_owned()).ok_or_else(|| invalid("the model path has no file name").in_file(p))?;
+            (file_name, Some(canonical))
+        }
+        None => ("digits.tar".to_string(), None),
+    };
+    if file_name.chars().any(|c| c.is_control() || matches!(c, '"' | '\\' | '{' | '}')) {
+        return Err(invalid(format!("{file_name:?}: rename the model file; its name goes into Cargo.toml and Rust strings")));
+    }
+    let staging = tempfile::tempdir().map_err(Error::from)?;
+    let staged = match &source {
+        Some(p) => p.clone(),
+        None => {
+            let p = staging.path().join(&file_name);
+            std::fs::write(&p, DIGITS_TAR).map_err(|e| Error::from(e).in_file(&p))?;
+            p
+        }
+    };
+    let desc = mlf_build::open_with(&staged, &mlf_build::mlf::MlfOptions { module: module.map(str::to_string) })?;
+    if !desc.blockers.is_empty() {
+        return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&staged));
+    }
+    let module_name = mlf_build::builder::default_module_name(&desc, &staged);
+    let model_path = format!("models/{file_name}");
+
+    std::fs::create_dir_all(dir.join("models")).map_err(|e| Error::from(e).in_file(dir))?;
+    copy_model(&staged, &dir.join(&model_path))?;
+    let (runtime_dep, build_dep) = match kind {
+        Kind::Host => crate::run::deps(),
+        Kind::Firmware => crate::run::deps_no_std(),
+    };
+    let mut vars = vec![
+        ("crate_name", name.to_string()),
+        ("runtime_dep", runtime_dep),
+        ("build_dep", build_dep),
+        ("model_path", model_path.clone()),
+        ("module", module_name.clone()),
+        ("module_line", module.map(|m| format!("module = {m:?}\n")).unwrap_or_default()),
+        ("input_fields", desc.inputs.iter().map(|t| format!("{0}: &{0}", t.ident)).collect::<Vec<_>>().join(", ")),
+    ];
+    match kind {
+        Kind::Host => {
+            vars.extend(host_vars(&desc, &module_name)?);
+            template::render_dir(&template::HOST, dir, &vars)?;
+        }
+        Kind::Firmware => {
+            vars.extend(firmware_vars(&desc)?);
+            template::render_dir(&template::FIRMWARE, dir, &vars)?;
+        }
+    }
+    Ok(Created { model_path, module: module_name })
+}
+
+/// Cargo's rule for package names, simplified: ASCII letters, digits, `-` and `_`, starting
+/// with a letter.
+fn check_crate_name(name: &str) -> Result<(), Error> {
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !ok {
+        return Err(invalid(format!("{name:?} is not a valid crate name (ASCII letters, digits, `-` and `_`, starting with a letter)")));
+    }
+    Ok(())
+}
+
+/// Copies a model file, or an extracted MLF folder with everything in it.
+fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).map_err(|e| Error::from(e).in_file(to))?;
+        for entry in std::fs::read_dir(from).map_err(|e| Error::from(e).in_file(from))? {
+            let entry = entry.map_err(|e| Error::from(e).in_file(from))?;
+            let ty = entry.file_type().map_err(|e| Error::from(e).in_file(entry.path()))?;
+            if ty.is_dir() || ty.is_file() {
+                copy_model(&entry.path(), &to.join(entry.file_name()))?;
+            }
+        }
+        Ok(())
+    } else {
+        std::fs::copy(from, to).map(|_| ()).map_err(|e| Error::from(e).in_file(from))
+    }
+}
+
+fn rust_type(t: &TensorInfo) -> Result<&'static str, Error> {
+    t.dtype.require_rust_type()
+}
+
+fn shape_const(t: &TensorInfo) -> String {
+    format!("{}_SHAPE", mlf_build::names::const_ident(&t.ident))
+}
+
+fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String)>, Error> {
+    let mut read = String::new();
+    for (i, t) in desc.inputs.iter().enumerate() {
+        let ty = rust_type(t)?;
+        read.push_str(&format!(
+            "    let {id} = input::<{ty}, {n}, {s}>(&files, {i}, {ty}::from_le_bytes); // {name}: {dtype} {shape:?}\n",
+            id = t.ident,
+            n = t.numel(),
+            s = t.dtype.elem_bytes(),
+            name = t.name,
+            dtype = t.dtype,
+            shape = t.shape
+        ));
+    }
+    let mut show = String::new();
+    for t in &desc.outputs {
+        rust_type(t)?;
+        show.push_str(&format!("    show({:?}, &{module}::{}, &out.{}[..]);\n", t.ident, shape_const(t), t.ident));
+    }
+    let usage = desc.inputs.iter().map(|t| format!("{} {} {:?}", t.ident, t.dtype, t.shape)).collect::<Vec<_>>().join("; ");
+    let example = desc.inputs.iter().map(|t| format!("{}={}.bin", t.ident, t.ident)).collect::<Vec<_>>().join(" ");
+    Ok(vec![
+        ("read_inputs", read.trim_end().to_string()),
+        ("show_outputs", show.trim_end().to_string()),
+        ("input_names", desc.inputs.iter().map(|t| format!("({:?}, {:?})", t.name, t.ident)).collect::<Vec<_>>().join(", ")),
+        ("input_usage", usage),
+        ("example_args", example),
+    ])
+}
+
+fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error> {
+    let mut statics = String::new();
+    for t in &desc.inputs {
+        let ty = rust_type(t)?;
+        let zero = if ty.starts_with('f') { "0.0" } else { "0" };
+        statics.push_str(&format!(
+            "#[allow(non_upper_case_globals)]\nstatic {id}: [{ty}; {n}] = [{zero}; {n}]; // {name}: {dtype} {shape:?}\n",
+            id = t.ident,
+            n = t.numel(),
+            name = t.name,
+            dtype = t.dtype,
+            shape = t.shape
+        ));
+    }
+    let first = desc.outputs.first().ok_or_else(|| invalid("the model has no outputs").in_file(&desc.path))?;
+    rust_type(first)?;
+    Ok(vec![("static_inputs", statics), ("first_output", first.ident.clone())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crate_names() {
+        assert!(check_crate_name("demo-host_1").is_ok());
+        for bad in ["", "1demo", "de mo", "dé", "-x"] {
+            assert!(check_crate_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! `cargo mlf plan MODEL [--svg FILE] [--module NAME]`: the static memory plan of a model,
+//! summarised, and drawn as SVG.
+
+use std::path::PathBuf;
+
+use mlf_build::manifest::human;
+use mlf_build::svg::Picture;
+use mlf_build::Error;
+
+/// Arguments of `plan`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model: an MLF `.tar` or extracted folder.
+    model: PathBuf,
+    /// Write a picture of the plan (SVG): tensors as boxes over operator calls and arena
+    /// offsets, the peak marked, parameters in flash beside it.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// The module to read from an MLF that holds several.
+    #[arg(long)]
+    module: Option<String>,
+}
+
+/// Runs `plan`.
+pub fn run(args: Args) -> Result<(), Error> {
+    let desc = mlf_build::open_with(&args.model, &mlf_build::mlf::MlfOptions { module: args.module.clone() })?;
+    let name = mlf_build::builder::default_module_name(&desc, &args.model);
+    let picture = Picture::of(&desc, &name)?;
+    let (col, peak) = picture.peak();
+    println!("{}", picture.title);
+    println!("  {} buffers in the arena; peak: {peak} bytes live at call {col} ({})", picture.boxes.len(), picture.columns.get(col).map(String::as_str).unwrap_or(""));
+    let flash: u64 = picture.flash.iter().map(|f| f.1).sum();
+    println!("  {}: {flash} bytes ({}) in {} arrays", picture.flash_caption, human(flash), picture.flash.len());
+    if let Some(path) = &args.svg {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::from(e).in_file(dir))?;
+        }
+        std::fs::write(path, picture.to_svg()).map_err(|e| Error::from(e).in_file(path))?;
+        println!("  wrote {}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! `cargo mlf new` → `cargo mlf build` → run, as a new user does it: crates are created in a
+//! temporary folder from the host and firmware templates, built with `cargo mlf build` (into one
+//! shared target folder under the workspace's `target/`, so dependencies build once), and run.
+//! Budgets below a model's need fail the build (through `cargo mlf build` and through a plain
+//! `cargo build`) naming the model and both numbers; the report's figures agree between the
+//! human and the JSON forms and with the `ARENA_BYTES` of the generated module.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    mlf_fixtures::workspace_root()
+}
+
+/// The target folder every generated crate builds into.
+fn shared_target() -> PathBuf {
+    root().join("target/mlf-new-tests")
+}
+
+fn cargo_mlf(args: &[&str], extra: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(args).args(extra).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `cargo mlf new NAME --path DIR [more]`.
+fn new_crate(name: &str, dir: &Path, more: &[&str]) {
+    let mut args = vec!["new", name];
+    args.extend_from_slice(more);
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(&args).arg("--path").arg(dir).output().unwrap();
+    assert!(out.status.success(), "cargo mlf new {name}: {}", text(&out.stderr));
+    assert!(dir.join("Cargo.toml").is_file() && dir.join("build.rs").is_file() && dir.join("src/main.rs").is_file());
+}
+
+/// `cargo mlf build --manifest-path DIR/Cargo.toml --target-dir <shared> [more]`.
+fn mlf_build(dir: &Path, more: &[&str]) -> Output {
+    let manifest = dir.join("Cargo.toml");
+    let target = shared_target();
+    let mut args: Vec<&Path> = vec![Path::new("--manifest-path"), &manifest, Path::new("--target-dir"), &target];
+    args.extend(more.iter().map(Path::new));
+    cargo_mlf(&["build"], &args)
+}
+
+/// The exact byte count on the human report's line starting with `label`.
+fn figure(report: &str, label: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.trim_start().starts_with(label) && l.trim_start()[label.len()..].starts_with("  "))
+        .unwrap_or_else(|| panic!("no line {label:?} in:\n{report}"));
+    line.trim_start()[label.len()..].split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The JSON lines with `reason`.
+fn json_lines(stdout: &str, reason: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter(|v| v["reason"] == reason)
+        .collect()
+}
+
+/// Rewrites the crate's model entry with `budget` lines (`ram = "100 B"`).
+fn set_model_budget(dir: &Path, budget: &str) {
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    let start = toml.find("[[package.metadata.mlf.models]]").expect("the model entry");
+    let end = toml.find("# A crate of its own").expect("the end of the entry");
+    let entry = "[[package.metadata.mlf.models]]\npath = \"models/digits.tar\"\nname = \"digits\"\nparams = \"embedded\"\n";
+    std::fs::write(&path, format!("{}{entry}{budget}\n\n{}", &toml[..start], &toml[end..])).unwrap();
+}
+
+#[test]
+fn host_crate_builds_runs_reports_and_keeps_budgets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("digits-host");
+    let model = root().join("examples/digits/model/digits.tar");
+    new_crate("digits-host", &dir, &["--model", model.to_str().unwrap()]);
+    assert!(dir.join("models/digits.tar").is_file());
+
+    // new → build: the human report, then cargo build.
+    let out = mlf_build(&dir, &["--plan-svg", tmp.path().join("plans").to_str().unwrap()]);
+    let report = text(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("model digits (digits.tar, graph executor"), "{report}");
+    let (ram, arena, c_data, flash, code, params) =
+        (figure(&report, "static RAM"), figure(&report, "arena"), figure(&report, "C data"), figure(&report, "flash"), figure(&report, "code"), figure(&report, "parameters"));
+    assert_eq!(arena, 176);
+    assert_eq!(ram, arena + c_data);
+    assert_eq!(params, 9640);
+    assert!(code > 0 && flash >= code + params, "{report}");
+    assert!(tmp.path().join("plans/digits-host-digits.svg").is_file());
+
+    // → run: on a digit from the reference vectors (a 2), and on zeros.
+    let exe = shared_target().join("debug").join(format!("digits-host{}", std::env::consts::EXE_SUFFIX));
+    let input = root().join("examples/digits/model/vectors/case0_in_pixels.bin");
+    let run = Command::new(&exe).arg(format!("pixels={}", input.display())).output().unwrap();
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(stdout.contains("output output [1, 10]: [") && stdout.contains("output output argmax: 2\n"), "{stdout}");
+    // The report's arena is the static arena the generated module allocates.
+    assert!(stdout.contains(&format!("arena {arena} bytes of static RAM")), "{stdout}");
+    let zeros = Command::new(&exe).output().unwrap();
+    assert!(zeros.status.success() && text(&zeros.stdout).contains("output output argmax: "));
+
+    // JSON lines carry the same figures.
+    let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let models = json_lines(&text(&out.stdout), "mlf-model-report");
+    assert_eq!(models.len(), 1);
+    let m = &models[0];
+    assert_eq!(m["model"], "digits");
+    assert_eq!(m["package"], "digits-host");
+    assert_eq!(m["ram"]["total"], ram);
+    assert_eq!(m["ram"]["arena"], arena);
+    assert_eq!(m["ram"]["c_data"], c_data);
+    assert_eq!(m["flash"]["total"], flash);
+    assert_eq!(m["flash"]["code"], code);
+    assert_eq!(m["flash"]["params"], params);
+    assert_eq!(m["within_budget"], true);
+    let pkg = json_lines(&text(&out.stdout), "mlf-package-report");
+    assert_eq!(pkg[0]["ram"], ram);
+    assert_eq!(pkg[0]["flash"], flash);
+
+    // A RAM budget below the need fails, naming the model and both numbers, before cargo runs.
+    set_model_budget(&dir, "ram = \"100 B\"");
+    let out = mlf_build(&dir, &[]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("model digits needs {ram} bytes of static RAM, over the budget of 100 bytes by {} bytes", ram - 100)), "{err}");
+    assert!(err.contains("package.metadata.mlf.models[0]") && err.contains("not running cargo build"), "{err}");
+    let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
+    assert!(!out.status.success());
+    assert_eq!(json_lines(&text(&out.stdout), "mlf-model-report")[0]["within_budget"], false);
+    assert_eq!(json_lines(&text(&out.stdout), "mlf-error").len(), 1);
+    // A plain `cargo build` enforces it too, through build.rs.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo).arg("build").arg("--manifest-path").arg(dir.join("Cargo.toml")).arg("--target-dir").arg(shared_target()).output().unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains(&format!("model digits needs {ram} bytes")) && err.contains("over the budget of 100 bytes"), "{err}");
+
+    // Flash too; and budgets that suffice pass.
+    set_model_budget(&dir, "flash = \"4 KiB\"");
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&format!("model digits needs {flash} bytes")) && err.contains("of flash, over the budget of 4096 bytes"), "{err}");
+    set_model_budget(&dir, "ram = \"1 KiB\"\nflash = \"64 KiB\"");
+    let out = mlf_build(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("budget"), "the report shows the budget");
+
+    // A crate budget below the sum fails, naming the crate and its model.
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap().replace("# ram = \"256 KiB\"", "ram = \"128 B\"");
+    std::fs::write(&path, toml).unwrap();
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&format!("crate digits-host (model digits) needs {ram} bytes")), "{err}");
+}
+
+#[test]
+fn firmware_crate_builds_and_runs_without_a_heap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("digits-fw");
+    // No --model: the crate gets the digits model bundled with cargo-mlf.
+    new_crate("digits-fw", &dir, &["--template", "firmware"]);
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(main.contains("#![no_std]") && main.contains("#![no_main]") && main.contains("#[panic_handler]"));
+    assert!(dir.join("README.md").is_file());
+    let out = mlf_build(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let exe = shared_target().join("debug").join(format!("digits-fw{}", std::env::consts::EXE_SUFFIX));
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success(), "exit {:?}", run.status);
+    assert!(text(&run.stdout).starts_with("digits: ran from static memory, 176 bytes of arena; largest output at index "), "{}", text(&run.stdout));
+}
+
+#[test]
+fn kws_host_crate_reproduces_its_reference_output() {
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("kws_host_crate_reproduces_its_reference_output") else { return };
+    let fixture = fx.join("mlf/kws-int8-graph");
+    let manifest = mlf_fixtures::Manifest::read(&fixture).expect("vectors");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kws-host");
+    new_crate("kws-host", &dir, &["--model", fixture.join("model.tar").to_str().unwrap()]);
+    let out = mlf_build(&dir, &[]);
+    let report = text(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert_eq!(figure(&report, "arena"), 88192, "{report}");
+    eprintln!("{report}");
+    let case = &manifest.cases[0];
+    let exe = shared_target().join("debug").join(format!("kws-host{}", std::env::consts::EXE_SUFFIX));
+    let input = fixture.join("vectors").join(case.inputs[0].file.as_ref().unwrap());
+    let run = Command::new(&exe).arg(&input).output().unwrap();
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let want = std::fs::read(fixture.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
+    let want: Vec<i8> = want.iter().map(|&b| b as i8).collect();
+    let best = (0..want.len()).fold(0, |b, i| if want[i] > want[b] { i } else { b });
+    assert!(stdout.contains(&format!("argmax: {best}\n")), "expected argmax {best}: {stdout}");
+}
+
+#[test]
+fn new_refuses_a_bad_name_an_existing_folder_and_a_missing_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cargo_mlf(&["new", "1abc", "--path"], &[tmp.path()]);
+    assert!(!out.status.success() && text(&out.stderr).contains("not a valid crate name"));
+    std::fs::write(tmp.path().join("x"), "").unwrap();
+    let out = cargo_mlf(&["new", "abc", "--path"], &[tmp.path()]);
+    assert!(!out.status.success() && text(&out.stderr).contains("not empty"));
+    let out = cargo_mlf(&["new", "abc", "--model", "/nonexistent/m.tar", "--path"], &[&tmp.path().join("abc")]);
+    assert!(!out.status.success() && text(&out.stderr).contains("/nonexistent/m.tar"));
+    assert!(!tmp.path().join("abc").exists(), "nothing is written when the model cannot be read");
+}
+
+#[test]
+fn build_reports_a_bad_table_with_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bad");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[package.metadata.mlf]\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\nram = \"64 KB\"\n[workspace]\n",
+    )
+    .unwrap();
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("bad/Cargo.toml: package.metadata.mlf.models[0].ram: ") && err.contains("ambiguous"), "{err}");
+    // A missing model file is named with the entry.
+    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\n[workspace]\n").unwrap();
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains("m.tar"), "{err}");
+}
+
+#[test]
+fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("kmodel_host_crate_needs_no_build_step_and_reports_its_arena") else { return };
+    let fixture = fx.join("kmodel/v3-iris");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("iris-host");
+    new_crate("iris-host", &dir, &["--model", fixture.join("iris.kmodel").to_str().unwrap()]);
+    let out = mlf_build(&dir, &[]);
+    let report = text(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("model iris (iris.kmodel, kmodel executor") && report.contains("kmodel: not planned by the build step"), "{report}");
+    let arena = figure(&report, "arena");
+    let exe = shared_target().join("debug").join(format!("iris-host{}", std::env::consts::EXE_SUFFIX));
+    let run = Command::new(&exe).arg(fixture.join("input_features_f32le.bin")).output().unwrap();
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    // The description's figure is the module's ARENA_BYTES.
+    assert!(stdout.contains(&format!("arena {arena} bytes of static RAM")), "{arena}: {stdout}");
+    let want: Vec<f32> = std::fs::read(fixture.join("expected_output_f32le.bin")).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let best = (0..want.len()).fold(0, |b, i| if want[i] > want[b] { i } else { b });
+    assert!(stdout.contains(&format!("argmax: {best}\n")), "expected argmax {best}: {stdout}");
+}
+
+#[test]
+fn external_placements_report_parameter_ram_and_external_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("digits-ext");
+    new_crate("digits-ext", &dir, &[]);
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    for placement in ["resident", "streamed"] {
+        std::fs::write(&path, toml.replace("params = \"embedded\"", &format!("params = \"{placement}\""))).unwrap();
+        let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
+        assert!(out.status.success(), "{placement}: {}", text(&out.stderr));
+        let m = &json_lines(&text(&out.stdout), "mlf-model-report")[0];
+        assert_eq!(m["external_param_bytes"], 9640, "{placement}: {m}");
+        assert_eq!(m["flash"]["params"], 0, "{placement}: {m}");
+        let param_ram = m["ram"]["params"].as_u64().unwrap();
+        assert!(param_ram > 0 && param_ram <= 9640 + 64, "{placement}: {m}");
+        assert_eq!(m["ram"]["total"].as_u64().unwrap(), m["ram"]["arena"].as_u64().unwrap() + param_ram + m["ram"]["c_data"].as_u64().unwrap());
+    }
+}

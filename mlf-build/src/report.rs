@@ -1,0 +1,378 @@
+//! The memory report of a built model: the static RAM and the flash it needs, computed at
+//! build time from the model description, its memory plan and the compiled C library.
+//!
+//! - **Static RAM** = the arena the generated module allocates (`ARENA_BYTES`: activations,
+//!   outputs, operator scratch, TVM's AOT workspace, pools the application provides) + the RAM
+//!   of external parameters (resident region or streaming buffer) + the static data of the
+//!   model's C (`.data` + `.bss`, where an AOT USMP build keeps its
+//!   workspace pool). The caller's input buffers are listed but not counted: inputs are used in
+//!   place from wherever the caller keeps them.
+//! - **Flash** = the compiled C (`.text`, read-only data — where C constants, linked parameters
+//!   and USMP constant pools are — and `.data` initial values) + the parameters embedded in the
+//!   program image. Sizes are summed over the library's object files before linking (an upper
+//!   bound: the final link may drop unused sections); unwind tables are left out.
+//! - **External parameters**: bytes loaded at run time from outside the image.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::builder::Built;
+use crate::error::{Context, Error, Result};
+use crate::manifest::human;
+use crate::model::{Executor, ModelDesc};
+use crate::plan;
+
+/// The memory a model needs, in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryReport {
+    /// The module name (what `include_model!` declares), used in messages.
+    pub model: String,
+    /// The model file.
+    pub file: PathBuf,
+    /// The MLF module read from a multi-module archive, if one was chosen.
+    pub mlf_module: Option<String>,
+    /// `graph`, `aot` or `kmodel`.
+    pub executor: String,
+    /// The target triple the C was compiled for.
+    pub target: String,
+    /// Whether mlf planned the model's memory at build time (false for kmodels).
+    pub planned: bool,
+    /// Static RAM.
+    pub ram: Ram,
+    /// Flash (program image).
+    pub flash: Flash,
+    /// Bytes of parameters loaded at run time from outside the program image.
+    pub external_param_bytes: u64,
+    /// Remarks on how figures were obtained.
+    pub notes: Vec<String>,
+}
+
+/// Static RAM of a model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ram {
+    /// What counts against a RAM budget: `arena + params + c_data`.
+    pub total: u64,
+    /// The static arena the generated module allocates (its `ARENA_BYTES`).
+    pub arena: u64,
+    /// Of the arena: memory served to `TVMBackendAllocWorkspace` (graph: the largest operator's
+    /// scratch window; AOT: the workspace window).
+    pub workspace: u64,
+    /// Of the arena: the model's outputs.
+    pub outputs: u64,
+    /// External parameters' static RAM, beside the arena: the resident region, or the staging
+    /// buffer of streamed parameters (0 for embedded parameters, which stay in flash).
+    pub params: u64,
+    /// Static data of the model's C (`.data` + `.bss`).
+    pub c_data: u64,
+    /// Of `c_data`: the AOT USMP workspace pool compiled into the C.
+    pub usmp_pool: u64,
+    /// The caller's input buffers (not counted in `total`).
+    pub inputs: u64,
+    /// What TVM's own graph executor would allocate for the same model (graph models).
+    pub tvm_executor: Option<u64>,
+}
+
+/// Flash of a model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flash {
+    /// What counts against a flash budget: `code + rodata + data + params`.
+    pub total: u64,
+    /// Machine code of the model's C (`.text`).
+    pub code: u64,
+    /// Read-only data of the model's C (constants, linked parameters, USMP constant pools).
+    pub rodata: u64,
+    /// Initial values of the C's `.data`.
+    pub data: u64,
+    /// Parameters embedded in the program image by the generated module, used in place.
+    pub params: u64,
+    /// Of `rodata`: constant arrays the model description found in the C (informational).
+    pub c_constants: u64,
+    /// Whether `code`, `rodata` and `data` were measured from a compiled library (false: the C
+    /// was not compiled, and `rodata` is the description's constants).
+    pub measured: bool,
+}
+
+/// Section sizes of a compiled static library, summed over its object files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionSizes {
+    /// Executable code.
+    pub text: u64,
+    /// Read-only data.
+    pub rodata: u64,
+    /// Initialised writable data.
+    pub data: u64,
+    /// Zero-initialised data.
+    pub bss: u64,
+}
+
+/// Sums the allocated sections of every object in a static library (`.a`) or of one object
+/// file. Unwind tables (`.eh_frame`, `.ARM.exidx`…) are left out.
+pub fn measure_library(path: &Path) -> Result<SectionSizes> {
+    let data = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
+    let mut sizes = SectionSizes::default();
+    match object::read::archive::ArchiveFile::parse(&*data) {
+        Ok(ar) => {
+            for member in ar.members() {
+                let member = member.map_err(|e| Error::invalid(format!("bad archive member: {e}"))).in_file(path)?;
+                let name = String::from_utf8_lossy(member.name()).into_owned();
+                let bytes = member.data(&*data).map_err(|e| Error::invalid(format!("bad archive member: {e}"))).in_file(path)?;
+                if name.starts_with('/') || name == "__.SYMDEF" || name.starts_with("__.SYMDEF ") {
+                    continue;
+                }
+                add_object(&mut sizes, bytes).map_err(|e| e.in_member(name)).in_file(path)?;
+            }
+        }
+        Err(_) => add_object(&mut sizes, &data).in_file(path)?,
+    }
+    Ok(sizes)
+}
+
+fn add_object(sizes: &mut SectionSizes, bytes: &[u8]) -> Result<()> {
+    use object::{Object, ObjectSection, SectionKind};
+    let file = object::File::parse(bytes).map_err(|e| Error::invalid(format!("not an object file: {e}")))?;
+    for s in file.sections() {
+        let name = s.name().unwrap_or("");
+        if name.contains("eh_frame") || name.starts_with(".ARM.ex") || name.starts_with("__compact_unwind") || name == ".gcc_except_table" {
+            continue;
+        }
+        let n = s.size();
+        // Pointer tables the C declares `const` (writable only while a position-independent
+        // image is relocated), and data the C places in a `.rodata*` section without declaring
+        // it `const` (TVM's USMP constant pool in `.rodata.tvm`): read-only data in firmware.
+        if name.starts_with(".data.rel.ro") || (name.starts_with(".rodata") && s.kind() == SectionKind::Data) {
+            sizes.rodata += n;
+            continue;
+        }
+        match s.kind() {
+            SectionKind::Text => sizes.text += n,
+            SectionKind::ReadOnlyData | SectionKind::ReadOnlyDataWithRel | SectionKind::ReadOnlyString => sizes.rodata += n,
+            SectionKind::Data => sizes.data += n,
+            SectionKind::UninitializedData | SectionKind::Common => sizes.bss += n,
+            _ => {}
+        }
+    }
+    // Tentative definitions (`-fcommon`) have no section: they become `.bss` at link time.
+    for sym in file.symbols() {
+        use object::ObjectSymbol;
+        if sym.is_common() {
+            sizes.bss += sym.size();
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the runtime's table of `n` decoded kmodel steps (`mlf_kmodel::Plan<n>`, which a
+/// kmodel module keeps in static memory), as laid out for this computer.
+pub fn kmodel_step_table_bytes(n: u64) -> u64 {
+    let one = std::mem::size_of::<mlf_kmodel::Plan<'static, 1>>() as u64;
+    let two = std::mem::size_of::<mlf_kmodel::Plan<'static, 2>>() as u64;
+    let step = two - one;
+    one - step + n * step
+}
+
+/// Alignment the builder plans with (16; 64 when the archive carries LLVM objects).
+fn plan_align(desc: &ModelDesc) -> u64 {
+    if desc.code.objects.is_empty() { 16 } else { 64 }
+}
+
+impl MemoryReport {
+    /// The report of a model built by [`crate::Model::build_into`] or `compile`, for `target`.
+    pub fn compute(desc: &ModelDesc, built: &Built, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
+        let sections = match &built.library {
+            Some(lib) => Some(measure_library(lib)?),
+            None => None,
+        };
+        let mut r = MemoryReport::from_description(desc, &built.module, target, mlf_module, sections)?;
+        if r.ram.arena != built.arena_bytes {
+            r.notes.push(format!("the plan gave {} arena bytes, the build {}; the build's figure is used", r.ram.arena, built.arena_bytes));
+            r.ram.arena = built.arena_bytes;
+        }
+        r.flash.params = built.embedded_param_bytes;
+        r.ram.params = built.param_ram_bytes;
+        r.external_param_bytes = built.external_param_bytes;
+        r.file = built.model.clone();
+        r.finish();
+        Ok(r)
+    }
+
+    /// The report from the description and the plan alone, with the C's section sizes when it
+    /// was compiled. A kmodel is not planned here: its figures come from the description.
+    pub fn from_description(
+        desc: &ModelDesc,
+        module_name: &str,
+        target: &str,
+        mlf_module: Option<&str>,
+        sections: Option<SectionSizes>,
+    ) -> Result<MemoryReport> {
+        let mut ram = Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() };
+        let mut flash = Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() };
+        let mut notes = Vec::new();
+        let mut planned = true;
+        let align = plan_align(desc);
+        match &desc.executor {
+            Executor::Graph(_) => {
+                let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
+                ram.arena = p.arena_bytes;
+                ram.workspace = p.calls.iter().map(|c| c.scratch.1).max().unwrap_or(0);
+                ram.outputs = desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
+                ram.tvm_executor = Some(p.tvm.storage_bytes + p.tvm.workspace_bytes);
+                flash.params = desc.param_bytes();
+            }
+            Executor::Aot(a) => {
+                let p = plan::aot::plan(desc, align).in_file(&desc.path)?;
+                ram.arena = p.arena_bytes;
+                ram.workspace = p.workspace_bytes;
+                ram.outputs = desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
+                if let Some(u) = &a.usmp {
+                    ram.usmp_pool = u.workspace_bytes;
+                }
+            }
+            Executor::Kmodel(k) => {
+                planned = false;
+                let steps = k.steps.len() as u64;
+                ram.arena = k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
+                flash.params = k.file_bytes;
+                notes.push(format!(
+                    "kmodel: not planned by the build step; RAM from the model description: main memory {} + emulated KPU RAM {} + KPU scratch {} + a table of {steps} decoded steps ({} bytes as laid out on this computer; smaller on 32-bit targets)",
+                    k.main_bytes,
+                    k.kpu_bytes,
+                    k.scratch_bytes,
+                    kmodel_step_table_bytes(steps)
+                ));
+                notes.push("kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string());
+            }
+        }
+        match sections {
+            Some(s) => {
+                flash.code = s.text;
+                flash.rodata = s.rodata;
+                flash.data = s.data;
+                flash.measured = true;
+                ram.c_data = s.data + s.bss;
+                if ram.c_data < ram.usmp_pool {
+                    notes.push(format!("the C's static data ({} bytes) is smaller than its USMP pool ({} bytes)", ram.c_data, ram.usmp_pool));
+                    ram.c_data = ram.usmp_pool;
+                }
+            }
+            None => {
+                flash.rodata = flash.c_constants;
+                ram.c_data = ram.usmp_pool;
+                if !matches!(desc.executor, Executor::Kmodel(_)) {
+                    notes.push("the model's C was not compiled: code size unknown, read-only data is the constants the description lists".into());
+                }
+            }
+        }
+        let mut r = MemoryReport {
+            model: module_name.to_string(),
+            file: desc.path.clone(),
+            mlf_module: mlf_module.map(str::to_string),
+            executor: desc.executor.kind().to_string(),
+            target: target.to_string(),
+            planned,
+            ram,
+            flash,
+            external_param_bytes: 0,
+            notes,
+        };
+        r.finish();
+        Ok(r)
+    }
+
+    fn finish(&mut self) {
+        self.ram.total = self.ram.arena + self.ram.params + self.ram.c_data;
+        self.flash.total = self.flash.code + self.flash.rodata + self.flash.data + self.flash.params;
+    }
+}
+
+/// Totals of several reports (a crate's models together).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Static RAM.
+    pub ram: u64,
+    /// Flash.
+    pub flash: u64,
+    /// External parameters.
+    pub external_param_bytes: u64,
+}
+
+impl Totals {
+    /// Sums `reports`.
+    pub fn of<'a>(reports: impl IntoIterator<Item = &'a MemoryReport>) -> Totals {
+        reports.into_iter().fold(Totals::default(), |t, r| Totals {
+            ram: t.ram + r.ram.total,
+            flash: t.flash + r.flash.total,
+            external_param_bytes: t.external_param_bytes + r.external_param_bytes,
+        })
+    }
+}
+
+/// One line of the human report: label, exact bytes, the size for people, a comment.
+fn line(f: &mut fmt::Formatter<'_>, label: &str, bytes: u64, comment: &str) -> fmt::Result {
+    let people = if bytes < 1024 { String::new() } else { format!("({})", human(bytes)) };
+    writeln!(f, "  {label:<22}{bytes:>10} bytes {people:<12} {comment}")
+}
+
+impl fmt::Display for MemoryReport {
+    /// The human report: one line per figure, exact byte counts first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = self.file.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let module = self.mlf_module.as_ref().map(|m| format!(", MLF module {m}")).unwrap_or_default();
+        writeln!(f, "model {} ({file}{module}, {} executor, target {})", self.model, self.executor, self.target)?;
+        let r = &self.ram;
+        line(f, "static RAM", r.total, "arena + parameter RAM + C data")?;
+        let tvm = r.tvm_executor.map(|t| format!(" (TVM's executor: {t})")).unwrap_or_default();
+        line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?;
+        line(f, "    workspace", r.workspace, "of the arena: TVMBackendAllocWorkspace")?;
+        line(f, "    outputs", r.outputs, "of the arena")?;
+        line(f, "  parameter RAM", r.params, "external parameters: resident region or staging buffer")?;
+        let pool = if r.usmp_pool > 0 { format!(", of it the USMP pool: {}", r.usmp_pool) } else { String::new() };
+        line(f, "  C data", r.c_data, &format!(".data + .bss of the model's C{pool}"))?;
+        line(f, "  inputs", r.inputs, "the caller's buffers, not counted")?;
+        let fl = &self.flash;
+        line(f, "flash", fl.total, "code + read-only data + data + parameters")?;
+        let measured = if fl.measured { "" } else { " (not measured)" };
+        line(f, "  code", fl.code, &format!(".text of the model's C{measured}"))?;
+        line(f, "  read-only data", fl.rodata, &format!("of the model's C (constant arrays: {})", fl.c_constants))?;
+        line(f, "  data", fl.data, "initial values of the C's .data")?;
+        line(f, "  parameters", fl.params, "embedded in the program image, used in place")?;
+        line(f, "external parameters", self.external_param_bytes, "loaded at run time")?;
+        for note in &self.notes {
+            writeln!(f, "  note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kmodel_step_table_is_linear_in_steps() {
+        assert_eq!(kmodel_step_table_bytes(0), std::mem::size_of::<mlf_kmodel::Plan<'static, 0>>() as u64);
+        assert_eq!(kmodel_step_table_bytes(7), std::mem::size_of::<mlf_kmodel::Plan<'static, 7>>() as u64);
+        assert_eq!(kmodel_step_table_bytes(64), std::mem::size_of::<mlf_kmodel::Plan<'static, 64>>() as u64);
+    }
+
+    #[test]
+    fn human_report_lines() {
+        let r = MemoryReport {
+            model: "digits".into(),
+            file: "m/digits.tar".into(),
+            mlf_module: None,
+            executor: "graph".into(),
+            target: "t".into(),
+            planned: true,
+            ram: Ram { total: 88192, arena: 88192, ..Ram::default() },
+            flash: Flash { total: 5, code: 5, measured: true, ..Flash::default() },
+            external_param_bytes: 0,
+            notes: vec![],
+        };
+        let text = r.to_string();
+        assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
+        assert!(text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + parameter RAM + C data\n"), "{text}");
+        assert!(text.contains("\n    code                         5 bytes              .text of the model's C\n"), "{text}");
+    }
+}

@@ -1,0 +1,74 @@
+//! The memory report: the description-and-plan part is deterministic (snapshot for the digits
+//! model); the compiled part is measured from the real static library; the arena always equals
+//! what the build allocates.
+
+use std::path::Path;
+
+use mlf_build::report::{measure_library, MemoryReport};
+
+fn digits() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar")
+}
+
+const HOST: &str = if cfg!(target_os = "macos") { "aarch64-apple-darwin" } else { "x86_64-unknown-linux-gnu" };
+
+#[test]
+fn digits_report_from_the_description() {
+    let desc = mlf_build::open(digits()).unwrap();
+    let mut r = MemoryReport::from_description(&desc, "digits", "TARGET", None, None).unwrap();
+    r.file = "digits.tar".into();
+    insta::assert_snapshot!(serde_json::to_string_pretty(&r).unwrap());
+}
+
+#[test]
+fn digits_report_of_a_build_measures_the_compiled_c() {
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        eprintln!("SKIP digits_report_of_a_build_measures_the_compiled_c: written for x86_64 Linux hosts");
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let path = digits().canonicalize().unwrap();
+    let built = mlf_build::Model::open(&path).build_into(&path, out.path(), "report-test", HOST, HOST, false).unwrap();
+    let desc = mlf_build::open(&path).unwrap();
+    let r = MemoryReport::compute(&desc, &built, HOST, None).unwrap();
+    assert_eq!(r.ram.arena, built.arena_bytes);
+    assert_eq!(r.ram.arena, 176);
+    assert_eq!(r.flash.params, built.embedded_param_bytes);
+    assert_eq!(r.flash.params, 9640);
+    let s = measure_library(built.library.as_ref().unwrap()).unwrap();
+    assert!(s.text > 200, "{s:?}");
+    assert_eq!(r.flash.code, s.text);
+    assert_eq!(r.ram.c_data, s.data + s.bss);
+    assert_eq!(r.ram.total, r.ram.arena + r.ram.c_data);
+    assert_eq!(r.flash.total, r.flash.code + r.flash.rodata + r.flash.data + r.flash.params);
+    assert!(r.flash.measured && r.notes.is_empty(), "{r:?}");
+    let text = r.to_string();
+    let line = text.lines().find(|l| l.trim_start().starts_with("static RAM")).unwrap();
+    assert!(line.contains(&format!(" {} bytes", r.ram.total)), "{text}");
+}
+
+#[test]
+fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("aot_usmp_pool_counts_as_ram_and_its_constants_as_flash") else { return };
+    let path = fx.join("mlf/kws-int8-aot-usmp/model.tar");
+    let desc = mlf_build::open(&path).unwrap();
+    // Without compiling: the pools come from the description.
+    let r = MemoryReport::from_description(&desc, "kws", HOST, None, None).unwrap();
+    assert_eq!(r.ram.usmp_pool, 56192);
+    assert_eq!(r.ram.c_data, 56192);
+    assert_eq!(r.flash.rodata, 53296);
+    assert!(!r.flash.measured);
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        return;
+    }
+    // Compiled: the pool is in the C's .bss, the constant pool in its read-only data.
+    let out = tempfile::tempdir().unwrap();
+    let built = mlf_build::Model::open(&path).build_into(&path, out.path(), "report-test", HOST, HOST, false).unwrap();
+    let r = MemoryReport::compute(&desc, &built, HOST, None).unwrap();
+    assert_eq!(r.ram.arena, built.arena_bytes);
+    // (The constant pool is in `.rodata.tvm` but not `const`: still read-only data, not RAM.)
+    assert!(r.ram.c_data >= 56192 && r.ram.c_data < 56192 + 1024, "{r:?}");
+    assert_eq!(r.ram.total, r.ram.arena + r.ram.c_data);
+    assert!(r.flash.rodata >= 53296, "{r:?}");
+    eprintln!("{r}");
+}
