@@ -148,18 +148,36 @@ pub struct CompileJob<'a> {
     pub configure: Option<&'a dyn Fn(&mut cc::Build)>,
 }
 
+/// Writes the shared headers, the model's own headers and the rename header into `job.dir`, and
+/// returns a `cc::Build` for `$TARGET` that uses them, with objects in `job.dir/<obj_dir>`.
+fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
+    let include = write_headers(&job.dir.join("include"))?;
+    let model_include = job.dir.join("model-include");
+    for (rel, bytes) in &job.desc.code.headers {
+        write_if_changed(&model_include.join(rel), bytes)?;
+    }
+    let rename = job.dir.join("mlf_rename.h");
+    write_if_changed(&rename, rename_header(job.desc, &job.prefix).as_bytes())?;
+    let mut build = cc::Build::new();
+    build
+        .target(&job.target)
+        .host(&job.host)
+        .out_dir(job.dir.join(obj_dir))
+        .warnings(false)
+        .include(&include)
+        .include(&model_include)
+        .flag_if_supported("-w")
+        .flag_if_supported("-std=gnu11")
+        .flag("-include")
+        .flag(rename.to_string_lossy().as_ref());
+    Ok(build)
+}
+
 /// Writes the model's C, the shared headers and the rename header into `job.dir`, compiles
 /// everything into one static library and returns its path.
 pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let desc = job.desc;
     check_target(desc, &job.target)?;
-    let include = write_headers(&job.dir.join("include"))?;
-    let model_include = job.dir.join("model-include");
-    for (rel, bytes) in &desc.code.headers {
-        write_if_changed(&model_include.join(rel), bytes)?;
-    }
-    let rename = job.dir.join("mlf_rename.h");
-    write_if_changed(&rename, rename_header(desc, &job.prefix).as_bytes())?;
     let src_dir = job.dir.join("src");
     let mut files = Vec::new();
     for s in &desc.code.sources {
@@ -189,22 +207,8 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         files.push(("(mlf slot shim)".to_string(), shim));
     }
     check_functions(desc, &model_symbols)?;
-    let mut build = cc::Build::new();
-    build
-        .target(&job.target)
-        .host(&job.host)
-        .out_dir(job.dir.join("obj"))
-        .opt_level(2)
-        .cargo_metadata(job.cargo_metadata)
-        .cargo_warnings(job.cargo_metadata)
-        .warnings(false)
-        .include(&include)
-        .include(&model_include)
-        .flag_if_supported("-w")
-        .flag_if_supported("-fno-strict-aliasing")
-        .flag_if_supported("-std=gnu11")
-        .flag("-include")
-        .flag(rename.to_string_lossy().as_ref());
+    let mut build = base_build(job, "obj")?;
+    build.opt_level(2).cargo_metadata(job.cargo_metadata).cargo_warnings(job.cargo_metadata).flag_if_supported("-fno-strict-aliasing");
     for (_, f) in &files {
         build.file(f);
     }
@@ -237,32 +241,11 @@ fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
 /// (used to take a USMP constant pool out of the C).
 pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
     use object::{Object, ObjectSection, ObjectSymbol};
-    let desc = job.desc;
-    let include = write_headers(&job.dir.join("include"))?;
-    let model_include = job.dir.join("model-include");
-    for (rel, bytes) in &desc.code.headers {
-        write_if_changed(&model_include.join(rel), bytes)?;
-    }
-    let rename = job.dir.join("mlf_rename.h");
-    write_if_changed(&rename, rename_header(desc, &job.prefix).as_bytes())?;
     let file_name = member.rsplit('/').next().unwrap_or(member);
     let src = job.dir.join("extract").join(file_name);
     write_if_changed(&src, text.as_bytes())?;
-    let mut build = cc::Build::new();
-    build
-        .target(&job.target)
-        .host(&job.host)
-        .out_dir(job.dir.join("extract-obj"))
-        .opt_level(0)
-        .cargo_metadata(false)
-        .warnings(false)
-        .include(&include)
-        .include(&model_include)
-        .flag_if_supported("-w")
-        .flag_if_supported("-std=gnu11")
-        .flag("-include")
-        .flag(rename.to_string_lossy().as_ref())
-        .file(&src);
+    let mut build = base_build(job, "extract-obj")?;
+    build.opt_level(0).cargo_metadata(false).cargo_warnings(false).file(&src);
     if let Some(f) = job.configure {
         f(&mut build);
     }

@@ -83,6 +83,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
     let mut const_binds = Vec::new();
     let mut region = 0u64;
     let mut const_slot_of = Vec::new();
+    let mut const_offsets = Vec::new();
     if let Some((placement, split)) = external {
         let dt = &dtype_ids[&crate::dtype::DType::U8];
         for (k, p) in a.main_pools.iter().filter(|p| p.constant).enumerate() {
@@ -96,6 +97,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
             // reads them all, so streaming stages them all before it.
             region = region.div_ceil(plan.align) * plan.align;
             let off = region;
+            const_offsets.push(off);
             region += p.bytes;
             let (n, o, b, kk) = (usize_lit(slot), lit(off), lit(p.bytes), usize_lit(k));
             let shape = &shape_ids[&vec![p.bytes]];
@@ -173,76 +175,23 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
     };
 
     let arena = lit(plan.arena_bytes);
-    let align = lit(plan.align);
     let ws = lit(plan.workspace_bytes);
-    let region_lit = lit(region);
-    let (param_items, state_fields, state_init, enter, load_fn, run_sig, check_loaded) = match external {
-        None => (
-            quote!(),
-            quote!(),
-            quote!(),
-            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?),
-            quote!(),
-            quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
-            quote!(),
-        ),
-        Some((placement, split)) => {
+    let param_items = match external {
+        None => quote!(),
+        Some((_, split)) => {
             let refs = split.files.iter().map(|f| {
                 let (id, bytes, hash) = (&f.id, lit(f.bytes()), proc_macro2::Literal::u64_unsuffixed(f.xxh64));
                 quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
             });
             let n = usize_lit(split.files.len());
             let doc = format!(" The constant pool this model reads from a `ParamSource` ({} bytes).", split.files.iter().map(|f| f.bytes()).sum::<u64>());
-            let items = quote! {
+            quote! {
                 #[doc = #doc]
                 pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
-                /// Bytes of static RAM holding the constant pool (loaded, or staged for the run).
-                pub const PARAM_BYTES: usize = #region_lit;
-            };
-            match placement {
-                Placement::Resident => (
-                    items,
-                    quote!(params: ::mlf_runtime::Arena<#region_lit>, loaded: bool,),
-                    quote!(params: ::mlf_runtime::Arena::new(), loaded: false,),
-                    quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.params.0, #align)?),
-                    quote! {
-                        /// Loads the constant pool from `source` into the model's static parameter
-                        /// region, checking its size and hash. Call once before [`Model::run`].
-                        pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
-                            let state = &mut *self.state;
-                            state.loaded = false;
-                            let mut offset = 0usize;
-                            for p in PARAMS.iter() {
-                                offset = offset.div_ceil(#align) * #align;
-                                source.load(p, &mut state.params.0[offset..offset + p.bytes])?;
-                                offset += p.bytes;
-                            }
-                            state.loaded = true;
-                            Ok(())
-                        }
-                    },
-                    quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
-                    quote! {
-                        if !state.loaded {
-                            return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
-                        }
-                    },
-                ),
-                Placement::Streamed => (
-                    items,
-                    quote!(staging: ::mlf_runtime::Arena<#region_lit>,),
-                    quote!(staging: ::mlf_runtime::Arena::new(),),
-                    quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.staging.0, #align)?),
-                    quote!(),
-                    quote! {
-                        /// Runs the model, reading the constant pool from `source` first.
-                        pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
-                    },
-                    quote!(),
-                ),
             }
         }
     };
+    let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, region, &const_offsets);
     let tvm_ws = lit(plan.tvm_workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM AOT executor: {}). Static RAM: {} bytes of arena ({} bytes of \
@@ -253,6 +202,22 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
         plan.workspace_bytes,
         a.workspace_source,
         if plan.slack_bytes > 0 { format!(" plus {} bytes of alignment slack", plan.slack_bytes) } else { String::new() }
+    );
+    let body = quote! {
+        #(#binds)*
+        #(#const_binds)*
+        r.workspace(0, #ws);
+        unsafe {
+            #call
+        }
+    };
+    let model = common::tvm_model(
+        &arena,
+        &api,
+        &model_doc,
+        body,
+        quote!(#(#out_fields,)*),
+        " Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
     );
     Ok(quote! {
         #interface
@@ -278,50 +243,6 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
         #dtype_items
         #shape_items
         #param_items
-
-        struct State {
-            arena: ::mlf_runtime::Arena<#arena>,
-            #state_fields
-        }
-
-        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new(), #state_init });
-
-        #[doc = #model_doc]
-        pub struct Model {
-            state: ::mlf_runtime::Taken<State>,
-            high_water: usize,
-        }
-
-        impl Model {
-            /// Takes the model (its static memory). `None` while another `Model` of this kind
-            /// is alive.
-            pub fn take() -> Option<Model> {
-                STATE.take().map(|state| Model { state, high_water: 0 })
-            }
-
-            #load_fn
-
-            /// Runs the model.
-            #run_sig {
-                let state = &mut *self.state;
-                #check_loaded
-                let mut r = #enter;
-                #(#binds)*
-                #(#const_binds)*
-                r.workspace(0, #ws);
-                unsafe {
-                    #call
-                }
-                self.high_water = r.high_water();
-                drop(r);
-                Ok(Outputs { #(#out_fields,)* })
-            }
-
-            /// Bytes of the workspace window `TVMBackendAllocWorkspace` used at most in the last
-            /// run (at most [`WORKSPACE_BYTES`]).
-            pub fn workspace_high_water(&self) -> usize {
-                self.high_water
-            }
-        }
+        #model
     })
 }

@@ -122,3 +122,140 @@ pub fn embedded_param(ident_name: &proc_macro2::Ident, path: &std::path::Path, b
         static #ident_name: ::mlf_runtime::Aligned<#n> = ::mlf_runtime::Aligned(*include_bytes!(#p));
     }
 }
+
+/// How a TVM model's generated `Model` holds its parameters: nothing extra (embedded), a static
+/// region filled once by `load` (resident), or a staging buffer filled before each call
+/// (streamed). Shared by the graph and AOT generators.
+pub struct ParamApi {
+    /// Constants describing the region (`PARAM_BYTES`/`PARAM_OFFSETS` or `STAGING_BYTES`).
+    pub consts: TokenStream,
+    /// Extra fields of `State`.
+    pub state_fields: TokenStream,
+    /// Their initial values.
+    pub state_init: TokenStream,
+    /// The expression that starts the run.
+    pub enter: TokenStream,
+    /// `load` (resident only).
+    pub load_fn: TokenStream,
+    /// The signature of `run`.
+    pub run_sig: TokenStream,
+    /// The check at the start of `run` (resident only).
+    pub check_loaded: TokenStream,
+}
+
+/// The [`ParamApi`] for `placement` (`None` = embedded). `region` is the resident region or the
+/// staging buffer in bytes; `offsets` the resident offset of each entry of `PARAMS`.
+pub fn param_api(placement: Option<crate::external::Placement>, n_slots: &Literal, align: u64, region: u64, offsets: &[u64]) -> ParamApi {
+    use crate::external::Placement;
+    let align = lit(align);
+    let region = lit(region);
+    let embedded_sig = quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>);
+    match placement {
+        None => ParamApi {
+            consts: quote!(),
+            state_fields: quote!(),
+            state_init: quote!(),
+            enter: quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?),
+            load_fn: quote!(),
+            run_sig: embedded_sig,
+            check_loaded: quote!(),
+        },
+        Some(Placement::Resident) => {
+            let offs = offsets.iter().map(|&o| lit(o));
+            let n = super::usize_lit(offsets.len());
+            ParamApi {
+                consts: quote! {
+                    /// Bytes of static RAM holding the parameters once loaded (resident placement).
+                    pub const PARAM_BYTES: usize = #region;
+                    const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
+                },
+                state_fields: quote!(params: ::mlf_runtime::Arena<#region>, loaded: bool,),
+                state_init: quote!(params: ::mlf_runtime::Arena::new(), loaded: false,),
+                enter: quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.params.0, #align)?),
+                load_fn: quote! {
+                    /// Loads every parameter from `source` into the model's static parameter region,
+                    /// checking sizes and hashes. Call once before [`Model::run`].
+                    pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
+                        let state = &mut *self.state;
+                        state.loaded = false;
+                        for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
+                            source.load(p, &mut state.params.0[offset..offset + p.bytes])?;
+                        }
+                        state.loaded = true;
+                        Ok(())
+                    }
+                },
+                run_sig: embedded_sig,
+                check_loaded: quote! {
+                    if !state.loaded {
+                        return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
+                    }
+                },
+            }
+        }
+        Some(Placement::Streamed) => ParamApi {
+            consts: quote! {
+                /// Bytes of the staging buffer parameters are streamed through: the largest number
+                /// of parameter bytes one call reads.
+                pub const STAGING_BYTES: usize = #region;
+            },
+            state_fields: quote!(staging: ::mlf_runtime::Arena<#region>,),
+            state_init: quote!(staging: ::mlf_runtime::Arena::new(),),
+            enter: quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.staging.0, #align)?),
+            load_fn: quote!(),
+            run_sig: quote! {
+                /// Reads each call's parameters from `source` just before the call.
+                pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
+            },
+            check_loaded: quote!(),
+        },
+    }
+}
+
+/// The static state, `Model`, `take()`, `run()` (around `body`, which binds and calls with the
+/// run `r`, returning `outputs`) and `workspace_high_water()` of a TVM model.
+pub fn tvm_model(arena: &Literal, api: &ParamApi, model_doc: &str, body: TokenStream, outputs: TokenStream, high_water_doc: &str) -> TokenStream {
+    let ParamApi { consts, state_fields, state_init, enter, load_fn, run_sig, check_loaded } = api;
+    quote! {
+        #consts
+
+        struct State {
+            arena: ::mlf_runtime::Arena<#arena>,
+            #state_fields
+        }
+
+        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new(), #state_init });
+
+        #[doc = #model_doc]
+        pub struct Model {
+            state: ::mlf_runtime::Taken<State>,
+            high_water: usize,
+        }
+
+        impl Model {
+            /// Takes the model (its static memory). `None` while another `Model` of this kind
+            /// is alive.
+            pub fn take() -> Option<Model> {
+                STATE.take().map(|state| Model { state, high_water: 0 })
+            }
+
+            #load_fn
+
+            /// Runs the model.
+            #run_sig {
+                let state = &mut *self.state;
+                #check_loaded
+                let mut r = #enter;
+                #body
+                self.high_water = r.high_water();
+                drop(r);
+                Ok(Outputs { #outputs })
+            }
+
+            #[doc = #high_water_doc]
+            pub fn workspace_high_water(&self) -> usize {
+                self.high_water
+            }
+        }
+    }
+}

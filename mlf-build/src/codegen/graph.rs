@@ -279,76 +279,35 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
     }
 
     let arena = lit(plan.arena_bytes);
-    let align = lit(plan.align);
-    let region = lit(param_region);
-    let (state_fields, state_init, enter, load_fn, run_sig, check_loaded, region_const) = match external {
-        None => (
-            quote!(),
-            quote!(),
-            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter(&mut state.arena.0, #align)?),
-            quote!(),
-            quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
-            quote!(),
-            quote!(),
-        ),
-        Some((Placement::Resident, _)) => (
-            quote!(params: ::mlf_runtime::Arena<#region>, loaded: bool,),
-            quote!(params: ::mlf_runtime::Arena::new(), loaded: false,),
-            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.params.0, #align)?),
-            quote! {
-                /// Loads every parameter from `source` into the model's static parameter region,
-                /// checking sizes and hashes. Call once before [`Model::run`].
-                pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
-                    let state = &mut *self.state;
-                    state.loaded = false;
-                    for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
-                        source.load(p, &mut state.params.0[offset..offset + p.bytes])?;
-                    }
-                    state.loaded = true;
-                    Ok(())
-                }
-            },
-            quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>),
-            quote! {
-                if !state.loaded {
-                    return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
-                }
-            },
-            {
-                let offs = resident_offsets.iter().map(|&o| lit(o));
-                let n = usize_lit(resident_offsets.len());
-                quote! {
-                    /// Bytes of static RAM holding the parameters once loaded (resident placement).
-                    pub const PARAM_BYTES: usize = #region;
-                    const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
-                }
-            },
-        ),
-        Some((Placement::Streamed, _)) => (
-            quote!(staging: ::mlf_runtime::Arena<#region>,),
-            quote!(staging: ::mlf_runtime::Arena::new(),),
-            quote!(::mlf_runtime::tvm::Run::<#n_slots>::enter_with_params(&mut state.arena.0, &mut state.staging.0, #align)?),
-            quote!(),
-            quote! {
-                /// Runs the model, reading each operator's parameters from `source` just before
-                /// the operator runs.
-                pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
-            },
-            quote!(),
-            quote! {
-                /// Bytes of the staging buffer parameters are streamed through: the largest
-                /// number of parameter bytes one operator reads.
-                pub const STAGING_BYTES: usize = #region;
-            },
-        ),
-    };
+    let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, param_region, &resident_offsets);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
-    let n_calls = plan.calls.len();
     let model_doc = format!(
         " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \
          ({} layout); TVM's own graph executor would allocate {} bytes of storage (parameters \
          included) plus {} bytes of workspace.",
-        desc.name, n_calls, plan.arena_bytes, plan.layout, plan.tvm.storage_bytes, plan.tvm.workspace_bytes
+        desc.name,
+        plan.calls.len(),
+        plan.arena_bytes,
+        plan.layout,
+        plan.tvm.storage_bytes,
+        plan.tvm.workspace_bytes
+    );
+    let body = quote! {
+        #(#binds)*
+        #(#copies)*
+        unsafe {
+            #(#linked_binds)*
+            #(#calls)*
+        }
+        #(#copies_out)*
+    };
+    let model = common::tvm_model(
+        &arena,
+        &api,
+        &model_doc,
+        body,
+        quote!(#(#out_fields,)*),
+        " Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
     );
     Ok(quote! {
         #interface
@@ -375,53 +334,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         #shape_items
         #(#param_items)*
 
-        #region_const
-
-        struct State {
-            arena: ::mlf_runtime::Arena<#arena>,
-            #state_fields
-        }
-
-        static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { arena: ::mlf_runtime::Arena::new(), #state_init });
-
-        #[doc = #model_doc]
-        pub struct Model {
-            state: ::mlf_runtime::Taken<State>,
-            high_water: usize,
-        }
-
-        impl Model {
-            /// Takes the model (its static memory). `None` while another `Model` of this kind
-            /// is alive.
-            pub fn take() -> Option<Model> {
-                STATE.take().map(|state| Model { state, high_water: 0 })
-            }
-
-            #load_fn
-
-            /// Runs the model.
-            #run_sig {
-                let state = &mut *self.state;
-                #check_loaded
-                let mut r = #enter;
-                #(#binds)*
-                #(#copies)*
-                unsafe {
-                    #(#linked_binds)*
-                    #(#calls)*
-                }
-                #(#copies_out)*
-                self.high_water = r.high_water();
-                drop(r);
-                Ok(Outputs { #(#out_fields,)* })
-            }
-
-            /// The highest arena offset the workspace allocator reached in the last run (at most
-            /// [`ARENA_BYTES`]).
-            pub fn workspace_high_water(&self) -> usize {
-                self.high_water
-            }
-        }
+        #model
     })
 }
 
