@@ -60,8 +60,11 @@ pub struct Model {
     module: Option<String>,
     name: Option<String>,
     params: Params,
-    configure: Option<Box<dyn Fn(&mut cc::Build)>>,
+    configure: Option<ConfigureCc>,
 }
+
+/// The user's adjustment of the `cc::Build` that compiles a model's C.
+type ConfigureCc = Box<dyn Fn(&mut cc::Build)>;
 
 /// What [`Model::compile`] produced.
 #[derive(Clone, Debug, Serialize)]

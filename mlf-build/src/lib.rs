@@ -10,6 +10,8 @@
 //! # Ok::<(), mlf_build::Error>(())
 //! ```
 #![forbid(unsafe_code)]
+// Examples show build scripts, whose `fn main` is the point of the example.
+#![allow(clippy::needless_doctest_main)]
 #![warn(missing_docs)]
 
 pub mod archive;

@@ -11,8 +11,9 @@ pub struct Message {
 }
 
 impl Message {
-    /// Bytes kept; longer messages are truncated.
-    pub const CAPACITY: usize = 96;
+    /// Bytes kept; longer messages are truncated (keeping [`Error`] small enough to return by
+    /// value on a microcontroller).
+    pub const CAPACITY: usize = 48;
 
     /// An empty message.
     pub const fn empty() -> Self {
@@ -28,6 +29,26 @@ impl Message {
         let mut m = Message::empty();
         m.bytes[..end].copy_from_slice(&text.as_bytes()[..end]);
         m.len = end as u8;
+        m
+    }
+
+    /// Copies the last [`Message::CAPACITY`] bytes of `text` (for paths, whose end names the
+    /// file), marking a cut with a leading `…`.
+    pub fn tail(text: &str) -> Self {
+        if text.len() <= Self::CAPACITY {
+            return Self::new(text);
+        }
+        let mut start = text.len() - (Self::CAPACITY - '…'.len_utf8());
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        let mut m = Message::empty();
+        let mut n = 0;
+        for part in ["…", &text[start..]] {
+            m.bytes[n..n + part.len()].copy_from_slice(part.as_bytes());
+            n += part.len();
+        }
+        m.len = n as u8;
         m
     }
 

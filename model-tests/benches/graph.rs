@@ -101,7 +101,7 @@ impl Peer {
         }
         let e = self.output_eids[0];
         let n: i64 = self.shapes[e].iter().product();
-        let bytes = n as usize * ((self.tensors[e].dtype.bits as usize + 7) / 8);
+        let bytes = n as usize * (self.tensors[e].dtype.bits as usize).div_ceil(8);
         // SAFETY: the output storage holds `bytes` bytes.
         unsafe { std::slice::from_raw_parts(self.tensors[e].data.cast::<u8>(), bytes).to_vec() }
     }

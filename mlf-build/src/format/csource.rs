@@ -411,7 +411,7 @@ fn parse_items(toks: &[Tok], spans: &[(usize, usize)], file: &mut CFile) {
                 let end = skip_group(toks, i);
                 let (clean, _) = strip_attributes(&item);
                 let looks_like_function = matches!(clean.last(), Some(Tok::Punct(')')))
-                    && !clean.iter().any(|t| *t == Tok::Punct('='))
+                    && !clean.contains(&Tok::Punct('='))
                     && declarator_name(&clean).is_some();
                 if looks_like_function {
                     let before = file.functions.len();
@@ -593,7 +593,7 @@ fn finish_declaration(item: &[Tok], file: &mut CFile) {
         array_len,
         section: attrs.section,
         aligned: attrs.aligned,
-        initialised: clean.iter().any(|t| *t == Tok::Punct('=')),
+        initialised: clean.contains(&Tok::Punct('=')),
         init_numbers: init_numbers(&clean),
     });
 }

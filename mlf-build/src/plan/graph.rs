@@ -224,8 +224,8 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     // Partition the used entries into buffers by a key (alias class or storage id).
     let partition = |key: &dyn Fn(usize) -> usize| -> Vec<Buffer> {
         let mut by_key: std::collections::BTreeMap<usize, Buffer> = std::collections::BTreeMap::new();
-        for e in 0..n_entries {
-            let Some((a, b)) = span[e] else { continue };
+        for (e, sp) in span.iter().enumerate() {
+            let Some((a, b)) = *sp else { continue };
             let buf = by_key.entry(key(e)).or_insert(Buffer { entries: Vec::new(), size: 0, first: a, last: b, external: None, copy_in: None });
             buf.entries.push(e);
             buf.size = buf.size.max(graph.entry_bytes(e));
@@ -383,8 +383,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     tvm.workspace_bytes = desc.memory.operator_workspace.iter().map(|(_, b)| *b).max().unwrap_or(0);
 
     let mut buffers = Vec::new();
-    let mut arena_k = 0;
-    for b in bufs.iter().filter(|b| b.external.is_none()) {
+    for (arena_k, b) in bufs.iter().filter(|b| b.external.is_none()).enumerate() {
         let sids: std::collections::BTreeSet<usize> = b.entries.iter().map(|&e| graph.storage_id[e]).collect();
         buffers.push(PlacedBuffer {
             label: format!("entries {:?} (storage {:?})", b.entries, sids),
@@ -393,7 +392,6 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
             first: b.first,
             last: b.last,
         });
-        arena_k += 1;
     }
     for (k, iv) in scratch.iter().enumerate() {
         if iv.size > 0 {

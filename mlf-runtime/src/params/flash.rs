@@ -36,7 +36,7 @@ impl FlashArchive {
             Err(TarError::NotFound) => return Err(ParamError::new(ParamErrorKind::Missing, p.id, path)),
         };
         if m.data.len() != p.bytes {
-            return Err(ParamError::new(ParamErrorKind::SizeMismatch { expected: p.bytes, found: m.data.len() }, p.id, path));
+            return Err(ParamError::size(p.bytes, m.data.len(), p.id, path));
         }
         if super::xxh64(m.data) != p.xxh64 {
             return Err(ParamError::new(ParamErrorKind::HashMismatch, p.id, path));

@@ -59,14 +59,14 @@ impl ParamSource for Folder {
         let mut f = fs::File::open(&path).map_err(|_| ParamError::new(ParamErrorKind::Missing, p.id, &shown))?;
         let len = f.metadata().map_err(|_| ParamError::new(ParamErrorKind::Io, p.id, &shown))?.len() as usize;
         if len != p.bytes {
-            return Err(ParamError::new(ParamErrorKind::SizeMismatch { expected: p.bytes, found: len }, p.id, &shown));
+            return Err(ParamError::size(p.bytes, len, p.id, &shown));
         }
         f.read_exact(buf).map_err(|_| ParamError::new(ParamErrorKind::Io, p.id, &shown))
     }
 
     fn path_of(&self, p: &ParamRef) -> Message {
         match self.config.get(p.id) {
-            Some((file, _)) => Message::new(&self.dir.join(file).display().to_string()),
+            Some((file, _)) => Message::tail(&self.dir.join(file).display().to_string()),
             None => Message::new(p.id),
         }
     }
@@ -115,7 +115,7 @@ impl ParamSource for PackedArchive {
         let range = self.members.get(file.as_str()).ok_or_else(|| ParamError::new(ParamErrorKind::Missing, p.id, &format!("{shown}: {file}")))?;
         let data = &self.data[range.clone()];
         if data.len() != p.bytes {
-            return Err(ParamError::new(ParamErrorKind::SizeMismatch { expected: p.bytes, found: data.len() }, p.id, &format!("{shown}: {file}")));
+            return Err(ParamError::size(p.bytes, data.len(), p.id, &format!("{shown}: {file}")));
         }
         buf.copy_from_slice(data);
         Ok(())
@@ -123,6 +123,6 @@ impl ParamSource for PackedArchive {
 
     fn path_of(&self, p: &ParamRef) -> Message {
         let file = self.config.get(p.id).map(|(f, _)| f.as_str()).unwrap_or(p.id);
-        Message::new(&format!("{}: {file}", self.path.display()))
+        Message::tail(&format!("{}: {file}", self.path.display()))
     }
 }

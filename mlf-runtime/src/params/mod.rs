@@ -37,10 +37,10 @@ pub enum ParamErrorKind {
     Missing,
     /// The data has another size than the generated code expects.
     SizeMismatch {
-        /// Expected bytes.
-        expected: usize,
-        /// Bytes found.
-        found: usize,
+        /// Expected bytes (saturated at `u32::MAX`).
+        expected: u32,
+        /// Bytes found (saturated at `u32::MAX`).
+        found: u32,
     },
     /// The data's hash differs from the one the generated code carries.
     HashMismatch,
@@ -68,9 +68,15 @@ pub struct ParamError {
 }
 
 impl ParamError {
-    /// A new error.
+    /// A new error (a long path keeps its end).
     pub fn new(kind: ParamErrorKind, id: &str, path: &str) -> Self {
-        ParamError { kind, id: Message::new(id), path: Message::new(path) }
+        ParamError { kind, id: Message::new(id), path: Message::tail(path) }
+    }
+
+    /// A size mismatch.
+    pub fn size(expected: usize, found: usize, id: &str, path: &str) -> Self {
+        let s = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Self::new(ParamErrorKind::SizeMismatch { expected: s(expected), found: s(found) }, id, path)
     }
 }
 
@@ -115,7 +121,7 @@ pub trait ParamSource {
     /// Reads `p` into `buf` and checks its hash.
     fn load(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
         if buf.len() != p.bytes {
-            return Err(ParamError::new(ParamErrorKind::SizeMismatch { expected: p.bytes, found: buf.len() }, p.id, self.path_of(p).as_str()));
+            return Err(ParamError::size(p.bytes, buf.len(), p.id, self.path_of(p).as_str()));
         }
         self.read(p, buf)?;
         if xxh64(buf) != p.xxh64 {
