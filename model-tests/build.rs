@@ -26,14 +26,14 @@ const FIXTURES: &[&str] = &[
 /// Fixtures also built with external parameters: (folder, name, placements).
 const EXTERNAL: &[(&str, &str, &[&str])] = &[
     ("kws-int8-graph", "kws_graph", &["resident", "streamed"]),
-    ("resnet8-int8-graph", "resnet8", &["streamed"]),
-    ("multi-io-graph", "multi_io", &["resident"]),
+    ("resnet8-int8-graph", "resnet8", &["resident", "streamed"]),
+    ("multi-io-graph", "multi_io", &["resident", "streamed"]),
     ("guberti-tvm-graph-v2-cifar-lp0-syslib", "cifar_v2", &["resident", "streamed"]),
-    ("digits-mlp-graph", "digits_graph", &["streamed"]),
+    ("digits-mlp-graph", "digits_graph", &["resident", "streamed"]),
     ("digits-mlp-aot-usmp", "digits_aot_usmp", &["resident", "streamed"]),
     ("digits-mlp-aot-packed", "digits_aot_packed", &["resident", "streamed"]),
-    ("kws-int8-aot-usmp", "kws_aot_usmp", &["streamed"]),
-    ("esp32-cifar-aot-v7-usmp", "cifar_esp32", &["resident"]),
+    ("kws-int8-aot-usmp", "kws_aot_usmp", &["resident", "streamed"]),
+    ("esp32-cifar-aot-v7-usmp", "cifar_esp32", &["resident", "streamed"]),
 ];
 
 fn build(path: &str) {

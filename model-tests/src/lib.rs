@@ -14,17 +14,22 @@ pub mod external {
 pub mod external_shared {
     mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-graph/model.tar", params = "resident", name = kws_graph_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-graph/model.tar", params = "streamed", name = kws_graph_streamed);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/resnet8-int8-graph/model.tar", params = "resident", name = resnet8_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/resnet8-int8-graph/model.tar", params = "streamed", name = resnet8_streamed);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/multi-io-graph/model.tar", params = "resident", name = multi_io_resident);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/multi-io-graph/model.tar", params = "streamed", name = multi_io_streamed);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar", params = "resident", name = cifar_v2_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar", params = "streamed", name = cifar_v2_streamed);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-graph/model.tar", params = "resident", name = digits_graph_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-graph/model.tar", params = "streamed", name = digits_graph_streamed);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar", params = "resident", name = digits_aot_usmp_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar", params = "streamed", name = digits_aot_usmp_streamed);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar", params = "resident", name = digits_aot_packed_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar", params = "streamed", name = digits_aot_packed_streamed);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar", params = "resident", name = kws_aot_usmp_resident);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar", params = "streamed", name = kws_aot_usmp_streamed);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model", params = "resident", name = cifar_esp32_resident);
+    mlf_runtime::include_model!("../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model", params = "streamed", name = cifar_esp32_streamed);
 }
 
 /// The two modules of one metadata-v7 archive, built side by side.

@@ -159,10 +159,13 @@ mod shared {
     fn graph_fixtures_with_external_parameters() {
         check_external!(resident, e::kws_graph_resident, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
         check_external!(streamed, e::kws_graph_streamed, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
+        check_external!(resident, e::resnet8_resident, fixture("resnet8-int8-graph"), "resnet8", [input_1_int8], [identity_int8]);
         check_external!(streamed, e::resnet8_streamed, fixture("resnet8-int8-graph"), "resnet8", [input_1_int8], [identity_int8]);
         check_external!(resident, e::multi_io_resident, fixture("multi-io-graph"), "multi_io", [audio, gain], [output0, output1]);
+        check_external!(streamed, e::multi_io_streamed, fixture("multi-io-graph"), "multi_io", [audio, gain], [output0, output1]);
         check_external!(resident, e::cifar_v2_resident, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), "cifar_v2", [input_1_int8], [output]);
         check_external!(streamed, e::cifar_v2_streamed, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), "cifar_v2", [input_1_int8], [output]);
+        check_external!(resident, e::digits_graph_resident, fixture("digits-mlp-graph"), "digits_graph", [pixels], [output]);
         check_external!(streamed, e::digits_graph_streamed, fixture("digits-mlp-graph"), "digits_graph", [pixels], [output]);
     }
 
@@ -172,8 +175,10 @@ mod shared {
         check_external!(streamed, e::digits_aot_usmp_streamed, fixture("digits-mlp-aot-usmp"), "digits_aot_usmp", [pixels], [output]);
         check_external!(resident, e::digits_aot_packed_resident, fixture("digits-mlp-aot-packed"), "digits_aot_packed", [pixels], [output]);
         check_external!(streamed, e::digits_aot_packed_streamed, fixture("digits-mlp-aot-packed"), "digits_aot_packed", [pixels], [output]);
+        check_external!(resident, e::kws_aot_usmp_resident, fixture("kws-int8-aot-usmp"), "kws_aot_usmp", [input_1], [identity]);
         check_external!(streamed, e::kws_aot_usmp_streamed, fixture("kws-int8-aot-usmp"), "kws_aot_usmp", [input_1], [identity]);
         check_external!(resident, e::cifar_esp32_resident, fixture("esp32-cifar-aot-v7-usmp"), "cifar_esp32", [input_1], [output]);
+        check_external!(streamed, e::cifar_esp32_streamed, fixture("esp32-cifar-aot-v7-usmp"), "cifar_esp32", [input_1], [output]);
         // The pool as the compiler laid it out: metadata's 9640 bytes, rounded up by `sizeof` to
         // the struct's 16-byte alignment.
         assert_eq!(e::digits_aot_usmp_resident::PARAMS[0].bytes, 9648);
