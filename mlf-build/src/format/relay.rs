@@ -42,7 +42,7 @@ pub fn parse(text: &str) -> Result<RelayMain> {
     let after = &text[start + "def @main(".len()..];
     let clean = strip_comments(after);
     // Parameter list up to the matching ')'.
-    let close = matching_close(&clean, '(', ')').ok_or_else(|| Error::invalid("unterminated parameter list of @main"))?;
+    let close = matching_close(&clean, ')').ok_or_else(|| Error::invalid("unterminated parameter list of @main"))?;
     let list = &clean[..close];
     let mut out = RelayMain::default();
     for (i, item) in split_top(list, ',').into_iter().enumerate() {
@@ -116,55 +116,42 @@ fn strip_comments(s: &str) -> String {
     out
 }
 
-/// Index of the `close` that matches an already-opened `open`, tracking all bracket kinds and
-/// string literals.
-fn matching_close(s: &str, _open: char, close: char) -> Option<usize> {
+/// The characters of `s` outside string literals, each with the bracket depth before it.
+fn outside_strings(s: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
     let mut depth = 0i32;
     let mut in_str = false;
-    for (i, c) in s.char_indices() {
+    s.char_indices().filter_map(move |(i, c)| {
         if in_str {
-            if c == '"' {
-                in_str = false;
-            }
-            continue;
+            in_str = c != '"';
+            return None;
         }
+        let before = depth;
         match c {
-            '"' => in_str = true,
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => {
-                if depth == 0 && c == close {
-                    return Some(i);
-                }
-                depth -= 1;
+            '"' => {
+                in_str = true;
+                return None;
             }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
             _ => {}
         }
-    }
-    None
+        Some((i, c, before))
+    })
+}
+
+/// Index of the `close` that ends a group already opened before `s` starts.
+fn matching_close(s: &str, close: char) -> Option<usize> {
+    outside_strings(s).find(|&(_, c, depth)| c == close && depth == 0).map(|(i, ..)| i)
 }
 
 /// Splits on `sep` at bracket depth 0.
 fn split_top(s: &str, sep: char) -> Vec<&str> {
     let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut in_str = false;
     let mut last = 0;
-    for (i, c) in s.char_indices() {
-        if in_str {
-            if c == '"' {
-                in_str = false;
-            }
-            continue;
-        }
-        match c {
-            '"' => in_str = true,
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            c if c == sep && depth == 0 => {
-                parts.push(&s[last..i]);
-                last = i + c.len_utf8();
-            }
-            _ => {}
+    for (i, c, depth) in outside_strings(s) {
+        if c == sep && depth == 0 {
+            parts.push(&s[last..i]);
+            last = i + c.len_utf8();
         }
     }
     parts.push(&s[last..]);
