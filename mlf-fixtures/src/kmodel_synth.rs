@@ -5,6 +5,7 @@
 //!   `DEQUANTIZE` (scale 0.5): output = 0.5 · clamp(x · w).
 //! - [`v4_conv`]: the same network as V4 (`kpu_conv2d` + `dequantize` with inverse scale 2).
 //! - [`v3_fc`]: V3, two `FULLY_CONNECTED` layers (4 → 3 ReLU → 2).
+//! - [`v4_qconv`]: V4 CPU target, one NCHW `QUANTIZED_CONV2D` (1×4×4 → 2×4×4, 3×3, padding 1).
 //! - [`corrupt_cases`]: ≥ 20 damaged files, each with the error the parser must report.
 
 use mlf_kmodel::{Block, KmodelError, Part, Pool};
@@ -150,6 +151,56 @@ pub fn v4_conv() -> (Vec<u8>, V4Layout) {
     v.extend(&bodies[body_start..]);
     v.extend(&b1);
     (v, V4Layout { input, output, headers, bodies: [body_start, body_start + b0_len] })
+}
+
+/// Parameters of [`v4_qconv`]'s single `QUANTIZED_CONV2D` node.
+pub struct QConv {
+    /// Added to every input byte.
+    pub input_offset: i32,
+    /// Added to every weight byte.
+    pub filter_offset: i32,
+    /// Requantisation multiplier.
+    pub mul: i32,
+    /// Requantisation right shift (rounded).
+    pub shift: u8,
+    /// Added after requantisation.
+    pub offset: i32,
+    /// One bias per output channel.
+    pub bias: [i32; 2],
+    /// Weights `[oc][ky][kx]`.
+    pub weights: [[u8; 9]; 2],
+}
+
+/// The parameters [`v4_qconv`] writes.
+pub fn qconv_params() -> QConv {
+    let mut weights = [[0u8; 9]; 2];
+    for (oc, w) in weights.iter_mut().enumerate() {
+        for (k, v) in w.iter_mut().enumerate() {
+            *v = ((k * (oc + 2) + oc) % 9) as u8;
+        }
+    }
+    QConv { input_offset: -128, filter_offset: -3, mul: 5, shift: 5, offset: 128, bias: [100, -50], weights }
+}
+
+/// A V4 model for the CPU target with one NCHW `QUANTIZED_CONV2D` node: u8 input 1×1×4×4 at
+/// main 0, u8 output 1×2×4×4 at main 16, 3×3 filter, stride 1, padding 1 on every side, the
+/// parameters of [`qconv_params`].
+pub fn v4_qconv() -> Vec<u8> {
+    let q = qconv_params();
+    let mut body = Vec::new();
+    u32s(&mut body, &[1, 1, 0, 16, 1, 1, 16, 32]); // input, output ranges (main u8)
+    u32s(&mut body, &[1, 1, 4, 4, 1, 2]); // in_shape, groups, out_channels
+    u32s(&mut body, &[1, 1, 1, 1, 3, 3, 1, 1, 1, 1]); // padding h, w; filter; stride; dilation
+    let requant = [q.input_offset, q.filter_offset, q.mul, q.shift as i32, q.offset];
+    u32s(&mut body, &requant.map(|v| v as u32));
+    u32s(&mut body, &q.bias.map(|v| v as u32));
+    body.extend(q.weights.concat());
+    let mut v = Vec::new();
+    u32s(&mut v, &[u32::from_le_bytes(*b"LDMK"), 4, 0, 0, 0, 48, 1, 1, 1, 0]);
+    u32s(&mut v, &[1, 1, 0, 16, 1, 1, 4, 4, 1, 1, 16, 32]); // input range, shape, output range
+    u32s(&mut v, &[0x0F, body.len() as u32]);
+    v.extend(body);
+    v
 }
 
 /// A V3 model of two `FULLY_CONNECTED` layers: 4 → 3 (ReLU) → 2; weights `w1[o][i] = (o + 1) ·

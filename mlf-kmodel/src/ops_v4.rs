@@ -5,7 +5,7 @@
 use super::error::{KmodelError, Pool};
 use super::kpu::{self, ActivationRounding};
 use super::reader::{f32_at, u32_at, Reader};
-use super::v4::{numel, Clamp, MemRange, Node, Padding, Requant, Shape, Window};
+use super::v4::{numel, Clamp, MemRange, Node, Padding, Shape, Window};
 use super::DataType;
 
 /// The three pools a node can touch.
@@ -174,8 +174,8 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
         }
         Node::QuantizedBinary { a, b, output, op, a_shape, b_shape, out_shape, qa, qb, qo } => {
             let q = |av: u8, bv: u8| -> u8 {
-                let x = mul_and_carry_shift(av as i32 + qa.offset, qa.mul, qa.shift);
-                let y = mul_and_carry_shift(bv as i32 + qb.offset, qb.mul, qb.shift);
+                let x = mul_and_carry_shift((av as i32).wrapping_add(qa.offset), qa.mul, qa.shift);
+                let y = mul_and_carry_shift((bv as i32).wrapping_add(qb.offset), qb.mul, qb.shift);
                 let o = mul_and_carry_shift(binary_q(op, x, y), qo.mul, qo.shift);
                 o.wrapping_add(qo.offset).clamp(0, 255) as u8
             };
@@ -204,13 +204,35 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
             }
         }
         Node::Conv2d { input, output, in_shape, groups, out_channels, win, act, weights, bias } => {
-            conv2d_nchw(m, &input, &output, &in_shape, groups, out_channels, &win, |m, acc_init, ci, w_idx, idx| {
-                let _ = (acc_init, ci);
-                m.f(&input, idx) * f32_at(weights, 4 * w_idx)
-            }, |oc| f32_at(bias, 4 * oc), |m, o, v| m.set_f(&output, o, act.apply(v)));
+            conv2d_nchw(
+                m,
+                &in_shape,
+                groups,
+                out_channels,
+                &win,
+                |m, v, w_idx, idx| v + m.f(&input, idx) * f32_at(weights, 4 * w_idx),
+                |oc| f32_at(bias, 4 * oc),
+                |m, o, v| m.set_f(&output, o, act.apply(v)),
+            );
         }
         Node::QuantizedConv2d { input, output, in_shape, groups, out_channels, win, input_offset, filter_offset, qo, bias, weights } => {
-            qconv2d_nchw(m, &input, &output, &in_shape, groups, out_channels, &win, input_offset, filter_offset, qo, bias, weights);
+            conv2d_nchw(
+                m,
+                &in_shape,
+                groups,
+                out_channels,
+                &win,
+                |m, v: i32, w_idx, idx| {
+                    let x = (m.u(&input, idx) as i32).wrapping_add(input_offset);
+                    let wv = (weights[w_idx] as i32).wrapping_add(filter_offset);
+                    v.wrapping_add(x.wrapping_mul(wv))
+                },
+                |oc| u32_at(bias, 4 * oc) as i32,
+                |m, o, v| {
+                    let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
+                    m.set_u(&output, o, r.clamp(0, 255) as u8);
+                },
+            );
         }
         Node::Conv2dTranspose { input, output, in_shape, out_shape, groups, win, act, weights, bias: _ } => {
             // nn02's kernel computes `bias[…]` into a variable it never uses: no bias is added.
@@ -289,8 +311,8 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
                 for ox in 0..bc {
                     let mut v = u32_at(bias, 4 * ox) as i32;
                     for i in 0..ac {
-                        let x = m.u(&a, oy * ac + i) as i32 + a_offset;
-                        let y = m.u(&b, i * bc + ox) as i32 + b_offset;
+                        let x = (m.u(&a, oy * ac + i) as i32).wrapping_add(a_offset);
+                        let y = (m.u(&b, i * bc + ox) as i32).wrapping_add(b_offset);
                         v = v.wrapping_add(x.wrapping_mul(y));
                     }
                     let o = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
@@ -444,8 +466,8 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
                 let mut v = u32_at(bias, 4 * oc) as i32;
                 for (ii, wi) in taps {
                     // cpu_kernels.h subtracts the offsets (the neutral kernels add them).
-                    let x = m.u(&input, ii) as i32 - input_offset;
-                    let w = weights[wi] as i32 - filter_offset;
+                    let x = (m.u(&input, ii) as i32).wrapping_sub(input_offset);
+                    let w = (weights[wi] as i32).wrapping_sub(filter_offset);
                     v = v.wrapping_add(x.wrapping_mul(w));
                 }
                 let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
@@ -515,18 +537,19 @@ fn each4(s: &Shape, mut f: impl FnMut([usize; 4])) {
     }
 }
 
+/// NCHW grouped convolution shared by the float and quantized nodes: `acc(m, v, w_idx,
+/// in_idx)` folds one tap into the accumulator that `bias(oc)` starts, `store(m, out_idx, v)`
+/// writes the finished output element.
 #[allow(clippy::too_many_arguments)]
-fn conv2d_nchw(
+fn conv2d_nchw<A: Copy>(
     m: &mut Mem<'_>,
-    _input: &MemRange,
-    _output: &MemRange,
     s: &Shape,
     groups: u32,
     out_channels: u32,
     win: &Window,
-    mac: impl Fn(&Mem<'_>, f32, usize, usize, usize) -> f32,
-    bias: impl Fn(usize) -> f32,
-    mut store: impl FnMut(&mut Mem<'_>, usize, f32),
+    acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+    bias: impl Fn(usize) -> A,
+    mut store: impl FnMut(&mut Mem<'_>, usize, A),
 ) {
     let (oh, ow) = win.out_hw(s[2], s[3]);
     let (g_ic, g_oc) = ((s[1] / groups) as usize, (out_channels / groups) as usize);
@@ -550,64 +573,11 @@ fn conv2d_nchw(
                                 for kx in kx0..kx1 {
                                     let iy = y0 + win.dilation.0 * ky;
                                     let ix = x0 + win.dilation.1 * kx;
-                                    v += mac(m, v, ic, w_ic + ky as usize * fw + kx as usize, in_c + (iy * w + ix) as usize);
+                                    v = acc(m, v, w_ic + ky as usize * fw + kx as usize, in_c + (iy * w + ix) as usize);
                                 }
                             }
                         }
                         store(m, o, v);
-                        o += 1;
-                    }
-                }
-            }
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn qconv2d_nchw(
-    m: &mut Mem<'_>,
-    input: &MemRange,
-    output: &MemRange,
-    s: &Shape,
-    groups: u32,
-    out_channels: u32,
-    win: &Window,
-    input_offset: i32,
-    filter_offset: i32,
-    qo: Requant,
-    bias: &[u8],
-    weights: &[u8],
-) {
-    let (oh, ow) = win.out_hw(s[2], s[3]);
-    let (g_ic, g_oc) = ((s[1] / groups) as usize, (out_channels / groups) as usize);
-    let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
-    let (h, w) = (s[2] as i32, s[3] as i32);
-    let mut o = 0usize;
-    for batch in 0..s[0] as usize {
-        for g in 0..groups as usize {
-            for oc in 0..g_oc {
-                for oy in 0..oh.max(0) as i32 {
-                    for ox in 0..ow.max(0) as i32 {
-                        let y0 = oy * win.stride.0 - win.pad_h.before;
-                        let x0 = ox * win.stride.1 - win.pad_w.before;
-                        let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-                        let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
-                        let mut v = u32_at(bias, 4 * (g * g_oc + oc)) as i32;
-                        for ic in 0..g_ic {
-                            let in_c = (batch * s[1] as usize + g * g_ic + ic) * (h * w) as usize;
-                            let w_ic = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
-                            for ky in ky0..ky1 {
-                                for kx in kx0..kx1 {
-                                    let iy = y0 + win.dilation.0 * ky;
-                                    let ix = x0 + win.dilation.1 * kx;
-                                    let x = m.u(input, in_c + (iy * w + ix) as usize) as i32 + input_offset;
-                                    let wv = weights[w_ic + ky as usize * fw + kx as usize] as i32 + filter_offset;
-                                    v = v.wrapping_add(x.wrapping_mul(wv));
-                                }
-                            }
-                        }
-                        let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
-                        m.set_u(output, o, r.clamp(0, 255) as u8);
                         o += 1;
                     }
                 }

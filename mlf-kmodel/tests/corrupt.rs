@@ -1,7 +1,7 @@
 //! The runtime parser on synthetic kmodels (no ../shared needed): the good ones run and give
 //! the values worked out by hand; every damaged one is refused with the specific error.
 
-use mlf_fixtures::kmodel_synth::{corrupt_cases, v3_conv, v3_fc, v4_conv};
+use mlf_fixtures::kmodel_synth::{corrupt_cases, qconv_params, v3_conv, v3_fc, v4_conv, v4_qconv};
 use mlf_kmodel::{self as kmodel, ActivationRounding, Memory, Model, Options, Plan};
 
 fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
@@ -35,6 +35,42 @@ fn synthetic_fc_model_computes_the_expected_values() {
     let y: Vec<f32> = (0..2).map(|o| (0..3).fold(0f32, |s, i| s + h[i] * (o as f32 - i as f32)) + 0.5).collect();
     let input: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
     assert_eq!(run(&v3_fc(), &input), y);
+}
+
+#[test]
+fn synthetic_quantized_conv_matches_a_direct_reference() {
+    let q = qconv_params();
+    let input: Vec<u8> = (0..16u32).map(|i| (i * 37 % 256) as u8).collect();
+    // Out-of-image taps contribute nothing; requantise with a rounded shift, clamp to u8.
+    let mut want = Vec::new();
+    for oc in 0..2 {
+        for oy in 0..4i32 {
+            for ox in 0..4i32 {
+                let mut acc = q.bias[oc] as i64;
+                for ky in 0..3i32 {
+                    for kx in 0..3i32 {
+                        let (iy, ix) = (oy + ky - 1, ox + kx - 1);
+                        if (0..4).contains(&iy) && (0..4).contains(&ix) {
+                            let x = input[(iy * 4 + ix) as usize] as i64 + q.input_offset as i64;
+                            let w = q.weights[oc][(ky * 3 + kx) as usize] as i64 + q.filter_offset as i64;
+                            acc += x * w;
+                        }
+                    }
+                }
+                let r = ((acc * q.mul as i64 + (1 << (q.shift - 1))) >> q.shift) + q.offset as i64;
+                want.push(r.clamp(0, 255) as u8);
+            }
+        }
+    }
+    assert!(want.contains(&0) && want.contains(&255), "the case exercises both clamps");
+    assert!(want.iter().any(|&v| v != 0 && v != 255));
+    let bytes = v4_qconv();
+    let m = Model::parse(&bytes).unwrap();
+    let mut main = vec![0u8; m.requirements().main as usize];
+    let mut plan: Plan<'_, 1> = Plan::new();
+    let mem = Memory { main: &mut main, kpu: &mut [], scratch: &mut [] };
+    plan.run(&bytes, mem, &input, Options { rounding: ActivationRounding::NncaseV02 }).unwrap();
+    assert_eq!(plan.output(&main, &[], 0).unwrap(), &want[..]);
 }
 
 #[test]
@@ -73,7 +109,7 @@ fn every_damaged_model_is_refused_with_its_error() {
 
 #[test]
 fn every_truncation_of_a_good_model_is_an_error_not_a_panic() {
-    for bytes in [v3_conv(), v4_conv().0, v3_fc()] {
+    for bytes in [v3_conv(), v4_conv().0, v3_fc(), v4_qconv()] {
         for n in 0..bytes.len() - 4 {
             assert!(Model::parse(&bytes[..n]).is_err(), "prefix {n} of {} parsed", bytes.len());
         }
@@ -84,7 +120,7 @@ fn every_truncation_of_a_good_model_is_an_error_not_a_panic() {
 fn single_byte_damage_never_panics() {
     // Every byte of each model set to a few values: parsing (and running, when it parses)
     // returns, whatever it returns.
-    for bytes in [v3_conv(), v4_conv().0, v3_fc()] {
+    for bytes in [v3_conv(), v4_conv().0, v3_fc(), v4_qconv()] {
         for i in 0..bytes.len() {
             for v in [0u8, 1, 0x7f, 0xff] {
                 let mut b = bytes.clone();
