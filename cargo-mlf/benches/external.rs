@@ -31,7 +31,15 @@ fn timed(model: &Path, dir: &Path, extra: &[&str]) -> (f64, f64, PathBuf) {
     for _ in 0..RUNS {
         let out = tempfile::tempdir().unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("-o").arg(out.path()).arg("--work-dir").arg(work()).args(extra).env("MLF_RUN_TIMING", "1");
+        cmd.args(["mlf", "run"])
+            .arg(model)
+            .arg("--raw")
+            .arg("-o")
+            .arg(out.path())
+            .arg("--work-dir")
+            .arg(work())
+            .args(extra)
+            .env("MLF_RUN_TIMING", "1");
         for i in &case.inputs {
             let f = dir.join("vectors").join(i.file.as_ref().unwrap());
             match &i.name {
@@ -42,7 +50,9 @@ fn timed(model: &Path, dir: &Path, extra: &[&str]) -> (f64, f64, PathBuf) {
         let o = cmd.output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{}: {err}", model.display());
-        let ns = |key: &str| -> f64 { err.lines().find_map(|l| l.strip_prefix(key)).and_then(|l| l.trim_end_matches(" ns").parse().ok()).unwrap() };
+        let ns = |key: &str| -> f64 {
+            err.lines().find_map(|l| l.strip_prefix(key)).and_then(|l| l.trim_end_matches(" ns").parse().ok()).unwrap()
+        };
         exe = err.lines().find_map(|l| l.strip_prefix("running ")).map(PathBuf::from).unwrap();
         times.push(ns("mlf-run: first result after ") / 1000.0);
         ready.push(ns("mlf-run: parameters ready after ") / 1000.0);
@@ -59,7 +69,8 @@ fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
     use object::{Object, ObjectSection, SectionKind};
     let out = tempfile::tempdir().unwrap();
     let host = env!("MLF_BENCH_HOST");
-    let built = mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
+    let built =
+        mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
     let lib = std::fs::read(built.library.unwrap()).unwrap();
     let archive = ArchiveFile::parse(&*lib).unwrap();
     let mut bytes = built.embedded_param_bytes;
@@ -69,7 +80,16 @@ fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
         let file = object::File::parse(data).unwrap();
         bytes += file
             .sections()
-            .filter(|s| matches!(s.kind(), SectionKind::Text | SectionKind::ReadOnlyData | SectionKind::ReadOnlyString | SectionKind::Data | SectionKind::ReadOnlyDataWithRel))
+            .filter(|s| {
+                matches!(
+                    s.kind(),
+                    SectionKind::Text
+                        | SectionKind::ReadOnlyData
+                        | SectionKind::ReadOnlyString
+                        | SectionKind::Data
+                        | SectionKind::ReadOnlyDataWithRel
+                )
+            })
             .map(|s| s.size())
             .sum::<u64>();
     }
@@ -82,7 +102,16 @@ fn image_bytes(exe: &Path) -> u64 {
     let data = std::fs::read(exe).unwrap();
     let file = object::File::parse(&*data).unwrap();
     file.sections()
-        .filter(|s| matches!(s.kind(), SectionKind::Text | SectionKind::ReadOnlyData | SectionKind::ReadOnlyString | SectionKind::Data | SectionKind::ReadOnlyDataWithRel))
+        .filter(|s| {
+            matches!(
+                s.kind(),
+                SectionKind::Text
+                    | SectionKind::ReadOnlyData
+                    | SectionKind::ReadOnlyString
+                    | SectionKind::Data
+                    | SectionKind::ReadOnlyDataWithRel
+            )
+        })
         .map(|s| s.size())
         .sum()
 }
@@ -114,9 +143,20 @@ fn tvm_params_us(model: &Path) -> Option<f64> {
 
 fn main() {
     let root = mlf_fixtures::workspace_root();
-    let mut models: Vec<(String, PathBuf, PathBuf)> = vec![("digits (repository)".into(), root.join("examples/digits/model/digits.tar"), root.join("examples/digits/model"))];
+    let mut models: Vec<(String, PathBuf, PathBuf)> = vec![(
+        "digits (repository)".into(),
+        root.join("examples/digits/model/digits.tar"),
+        root.join("examples/digits/model"),
+    )];
     if let Some(fx) = mlf_fixtures::fixtures_dir() {
-        for n in ["kws-int8-graph", "resnet8-int8-graph", "guberti-tvm-graph-v2-cifar-lp0-syslib", "digits-mlp-aot-usmp", "kws-int8-aot-usmp", "esp32-cifar-aot-v7-usmp"] {
+        for n in [
+            "kws-int8-graph",
+            "resnet8-int8-graph",
+            "guberti-tvm-graph-v2-cifar-lp0-syslib",
+            "digits-mlp-aot-usmp",
+            "kws-int8-aot-usmp",
+            "esp32-cifar-aot-v7-usmp",
+        ] {
             let d = fx.join("mlf").join(n);
             let m = if d.join("model.tar").exists() { d.join("model.tar") } else { d.join("model") };
             models.push((n.into(), m, d));
@@ -124,11 +164,23 @@ fn main() {
     } else {
         eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
     }
-    println!("model image = the model's compiled code and data (+ embedded parameters); program = the whole runner `cargo mlf run` builds");
+    println!(
+        "model image = the model's compiled code and data (+ embedded parameters); program = the whole runner `cargo mlf run` builds"
+    );
     println!("times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs)\n");
     println!(
         "{:<38} {:>9} {:>9} {:>6} {:>9} {:>9} | {:>13} {:>13} {:>13} {:>13} | {:>9}",
-        "model", "model emb", "model ext", "ratio", "prog emb", "prog ext", "embedded", "resident dir", "resident tar", "streamed", "TVM parse"
+        "model",
+        "model emb",
+        "model ext",
+        "ratio",
+        "prog emb",
+        "prog ext",
+        "embedded",
+        "resident dir",
+        "resident tar",
+        "streamed",
+        "TVM parse"
     );
     let mut json = Vec::new();
     for (name, model, dir) in &models {
@@ -136,13 +188,16 @@ fn main() {
         let (r_emb, t_emb, exe_emb) = timed(model, dir, &[]);
         let (r_res, t_res, exe_res) = timed(model, dir, &["--params", "resident"]);
         // A packed archive of the split the resident build wrote.
-        let split = work().join(format!("{}-resident", mlf_build::builder::model_key("mlf-run", &canonical, None))).join("split");
+        let split = work()
+            .join(format!("{}-resident", mlf_build::builder::model_key("mlf-run", &canonical, None)))
+            .join("split");
         let packed = work().join(format!("{}.params.tar", name.replace(' ', "_")));
         mlf_build::external::pack_folder(&split, &packed).unwrap();
         let (r_tar, t_tar, _) = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
         let (r_str, t_str, _) = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
         let (p_emb, p_ext) = (image_bytes(&exe_emb), image_bytes(&exe_res));
-        let (m_emb, m_ext) = (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
+        let (m_emb, m_ext) =
+            (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
         let tvm = tvm_params_us(model);
         println!(
             "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",
@@ -169,5 +224,8 @@ fn main() {
     }
     let out = root.join("target/bench-external.json");
     std::fs::write(&out, format!("[{}]\n", json.join(",\n"))).unwrap();
-    println!("\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up; median of 101, µs)\nwritten to {}", out.display());
+    println!(
+        "\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up; median of 101, µs)\nwritten to {}",
+        out.display()
+    );
 }

@@ -14,12 +14,12 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use mlf_build::Error;
 use mlf_build::budget::{self, Budget};
-use mlf_build::manifest::{human, Manifest, ModelEntry, TABLE};
+use mlf_build::manifest::{Manifest, ModelEntry, TABLE, human};
 use mlf_build::model::Executor;
 use mlf_build::report::{MemoryReport, Totals};
-use mlf_build::Error;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Arguments of `build`.
 #[derive(clap::Args, Debug)]
@@ -57,8 +57,21 @@ pub struct CargoArgs {
 
 /// Options of `cargo build` that take a value (so that value is not read as an option).
 const TAKES_VALUE: &[&str] = &[
-    "--features", "-F", "--bin", "--example", "--test", "--bench", "--jobs", "-j", "--profile", "--config", "--color", "-Z",
-    "--lockfile-path", "--artifact-dir", "--out-dir",
+    "--features",
+    "-F",
+    "--bin",
+    "--example",
+    "--test",
+    "--bench",
+    "--jobs",
+    "-j",
+    "--profile",
+    "--config",
+    "--color",
+    "-Z",
+    "--lockfile-path",
+    "--artifact-dir",
+    "--out-dir",
 ];
 
 /// Reads what matters here from `cargo build` arguments; `ours` collects this command's own
@@ -128,7 +141,11 @@ fn host_triple() -> String {
         .arg("-vV")
         .output()
         .ok()
-        .and_then(|out| String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("host: ").map(|h| h.trim().to_string())))
+        .and_then(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("host: ").map(|h| h.trim().to_string()))
+        })
         .unwrap_or_else(|| env!("MLF_HOST_TARGET").to_string())
 }
 
@@ -153,7 +170,12 @@ fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
         for name in &cargo.packages {
             match members.iter().find(|p| p.name.as_str() == name) {
                 Some(p) => v.push(*p),
-                None => return Err(Error::invalid(format!("package {name:?} is not a member of the workspace at {}", meta.workspace_root))),
+                None => {
+                    return Err(Error::invalid(format!(
+                        "package {name:?} is not a member of the workspace at {}",
+                        meta.workspace_root
+                    )));
+                }
             }
         }
         v
@@ -164,9 +186,15 @@ fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
         // Cargo.toml), or the workspace's default members for a virtual manifest.
         let start = match &cargo.manifest_path {
             Some(p) => p.canonicalize().ok(),
-            None => std::env::current_dir().ok().and_then(|d| d.ancestors().map(|a| a.join("Cargo.toml")).find(|p| p.is_file())).and_then(|p| p.canonicalize().ok()),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|d| d.ancestors().map(|a| a.join("Cargo.toml")).find(|p| p.is_file()))
+                .and_then(|p| p.canonicalize().ok()),
         };
-        match members.iter().find(|p| start.as_deref() == Some(p.manifest_path.as_std_path()) || p.manifest_path.as_std_path().canonicalize().ok() == start) {
+        match members.iter().find(|p| {
+            start.as_deref() == Some(p.manifest_path.as_std_path())
+                || p.manifest_path.as_std_path().canonicalize().ok() == start
+        }) {
             Some(p) => vec![*p],
             None if meta.workspace_default_members.is_available() => {
                 members.iter().copied().filter(|p| meta.workspace_default_members.contains(&p.id)).collect()
@@ -188,7 +216,10 @@ fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
 /// A spinner on stderr (drawn only when stderr is a terminal) for one model's stages.
 fn spinner(label: &str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner:.green} {prefix:.bold} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    pb.set_style(
+        ProgressStyle::with_template("{spinner:.green} {prefix:.bold} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     pb.set_prefix(label.to_string());
     pb.enable_steady_tick(Duration::from_millis(100));
     pb
@@ -196,7 +227,14 @@ fn spinner(label: &str) -> ProgressBar {
 
 /// Checks one model: reads it, compiles its C for `target` into `check_dir`, and computes its
 /// report.
-fn check_model(pkg: &Selected, entry: &ModelEntry, target: &str, host: &str, check_dir: &Path, pb: &ProgressBar) -> Result<(MemoryReport, mlf_build::ModelDesc), Error> {
+fn check_model(
+    pkg: &Selected,
+    entry: &ModelEntry,
+    target: &str,
+    host: &str,
+    check_dir: &Path,
+    pb: &ProgressBar,
+) -> Result<(MemoryReport, mlf_build::ModelDesc), Error> {
     let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
     let path = dir.join(&entry.path);
     pb.set_message(format!("reading {}", entry.path.display()));
@@ -305,7 +343,11 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                 let (report, desc) = match result {
                     Ok(r) => r,
                     Err(e) => {
-                        let e = if e.file.is_none() { e.in_file(&pkg.manifest_path).at(format!("{TABLE}.models[{i}]")) } else { e };
+                        let e = if e.file.is_none() {
+                            e.in_file(&pkg.manifest_path).at(format!("{TABLE}.models[{i}]"))
+                        } else {
+                            e
+                        };
                         problems += 1;
                         report_error(cargo.json, pkg, &label, &e, &emit);
                         continue;
@@ -351,7 +393,11 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
             }
             let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
             let totals = Totals::of(&reports);
-            let verdict = if reports.len() == pkg.manifest.models.len() { budget::check_crate(&pkg.name, &reports, &crate_budget) } else { Ok(()) };
+            let verdict = if reports.len() == pkg.manifest.models.len() {
+                budget::check_crate(&pkg.name, &reports, &crate_budget)
+            } else {
+                Ok(())
+            };
             if cargo.json {
                 emit(json!({
                     "reason": "mlf-package-report",
@@ -366,7 +412,10 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                     "within_budget": verdict.is_ok(),
                 }));
             } else if reports.len() > 1 || !crate_budget.is_empty() {
-                eprintln!("crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes", pkg.name, totals.ram, totals.flash, totals.external_param_bytes);
+                eprintln!(
+                    "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes",
+                    pkg.name, totals.ram, totals.flash, totals.external_param_bytes
+                );
                 if let Some(line) = budget_line(&crate_budget, totals.ram, totals.flash) {
                     eprintln!("  {:<22}{line}", "budget");
                 }
@@ -399,7 +448,19 @@ mod tests {
     fn scans_cargo_arguments() {
         let (mut svg, mut only) = (None, false);
         let (c, pass) = scan(
-            &s(&["--release", "--target", "thumbv7em-none-eabihf", "-pdemo", "--features", "--target", "--plan-svg", "out", "--message-format=json-render-diagnostics", "--manifest-path=x/Cargo.toml", "--check-only"]),
+            &s(&[
+                "--release",
+                "--target",
+                "thumbv7em-none-eabihf",
+                "-pdemo",
+                "--features",
+                "--target",
+                "--plan-svg",
+                "out",
+                "--message-format=json-render-diagnostics",
+                "--manifest-path=x/Cargo.toml",
+                "--check-only",
+            ]),
             &mut svg,
             &mut only,
         );
@@ -409,13 +470,26 @@ mod tests {
         assert_eq!(c.manifest_path, Some(PathBuf::from("x/Cargo.toml")));
         assert_eq!(svg, Some(PathBuf::from("out")));
         assert!(only);
-        assert_eq!(pass, s(&["--release", "--target", "thumbv7em-none-eabihf", "-pdemo", "--features", "--target", "--message-format=json-render-diagnostics", "--manifest-path=x/Cargo.toml"]));
+        assert_eq!(
+            pass,
+            s(&[
+                "--release",
+                "--target",
+                "thumbv7em-none-eabihf",
+                "-pdemo",
+                "--features",
+                "--target",
+                "--message-format=json-render-diagnostics",
+                "--manifest-path=x/Cargo.toml"
+            ])
+        );
     }
 
     #[test]
     fn human_message_format_is_not_json() {
         let (mut svg, mut only) = (None, false);
-        let (c, _) = scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only);
+        let (c, _) =
+            scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only);
         assert!(!c.json && c.workspace);
         assert_eq!(c.packages, vec!["a", "b"]);
     }

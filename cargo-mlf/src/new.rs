@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mlf_build::model::{ModelDesc, TensorInfo};
 use mlf_build::Error;
+use mlf_build::model::{ModelDesc, TensorInfo};
 
 use crate::template;
 
@@ -51,7 +51,13 @@ pub fn run(args: Args) -> Result<(), Error> {
         Kind::Host => "host",
         Kind::Firmware => "firmware",
     };
-    eprintln!("     Created {kind} crate `{}` in {} with model {} (module `{}`)", args.name, dir.display(), created.model_path, created.module);
+    eprintln!(
+        "     Created {kind} crate `{}` in {} with model {} (module `{}`)",
+        args.name,
+        dir.display(),
+        created.model_path,
+        created.module
+    );
     eprintln!("        Next: cd {} && cargo mlf build && cargo run", dir.display());
     Ok(())
 }
@@ -70,7 +76,13 @@ fn invalid(msg: impl Into<String>) -> Error {
 
 /// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
 /// digits model).
-pub fn create(name: &str, model: Option<&Path>, kind: Kind, dir: &Path, module: Option<&str>) -> Result<Created, Error> {
+pub fn create(
+    name: &str,
+    model: Option<&Path>,
+    kind: Kind,
+    dir: &Path,
+    module: Option<&str>,
+) -> Result<Created, Error> {
     check_crate_name(name)?;
     if dir.exists() && std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?.next().is_some() {
         return Err(invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
@@ -79,13 +91,18 @@ pub fn create(name: &str, model: Option<&Path>, kind: Kind, dir: &Path, module: 
     let (file_name, source) = match model {
         Some(p) => {
             let canonical = p.canonicalize().map_err(|e| Error::from(e).in_file(p))?;
-            let file_name = canonical.file_name().map(|s| s.to_string_lossy().into_owned()).ok_or_else(|| invalid("the model path has no file name").in_file(p))?;
+            let file_name = canonical
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .ok_or_else(|| invalid("the model path has no file name").in_file(p))?;
             (file_name, Some(canonical))
         }
         None => ("digits.tar".to_string(), None),
     };
     if file_name.chars().any(|c| c.is_control() || matches!(c, '"' | '\\' | '{' | '}')) {
-        return Err(invalid(format!("{file_name:?}: rename the model file; its name goes into Cargo.toml and Rust strings")));
+        return Err(invalid(format!(
+            "{file_name:?}: rename the model file; its name goes into Cargo.toml and Rust strings"
+        )));
     }
     let staging = tempfile::tempdir().map_err(Error::from)?;
     let staged = match &source {
@@ -134,9 +151,12 @@ pub fn create(name: &str, model: Option<&Path>, kind: Kind, dir: &Path, module: 
 /// Cargo's rule for package names, simplified: ASCII letters, digits, `-` and `_`, starting
 /// with a letter.
 fn check_crate_name(name: &str) -> Result<(), Error> {
-    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !ok {
-        return Err(invalid(format!("{name:?} is not a valid crate name (ASCII letters, digits, `-` and `_`, starting with a letter)")));
+        return Err(invalid(format!(
+            "{name:?} is not a valid crate name (ASCII letters, digits, `-` and `_`, starting with a letter)"
+        )));
     }
     Ok(())
 }
@@ -185,12 +205,16 @@ fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String
         rust_type(t)?;
         show.push_str(&format!("    show({:?}, &{module}::{}, &out.{}[..]);\n", t.ident, shape_const(t), t.ident));
     }
-    let usage = desc.inputs.iter().map(|t| format!("{} {} {:?}", t.ident, t.dtype, t.shape)).collect::<Vec<_>>().join("; ");
+    let usage =
+        desc.inputs.iter().map(|t| format!("{} {} {:?}", t.ident, t.dtype, t.shape)).collect::<Vec<_>>().join("; ");
     let example = desc.inputs.iter().map(|t| format!("{}={}.bin", t.ident, t.ident)).collect::<Vec<_>>().join(" ");
     Ok(vec![
         ("read_inputs", read.trim_end().to_string()),
         ("show_outputs", show.trim_end().to_string()),
-        ("input_names", desc.inputs.iter().map(|t| format!("({:?}, {:?})", t.name, t.ident)).collect::<Vec<_>>().join(", ")),
+        (
+            "input_names",
+            desc.inputs.iter().map(|t| format!("({:?}, {:?})", t.name, t.ident)).collect::<Vec<_>>().join(", "),
+        ),
         ("input_usage", usage),
         ("example_args", example),
     ])

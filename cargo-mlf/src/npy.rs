@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use mlf_build::Error;
 use mlf_build::dtype::DTypeCode;
 use mlf_build::model::TensorInfo;
-use mlf_build::Error;
 
 /// Reads an input file as raw little-endian bytes of `t`'s dtype and size.
 pub fn read_input(path: &Path, t: &TensorInfo) -> Result<Vec<u8>, Error> {
@@ -29,9 +29,16 @@ fn from_npy(data: &[u8], t: &TensorInfo) -> Result<Vec<u8>, Error> {
     let npy = npyz::NpyFile::new(data).map_err(|e| Error::invalid(format!("not a valid .npy file: {e}")))?;
     let numel: u64 = npy.shape().iter().product();
     if numel != t.numel() {
-        return Err(Error::mismatch(format!("shape {:?} has {numel} elements, input {} needs {:?}", npy.shape(), t.name, t.shape)));
+        return Err(Error::mismatch(format!(
+            "shape {:?} has {numel} elements, input {} needs {:?}",
+            npy.shape(),
+            t.name,
+            t.shape
+        )));
     }
-    let bad = |e: std::io::Error| Error::mismatch(format!("the .npy dtype does not match input {} ({}): {e}", t.name, t.dtype));
+    let bad = |e: std::io::Error| {
+        Error::mismatch(format!("the .npy dtype does not match input {} ({}): {e}", t.name, t.dtype))
+    };
     macro_rules! convert {
         ($ty:ty) => {
             npy.into_vec::<$ty>().map_err(bad)?.iter().flat_map(|v| v.to_le_bytes()).collect()
@@ -59,11 +66,11 @@ pub fn write_output(path: &Path, t: &TensorInfo, raw: &[u8]) -> Result<(), Error
     let mut out = Vec::new();
     macro_rules! write {
         ($ty:ty) => {{
-            let mut w = npyz::WriteOptions::new().default_dtype().shape(&t.shape).writer(&mut out).begin_nd().map_err(io)?;
+            let mut w =
+                npyz::WriteOptions::new().default_dtype().shape(&t.shape).writer(&mut out).begin_nd().map_err(io)?;
             let size = std::mem::size_of::<$ty>();
             for c in raw.chunks_exact(size) {
-                w.push(&<$ty>::from_le_bytes(c.try_into().expect("chunk")))
-                    .map_err(io)?;
+                w.push(&<$ty>::from_le_bytes(c.try_into().expect("chunk"))).map_err(io)?;
             }
             w.finish().map_err(io)?;
         }};

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use mlf_build::Error;
 use mlf_build::manifest::human;
 use mlf_build::svg::Picture;
-use mlf_build::Error;
 
 /// Arguments of `plan`.
 #[derive(clap::Args, Debug)]
@@ -28,7 +28,11 @@ pub fn run(args: Args) -> Result<(), Error> {
     let picture = Picture::of(&desc, &name)?;
     let (col, peak) = picture.peak();
     println!("{}", picture.title);
-    println!("  {} buffers in the arena; peak: {peak} bytes live at call {col} ({})", picture.boxes.len(), picture.columns.get(col).map(String::as_str).unwrap_or(""));
+    println!(
+        "  {} buffers in the arena; peak: {peak} bytes live at call {col} ({})",
+        picture.boxes.len(),
+        picture.columns.get(col).map(String::as_str).unwrap_or("")
+    );
     let flash: u64 = picture.flash.iter().map(|f| f.1).sum();
     println!("  {}: {flash} bytes ({}) in {} arrays", picture.flash_caption, human(flash), picture.flash.len());
     if let Some(path) = &args.svg {

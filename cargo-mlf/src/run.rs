@@ -7,9 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-
-use mlf_build::model::{ModelDesc, TensorInfo};
 use mlf_build::Error;
+use mlf_build::model::{ModelDesc, TensorInfo};
 
 use crate::npy;
 use crate::template;
@@ -70,7 +69,8 @@ pub fn run(args: Args) -> Result<(), Error> {
 
     // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
     std::fs::create_dir_all(&work).map_err(|e| Error::from(e).in_file(&work))?;
-    let staging = tempfile::Builder::new().prefix("io-").tempdir_in(&work).map_err(|e| Error::from(e).in_file(&work))?;
+    let staging =
+        tempfile::Builder::new().prefix("io-").tempdir_in(&work).map_err(|e| Error::from(e).in_file(&work))?;
     let input_dir = staging.path().join("inputs");
     std::fs::create_dir_all(&input_dir).map_err(|e| Error::from(e).in_file(&input_dir))?;
     let mut raw_inputs = Vec::new();
@@ -98,7 +98,8 @@ pub fn run(args: Args) -> Result<(), Error> {
     }
     std::fs::create_dir_all(&args.output_dir).map_err(|e| Error::from(e).in_file(&args.output_dir))?;
     for (i, t) in desc.outputs.iter().enumerate() {
-        let raw = std::fs::read(out_raw.join(format!("output{i}.bin"))).map_err(|e| Error::from(e).in_file(&out_raw))?;
+        let raw =
+            std::fs::read(out_raw.join(format!("output{i}.bin"))).map_err(|e| Error::from(e).in_file(&out_raw))?;
         let dest = args.output_dir.join(format!("output{i}.{}", if args.raw { "bin" } else { "npy" }));
         if args.raw {
             std::fs::write(&dest, &raw).map_err(|e| Error::from(e).in_file(&dest))?;
@@ -127,9 +128,19 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
             None => (None, g.as_str()),
         };
         let idx = match name {
-            Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| err(format!("no input named {n:?}; the model's inputs are: {}", names())))?,
+            Some(n) => desc
+                .inputs
+                .iter()
+                .position(|t| t.name == n || t.ident == n)
+                .ok_or_else(|| err(format!("no input named {n:?}; the model's inputs are: {}", names())))?,
             None if desc.inputs.len() == 1 => 0,
-            None => return Err(err(format!("the model has {} inputs; name each: --input NAME=FILE ({})", desc.inputs.len(), names()))),
+            None => {
+                return Err(err(format!(
+                    "the model has {} inputs; name each: --input NAME=FILE ({})",
+                    desc.inputs.len(),
+                    names()
+                )));
+            }
         };
         if files[idx].replace(PathBuf::from(file)).is_some() {
             return Err(err(format!("input {} given twice", desc.inputs[idx].name)));
@@ -138,7 +149,16 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
     files
         .into_iter()
         .enumerate()
-        .map(|(i, f)| f.ok_or_else(|| err(format!("missing --input for {} ({}); the model's inputs are: {}", desc.inputs[i].name, desc.inputs[i].ident, names()))))
+        .map(|(i, f)| {
+            f.ok_or_else(|| {
+                err(format!(
+                    "missing --input for {} ({}); the model's inputs are: {}",
+                    desc.inputs[i].name,
+                    desc.inputs[i].ident,
+                    names()
+                ))
+            })
+        })
         .collect()
 }
 
@@ -156,7 +176,13 @@ pub struct Runner {
 }
 
 /// Renders the runner crate for `desc` and builds it.
-pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: &Path, placement: Option<mlf_build::Placement>) -> Result<Runner, Error> {
+pub fn build_runner(
+    desc: &ModelDesc,
+    model: &Path,
+    module: Option<&str>,
+    work: &Path,
+    placement: Option<mlf_build::Placement>,
+) -> Result<Runner, Error> {
     let mut key = mlf_build::builder::model_key("mlf-run", model, module);
     if let Some(p) = placement {
         key = format!("{key}-{}", p.name());
@@ -180,7 +206,9 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
             ),
             _ => String::new(),
         };
-        format!("    mlf_build::Model::open({model_lit}){m}{p}\n        .compile()\n        .unwrap_or_else(|e| panic!(\"{{e}}\"));")
+        format!(
+            "    mlf_build::Model::open({model_lit}){m}{p}\n        .compile()\n        .unwrap_or_else(|e| panic!(\"{{e}}\"));"
+        )
     };
     let source_arg = desc.inputs.len() + 1;
     let (param_setup, run_extra) = match placement {
@@ -190,7 +218,10 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
                 "    let from = &args[{source_arg}];\n    let mut source: Box<dyn mlf_runtime::params::ParamSource> = if std::path::Path::new(from).is_dir() {{\n        Box::new(mlf_runtime::params::Folder::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }} else {{\n        Box::new(mlf_runtime::params::PackedArchive::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }};\n"
             );
             match p {
-                mlf_build::Placement::Resident => (format!("{open}    net.load(&mut *source).unwrap_or_else(|e| fail(&e.to_string()));"), String::new()),
+                mlf_build::Placement::Resident => (
+                    format!("{open}    net.load(&mut *source).unwrap_or_else(|e| fail(&e.to_string()));"),
+                    String::new(),
+                ),
                 mlf_build::Placement::Streamed => (open, ", &mut *source".to_string()),
             }
         }
@@ -223,7 +254,12 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
         ("arg_count", (desc.inputs.len() + 1 + placement.is_some() as usize).to_string()),
         (
             "input_usage",
-            desc.inputs.iter().map(|t| format!("<{}>", t.ident)).chain(placement.map(|_| "<params folder or archive>".to_string())).collect::<Vec<_>>().join(" "),
+            desc.inputs
+                .iter()
+                .map(|t| format!("<{}>", t.ident))
+                .chain(placement.map(|_| "<params folder or archive>".to_string()))
+                .collect::<Vec<_>>()
+                .join(" "),
         ),
         ("param_setup", param_setup),
         ("run_extra", run_extra),
@@ -245,9 +281,14 @@ pub fn build_runner(desc: &ModelDesc, model: &Path, module: Option<&str>, work: 
         .status()
         .map_err(|e| err(format!("cannot run cargo: {e}")))?;
     if !status.success() {
-        return Err(err(format!("building the generated crate failed ({status}); see the messages above")).in_file(model));
+        return Err(
+            err(format!("building the generated crate failed ({status}); see the messages above")).in_file(model)
+        );
     }
-    Ok(Runner { exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)), split_dir })
+    Ok(Runner {
+        exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
+        split_dir,
+    })
 }
 
 /// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
@@ -268,9 +309,14 @@ fn deps_with(features: &[&str]) -> (String, String) {
     let no_default = if features.contains("std") { "" } else { "default-features = false, " };
     match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
         Some(r) => (
-            format!("{{ path = {:?}, {no_default}features = [{features}] }}", r.join("mlf-runtime").display().to_string()),
+            format!(
+                "{{ path = {:?}, {no_default}features = [{features}] }}",
+                r.join("mlf-runtime").display().to_string()
+            ),
             format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
         ),
-        None => (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\"")),
+        None => {
+            (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\""))
+        }
     }
 }

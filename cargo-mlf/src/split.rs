@@ -48,7 +48,8 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
     let placement = Placement::parse(&args.placement).expect("clap checked");
     let model = args.model.canonicalize().map_err(|e| Error::from(e).in_file(&args.model))?;
     let build_dir = tempfile::tempdir().map_err(Error::from)?;
-    let mut m = mlf_build::Model::open(&model).params(Params::External { placement, split_dir: Some(args.out.clone()) });
+    let mut m =
+        mlf_build::Model::open(&model).params(Params::External { placement, split_dir: Some(args.out.clone()) });
     if let Some(module) = &args.module {
         m = m.module(module.clone());
     }

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use mlf_build::compile::write_if_changed;
 use mlf_build::Error;
+use mlf_build::compile::write_if_changed;
 
 /// A template: (relative path, contents).
 pub type Template = [(&'static str, &'static str)];

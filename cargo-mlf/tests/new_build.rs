@@ -31,7 +31,8 @@ fn text(b: &[u8]) -> String {
 fn new_crate(name: &str, dir: &Path, more: &[&str]) {
     let mut args = vec!["new", name];
     args.extend_from_slice(more);
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(&args).arg("--path").arg(dir).output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(&args).arg("--path").arg(dir).output().unwrap();
     assert!(out.status.success(), "cargo mlf new {name}: {}", text(&out.stderr));
     assert!(dir.join("Cargo.toml").is_file() && dir.join("build.rs").is_file() && dir.join("src/main.rs").is_file());
 }
@@ -70,7 +71,8 @@ fn set_model_budget(dir: &Path, budget: &str) {
     let toml = std::fs::read_to_string(&path).unwrap();
     let start = toml.find("[[package.metadata.mlf.models]]").expect("the model entry");
     let end = toml.find("# A crate of its own").expect("the end of the entry");
-    let entry = "[[package.metadata.mlf.models]]\npath = \"models/digits.tar\"\nname = \"digits\"\nparams = \"embedded\"\n";
+    let entry =
+        "[[package.metadata.mlf.models]]\npath = \"models/digits.tar\"\nname = \"digits\"\nparams = \"embedded\"\n";
     std::fs::write(&path, format!("{}{entry}{budget}\n\n{}", &toml[..start], &toml[end..])).unwrap();
 }
 
@@ -87,8 +89,14 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     let report = text(&out.stderr);
     assert!(out.status.success(), "{report}");
     assert!(report.contains("model digits (digits.tar, graph executor"), "{report}");
-    let (ram, arena, c_data, flash, code, params) =
-        (figure(&report, "static RAM"), figure(&report, "arena"), figure(&report, "C data"), figure(&report, "flash"), figure(&report, "code"), figure(&report, "parameters"));
+    let (ram, arena, c_data, flash, code, params) = (
+        figure(&report, "static RAM"),
+        figure(&report, "arena"),
+        figure(&report, "C data"),
+        figure(&report, "flash"),
+        figure(&report, "code"),
+        figure(&report, "parameters"),
+    );
     assert_eq!(arena, 176);
     assert_eq!(ram, arena + c_data);
     assert_eq!(params, 9640);
@@ -131,7 +139,13 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     let out = mlf_build(&dir, &[]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains(&format!("model digits needs {ram} bytes of static RAM, over the budget of 100 bytes by {} bytes", ram - 100)), "{err}");
+    assert!(
+        err.contains(&format!(
+            "model digits needs {ram} bytes of static RAM, over the budget of 100 bytes by {} bytes",
+            ram - 100
+        )),
+        "{err}"
+    );
     assert!(err.contains("package.metadata.mlf.models[0]") && err.contains("not running cargo build"), "{err}");
     let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
     assert!(!out.status.success());
@@ -139,16 +153,31 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     assert_eq!(json_lines(&text(&out.stdout), "mlf-error").len(), 1);
     // A plain `cargo build` enforces it too, through build.rs.
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(&cargo).arg("build").arg("--manifest-path").arg(dir.join("Cargo.toml")).arg("--target-dir").arg(shared_target()).output().unwrap();
+    let out = Command::new(&cargo)
+        .arg("build")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(shared_target())
+        .output()
+        .unwrap();
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains(&format!("model digits needs {ram} bytes")) && err.contains("over the budget of 100 bytes"), "{err}");
+    assert!(
+        err.contains(&format!("model digits needs {ram} bytes")) && err.contains("over the budget of 100 bytes"),
+        "{err}"
+    );
 
     // Flash too; and budgets that suffice pass.
     set_model_budget(&dir, "flash = \"4 KiB\"");
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
-    assert!(!out.status.success() && err.contains(&format!("model digits needs {flash} bytes")) && err.contains("of flash, over the budget of 4096 bytes"), "{err}");
+    assert!(
+        !out.status.success()
+            && err.contains(&format!("model digits needs {flash} bytes"))
+            && err.contains("of flash, over the budget of 4096 bytes"),
+        "{err}"
+    );
     set_model_budget(&dir, "ram = \"1 KiB\"\nflash = \"64 KiB\"");
     let out = mlf_build(&dir, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -160,7 +189,10 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     std::fs::write(&path, toml).unwrap();
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
-    assert!(!out.status.success() && err.contains(&format!("crate digits-host (model digits) needs {ram} bytes")), "{err}");
+    assert!(
+        !out.status.success() && err.contains(&format!("crate digits-host (model digits) needs {ram} bytes")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -177,7 +209,11 @@ fn firmware_crate_builds_and_runs_without_a_heap() {
     let exe = shared_target().join("debug").join(format!("digits-fw{}", std::env::consts::EXE_SUFFIX));
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success(), "exit {:?}", run.status);
-    assert!(text(&run.stdout).starts_with("digits: ran from static memory, 176 bytes of arena; largest output at index "), "{}", text(&run.stdout));
+    assert!(
+        text(&run.stdout).starts_with("digits: ran from static memory, 176 bytes of arena; largest output at index "),
+        "{}",
+        text(&run.stdout)
+    );
 }
 
 #[test]
@@ -242,7 +278,9 @@ fn build_reports_a_bad_table_with_file_and_field() {
 
 #[test]
 fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
-    let Some(fx) = mlf_fixtures::fixtures_or_skip("kmodel_host_crate_needs_no_build_step_and_reports_its_arena") else { return };
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("kmodel_host_crate_needs_no_build_step_and_reports_its_arena") else {
+        return;
+    };
     let fixture = fx.join("kmodel/v3-iris");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("iris-host");
@@ -250,7 +288,11 @@ fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
     let out = mlf_build(&dir, &[]);
     let report = text(&out.stderr);
     assert!(out.status.success(), "{report}");
-    assert!(report.contains("model iris (iris.kmodel, kmodel executor") && report.contains("kmodel: not planned by the build step"), "{report}");
+    assert!(
+        report.contains("model iris (iris.kmodel, kmodel executor")
+            && report.contains("kmodel: not planned by the build step"),
+        "{report}"
+    );
     let arena = figure(&report, "arena");
     let exe = shared_target().join("debug").join(format!("iris-host{}", std::env::consts::EXE_SUFFIX));
     let run = Command::new(&exe).arg(fixture.join("input_features_f32le.bin")).output().unwrap();
@@ -258,7 +300,11 @@ fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
     assert!(run.status.success(), "{}", text(&run.stderr));
     // The description's figure is the module's ARENA_BYTES.
     assert!(stdout.contains(&format!("arena {arena} bytes of static RAM")), "{arena}: {stdout}");
-    let want: Vec<f32> = std::fs::read(fixture.join("expected_output_f32le.bin")).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let want: Vec<f32> = std::fs::read(fixture.join("expected_output_f32le.bin"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     let best = (0..want.len()).fold(0, |b, i| if want[i] > want[b] { i } else { b });
     assert!(stdout.contains(&format!("argmax: {best}\n")), "expected argmax {best}: {stdout}");
 }
@@ -279,6 +325,9 @@ fn external_placements_report_parameter_ram_and_external_bytes() {
         assert_eq!(m["flash"]["params"], 0, "{placement}: {m}");
         let param_ram = m["ram"]["params"].as_u64().unwrap();
         assert!(param_ram > 0 && param_ram <= 9640 + 64, "{placement}: {m}");
-        assert_eq!(m["ram"]["total"].as_u64().unwrap(), m["ram"]["arena"].as_u64().unwrap() + param_ram + m["ram"]["c_data"].as_u64().unwrap());
+        assert_eq!(
+            m["ram"]["total"].as_u64().unwrap(),
+            m["ram"]["arena"].as_u64().unwrap() + param_ram + m["ram"]["c_data"].as_u64().unwrap()
+        );
     }
 }

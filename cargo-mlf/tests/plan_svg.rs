@@ -7,12 +7,19 @@ use std::process::Command;
 /// Runs `cargo mlf plan` on `model`, renders the SVG and writes `png`; returns the command's
 /// stdout and the picture's size.
 fn plan_to_png(model: &Path, svg: &Path, png: &Path) -> (String, (u32, u32)) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "plan"]).arg(model).arg("--svg").arg(svg).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "plan"])
+        .arg(model)
+        .arg("--svg")
+        .arg(svg)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(svg).unwrap();
     let mut opt = resvg::usvg::Options::default();
     opt.fontdb_mut().load_system_fonts();
-    let tree = resvg::usvg::Tree::from_str(&text, &opt).unwrap_or_else(|e| panic!("{}: the SVG does not parse: {e}", svg.display()));
+    let tree = resvg::usvg::Tree::from_str(&text, &opt)
+        .unwrap_or_else(|e| panic!("{}: the SVG does not parse: {e}", svg.display()));
     let size = tree.size().to_int_size();
     let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).expect("a non-empty picture");
     resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
@@ -26,7 +33,11 @@ fn plan_to_png(model: &Path, svg: &Path, png: &Path) -> (String, (u32, u32)) {
 #[test]
 fn digits_plan_renders() {
     let root = mlf_fixtures::workspace_root();
-    let (stdout, size) = plan_to_png(&root.join("examples/digits/model/digits.tar"), &root.join("target/plan-digits.svg"), &root.join("target/plan-digits.png"));
+    let (stdout, size) = plan_to_png(
+        &root.join("examples/digits/model/digits.tar"),
+        &root.join("target/plan-digits.svg"),
+        &root.join("target/plan-digits.png"),
+    );
     assert!(stdout.contains("arena 176 bytes"), "{stdout}");
     assert!(stdout.contains("parameters in flash: 9640 bytes"), "{stdout}");
     assert_eq!(size, (1100, 640));
@@ -49,6 +60,10 @@ fn kws_graph_plan_renders_to_png() {
 fn aot_usmp_plan_renders() {
     let Some(fx) = mlf_fixtures::fixtures_or_skip("aot_usmp_plan_renders") else { return };
     let root = mlf_fixtures::workspace_root();
-    let (stdout, _) = plan_to_png(&fx.join("mlf/kws-int8-aot-usmp/model.tar"), &root.join("target/plan-kws-aot.svg"), &root.join("target/plan-kws-aot.png"));
+    let (stdout, _) = plan_to_png(
+        &fx.join("mlf/kws-int8-aot-usmp/model.tar"),
+        &root.join("target/plan-kws-aot.svg"),
+        &root.join("target/plan-kws-aot.png"),
+    );
     assert!(stdout.contains("USMP pool inside the C: 56192 bytes"), "{stdout}");
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mlf_fixtures::{compare, fixtures_or_skip, mlf_fixtures, Manifest};
+use mlf_fixtures::{Manifest, compare, fixtures_or_skip, mlf_fixtures};
 
 fn work_dir() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-tests")
@@ -23,10 +23,21 @@ fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usiz
     let mut exe = PathBuf::new();
     for (ci, case) in manifest.cases.iter().enumerate() {
         let tag: String = extra.iter().map(|a| a.to_string_lossy().replace(['/', '-'], "")).collect();
-        let out = work_dir().join("out").join(format!("{}-{}-{tag}-{ci}", dir.file_name().unwrap().to_string_lossy(), model.file_name().unwrap().to_string_lossy()));
+        let out = work_dir().join("out").join(format!(
+            "{}-{}-{tag}-{ci}",
+            dir.file_name().unwrap().to_string_lossy(),
+            model.file_name().unwrap().to_string_lossy()
+        ));
         let _ = std::fs::remove_dir_all(&out);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("--output-dir").arg(&out).arg("--work-dir").arg(work_dir()).args(extra);
+        cmd.args(["mlf", "run"])
+            .arg(model)
+            .arg("--raw")
+            .arg("--output-dir")
+            .arg(&out)
+            .arg("--work-dir")
+            .arg(work_dir())
+            .args(extra);
         for i in &case.inputs {
             // Inputs are in manifest order; kmodel inputs have no names and are the only input.
             let file = dir.join("vectors").join(i.file.as_ref().unwrap());
@@ -44,7 +55,8 @@ fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usiz
         for (k, want) in case.outputs.iter().enumerate() {
             let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
-            compare(&want.dtype, &got, &expected, case).unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
+            compare(&want.dtype, &got, &expected, case)
+                .unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
         }
         n += 1;
     }
@@ -82,7 +94,12 @@ fn every_kmodel_fixture_with_vectors() {
             continue;
         }
         // The vectors belong to the folder's main model (the beta compile, not an alpha one).
-        let mut models: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|f| f.path()).filter(|p| p.extension().is_some_and(|x| x == "kmodel")).collect();
+        let mut models: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|f| f.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "kmodel"))
+            .collect();
         models.sort();
         let model = models.iter().find(|p| !p.to_string_lossy().contains("alpha")).unwrap();
         let n = run_cases(model, &dir);
@@ -121,11 +138,18 @@ fn external_parameters_leave_the_program_image() {
     assert!(Command::new(bin).args(["mlf", "pack"]).arg(&split).arg("-o").arg(&packed).status().unwrap().success());
     let inspect = Command::new(bin).args(["mlf", "inspect", "--json"]).arg(&packed).output().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
-    assert_eq!((report["format"].as_str(), report["count"].as_u64(), report["bytes"].as_u64()), (Some("mlf-params"), Some(4), Some(9640)));
+    assert_eq!(
+        (report["format"].as_str(), report["count"].as_u64(), report["bytes"].as_u64()),
+        (Some("mlf-params"), Some(4), Some(9640))
+    );
 
     let (_, embedded) = run_cases_with(&model, &dir, &[]);
     let (_, resident) = run_cases_with(&model, &dir, &["--params".as_ref(), "resident".as_ref()]);
-    let (_, streamed) = run_cases_with(&model, &dir, &["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()]);
+    let (_, streamed) = run_cases_with(
+        &model,
+        &dir,
+        &["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()],
+    );
 
     let desc = mlf_build::open(&model).unwrap();
     let embedded_image = std::fs::read(&embedded).unwrap();
@@ -149,17 +173,30 @@ fn external_parameters_leave_the_program_image() {
 #[test]
 fn external_parameters_of_shared_fixtures() {
     let Some(root) = fixtures_or_skip("external_parameters_of_shared_fixtures") else { return };
-    for (name, placement, probe) in [("kws-int8-graph", "resident", "params"), ("digits-mlp-aot-usmp", "streamed", "pool")] {
+    for (name, placement, probe) in
+        [("kws-int8-graph", "resident", "params"), ("digits-mlp-aot-usmp", "streamed", "pool")]
+    {
         let dir = root.join("mlf").join(name);
         let model = dir.join("model.tar");
         let (_, embedded) = run_cases_with(&model, &dir, &[]);
         let (_, external) = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
         let (embedded, external) = (std::fs::read(embedded).unwrap(), std::fs::read(external).unwrap());
         let probes: Vec<Vec<u8>> = if probe == "params" {
-            mlf_build::open(&model).unwrap().params.iter().filter(|p| distinctive(&p.data)).map(|p| p.data.to_vec()).collect()
+            mlf_build::open(&model)
+                .unwrap()
+                .params
+                .iter()
+                .filter(|p| distinctive(&p.data))
+                .map(|p| p.data.to_vec())
+                .collect()
         } else {
             // The pool's bytes as split out by the build step.
-            let split = work_dir().join(format!("{}-streamed", mlf_build::builder::model_key("mlf-run", &model.canonicalize().unwrap(), None))).join("split/params");
+            let split = work_dir()
+                .join(format!(
+                    "{}-streamed",
+                    mlf_build::builder::model_key("mlf-run", &model.canonicalize().unwrap(), None)
+                ))
+                .join("split/params");
             std::fs::read_dir(split).unwrap().flatten().map(|f| std::fs::read(f.path()).unwrap()).collect()
         };
         assert!(probes.iter().all(|p| distinctive(p)) && !probes.is_empty(), "{name}: nothing distinctive to probe");
@@ -173,7 +210,12 @@ fn external_parameters_of_shared_fixtures() {
 #[test]
 fn run_refuses_missing_and_unknown_inputs() {
     let model = mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar");
-    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).args(["--input", "nope=x.bin"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run"])
+        .arg(&model)
+        .args(["--input", "nope=x.bin"])
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     let msg = String::from_utf8_lossy(&o.stderr);
     assert!(msg.contains("no input named \"nope\"") && msg.contains("pixels"), "{msg}");
@@ -207,7 +249,10 @@ fn object_kernels_are_linked_and_their_slots_filled() {
     );
     let softmax = c.find("TVM_DLL int32_t tvmgen_default_fused_nn_softmax(").unwrap();
     let ret = softmax + c[softmax..].find("\n  return 0;\n}").unwrap();
-    c.insert_str(ret, "\n  { int n = 0; if (__TVMBackendParallelLaunch(mlf_probe, &n, 4) != 0 || n != 1) { return -1; } }");
+    c.insert_str(
+        ret,
+        "\n  { int n = 0; if (__TVMBackendParallelLaunch(mlf_probe, &n, 4) != 0 || n != 1) { return -1; } }",
+    );
     let c_path = dir.path().join("kernels.c");
     std::fs::write(&c_path, c).unwrap();
     let obj = dir.path().join("codegen/host/lib/default_lib1.o");

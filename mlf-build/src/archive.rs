@@ -85,15 +85,12 @@ impl Archive {
             entries.sort_by_key(|e| e.file_name());
             for entry in entries {
                 let name = entry.file_name();
-                let name = name.to_str().ok_or_else(|| {
-                    Error::invalid(format!("file name {name:?} is not UTF-8")).in_file(&dir)
-                })?;
+                let name = name
+                    .to_str()
+                    .ok_or_else(|| Error::invalid(format!("file name {name:?} is not UTF-8")).in_file(&dir))?;
                 let rel_child = rel.join(name);
-                let member = rel_child
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/");
+                let member =
+                    rel_child.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
                 let ft = entry.file_type().map_err(Error::from).in_file(entry.path())?;
                 if ft.is_dir() {
                     stack.push(rel_child);
@@ -199,9 +196,7 @@ fn read_tar(path: &Path, data: Bytes) -> Result<Archive> {
         )));
     }
     if bytes.len() < 512 || !header_checksum_ok(&bytes[..512]) {
-        return Err(Error::new(ErrorKind::UnknownFormat(
-            "not a tar archive (no valid tar header at offset 0)".into(),
-        )));
+        return Err(Error::new(ErrorKind::UnknownFormat("not a tar archive (no valid tar header at offset 0)".into())));
     }
     let mut archive = tar::Archive::new(bytes);
     let mut members = BTreeMap::new();
@@ -263,11 +258,8 @@ fn header_checksum_ok(block: &[u8]) -> bool {
     let field = &block[148..156];
     let text: String = field.iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
     let Ok(stored) = u32::from_str_radix(text.trim(), 8) else { return false };
-    let sum: u32 = block
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| if (148..156).contains(&i) { b' ' as u32 } else { b as u32 })
-        .sum();
+    let sum: u32 =
+        block.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { b' ' as u32 } else { b as u32 }).sum();
     sum == stored
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::builder::Built;
 use crate::error::{Error, ErrorKind, Result};
-use crate::manifest::{human, Manifest};
+use crate::manifest::{Manifest, human};
 use crate::report::{MemoryReport, Totals};
 
 /// Limits in bytes (`None`: no limit), with where they were set (for messages).
@@ -62,11 +62,22 @@ impl Budget {
         let parts: Vec<String> = over
             .iter()
             .map(|o| {
-                format!("{subject} needs {} of {}, over the budget of {} by {} bytes", bytes(o.need), o.what, bytes(o.budget), o.need - o.budget)
+                format!(
+                    "{subject} needs {} of {}, over the budget of {} by {} bytes",
+                    bytes(o.need),
+                    o.what,
+                    bytes(o.budget),
+                    o.need - o.budget
+                )
             })
             .collect();
         let keys: Vec<&str> = over.iter().map(|o| o.key).collect();
-        Err(Error::new(ErrorKind::OverBudget(format!("{} (budget `{}` set in {})", parts.join("; and "), keys.join("`, `"), self.source))))
+        Err(Error::new(ErrorKind::OverBudget(format!(
+            "{} (budget `{}` set in {})",
+            parts.join("; and "),
+            keys.join("`, `"),
+            self.source
+        ))))
     }
 }
 
@@ -84,7 +95,9 @@ pub fn check_model(report: &MemoryReport, budget: &Budget) -> Result<()> {
         )))
         .in_file(&report.file));
     }
-    budget.check(&format!("model {}", report.model), report.ram.total, report.flash.total).map_err(|e| e.in_file(&report.file))
+    budget
+        .check(&format!("model {}", report.model), report.ram.total, report.flash.total)
+        .map_err(|e| e.in_file(&report.file))
 }
 
 /// Checks the models of crate `package` together against the crate's budget.
@@ -104,7 +117,14 @@ pub fn report_path(built: &Built) -> PathBuf {
 /// `[package.metadata.mlf]` table, writes the model's report beside its generated module, checks
 /// the model against its entry's budget (when the table lists it), and checks the crate's budget
 /// against the models of the table built so far.
-pub fn enforce_in_build_script(manifest_dir: &Path, out_dir: &Path, pkg: &str, target: &str, mlf_module: Option<&str>, built: &Built) -> Result<()> {
+pub fn enforce_in_build_script(
+    manifest_dir: &Path,
+    out_dir: &Path,
+    pkg: &str,
+    target: &str,
+    mlf_module: Option<&str>,
+    built: &Built,
+) -> Result<()> {
     let cargo_toml = manifest_dir.join("Cargo.toml");
     if !cargo_toml.is_file() {
         return Ok(());
@@ -167,7 +187,12 @@ mod tests {
     fn over_both() {
         let m = budget(Some(1024), Some(65536)).check("model kws", 88192, 70000).unwrap_err().to_string();
         assert!(m.contains("88192 bytes (86.1 KiB) of static RAM, over the budget of 1024 bytes"), "{m}");
-        assert!(m.contains("; and model kws needs 70000 bytes (68.4 KiB) of flash, over the budget of 65536 bytes (64.0 KiB)"), "{m}");
+        assert!(
+            m.contains(
+                "; and model kws needs 70000 bytes (68.4 KiB) of flash, over the budget of 65536 bytes (64.0 KiB)"
+            ),
+            "{m}"
+        );
         assert!(m.contains("budget `ram`, `flash`"), "{m}");
     }
 

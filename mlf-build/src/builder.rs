@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::codegen;
-use crate::compile::{self, write_if_changed, CompileJob};
+use crate::compile::{self, CompileJob, write_if_changed};
 use crate::error::{Context, Error, Result};
 use crate::external::{self, Placement};
 use crate::mlf::MlfOptions;
-use crate::model::{Executor, ModelDesc, ModelFormat, FNV_OFFSET};
+use crate::model::{Executor, FNV_OFFSET, ModelDesc, ModelFormat};
 use crate::plan;
 
 /// Where parameters live at run time.
@@ -137,7 +137,10 @@ impl Model {
     /// its `ram`/`flash` budget, or the crate's models together over the crate's, fail the build
     /// with an error naming the model, the need and the budget.
     pub fn compile(self) -> Result<Built> {
-        let env = |k: &str| std::env::var(k).map_err(|_| Error::invalid(format!("${k} is not set: Model::compile() runs inside a build script")));
+        let env = |k: &str| {
+            std::env::var(k)
+                .map_err(|_| Error::invalid(format!("${k} is not set: Model::compile() runs inside a build script")))
+        };
         let out_dir = PathBuf::from(env("OUT_DIR")?);
         let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR")?);
         let pkg = env("CARGO_PKG_NAME")?;
@@ -153,12 +156,22 @@ impl Model {
 
     /// Like [`Model::compile`] with every input given explicitly (for tools and tests):
     /// `cargo_metadata` controls whether `cargo:` link directives are printed.
-    pub fn build_into(&self, path: &Path, out_dir: &Path, pkg: &str, target: &str, host: &str, cargo_metadata: bool) -> Result<Built> {
+    pub fn build_into(
+        &self,
+        path: &Path,
+        out_dir: &Path,
+        pkg: &str,
+        target: &str,
+        host: &str,
+        cargo_metadata: bool,
+    ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
         let key = match &self.params {
             Params::Embedded => model_key(pkg, &canonical, self.module.as_deref()),
-            Params::External { placement, .. } => format!("{}-{}", model_key(pkg, &canonical, self.module.as_deref()), placement.name()),
+            Params::External { placement, .. } => {
+                format!("{}-{}", model_key(pkg, &canonical, self.module.as_deref()), placement.name())
+            }
         };
         let dir = out_dir.join("mlf").join(&key);
         let module = self.name.clone().unwrap_or_else(|| default_module_name(&desc, &canonical));
@@ -195,7 +208,10 @@ impl Model {
                     Placement::Resident => split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum(),
                     Placement::Streamed => codegen::graph::staging_bytes(&plan, &split),
                 };
-                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), params: codegen::graph::ParamCode::External { placement, split } };
+                let cg = codegen::graph::GraphCodegen {
+                    symbol_prefix: prefix.clone(),
+                    params: codegen::graph::ParamCode::External { placement, split },
+                };
                 let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
                 let summary = format!(
                     "TVM graph executor model `{}` from {} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {external_bytes} bytes of parameters read through a ParamSource.",
@@ -215,7 +231,8 @@ impl Model {
                 let plan = plan::aot::plan(&d2, align).in_file(&canonical)?;
                 external_bytes = split.files.iter().map(|f| f.bytes()).sum();
                 param_ram = split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum();
-                let tokens = codegen::aot::module_tokens(&d2, &plan, &prefix, Some((placement, &split))).in_file(&canonical)?;
+                let tokens =
+                    codegen::aot::module_tokens(&d2, &plan, &prefix, Some((placement, &split))).in_file(&canonical)?;
                 let summary = format!(
                     "TVM AOT model `{}` from {} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
                     desc.name,
@@ -240,7 +257,10 @@ impl Model {
                     embedded += p.bytes();
                     files.push(Some(f));
                 }
-                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), params: codegen::graph::ParamCode::Embedded(files) };
+                let cg = codegen::graph::GraphCodegen {
+                    symbol_prefix: prefix.clone(),
+                    params: codegen::graph::ParamCode::Embedded(files),
+                };
                 let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
                 let summary = format!(
                     "TVM graph executor model `{}` from {}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {} bytes of parameters in flash.",
@@ -266,7 +286,10 @@ impl Model {
                     plan.arena_bytes,
                     plan.workspace_bytes,
                     a.workspace_source,
-                    a.usmp.as_ref().map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes)).unwrap_or_default(),
+                    a.usmp
+                        .as_ref()
+                        .map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes))
+                        .unwrap_or_default(),
                     constants
                 );
                 (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
@@ -288,7 +311,10 @@ impl Model {
         let rust_file = out_dir.join("mlf").join(format!("{key}.rs"));
         write_if_changed(&rust_file, format!("{header}{text}").as_bytes())?;
         let sidecar = Sidecar { module: module.clone(), fingerprint, summary };
-        write_if_changed(&out_dir.join("mlf").join(format!("{key}.json")), serde_json::to_string_pretty(&sidecar).expect("json").as_bytes())?;
+        write_if_changed(
+            &out_dir.join("mlf").join(format!("{key}.json")),
+            serde_json::to_string_pretty(&sidecar).expect("json").as_bytes(),
+        )?;
         let library = if needs_c {
             let code = code_desc.as_ref().unwrap_or(&desc);
             Some(compile::compile(&CompileJob { desc: code, ..base_job.clone() }).in_file(&canonical)?)

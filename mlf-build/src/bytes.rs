@@ -30,10 +30,7 @@ impl Bytes {
         if range.start > range.end || range.end > self.len() {
             return None;
         }
-        Some(Bytes {
-            buf: self.buf.clone(),
-            range: self.range.start + range.start..self.range.start + range.end,
-        })
+        Some(Bytes { buf: self.buf.clone(), range: self.range.start + range.start..self.range.start + range.end })
     }
 
     /// The bytes.
@@ -59,8 +56,7 @@ impl Bytes {
 
     /// The bytes as UTF-8 text, or an error naming the problem.
     pub fn as_str(&self) -> Result<&str> {
-        std::str::from_utf8(self.as_slice())
-            .map_err(|e| Error::invalid(format!("not UTF-8 text: {e}")))
+        std::str::from_utf8(self.as_slice()).map_err(|e| Error::invalid(format!("not UTF-8 text: {e}")))
     }
 }
 
@@ -124,11 +120,7 @@ impl<'a> Reader<'a> {
     pub fn take(&mut self, n: u64) -> Result<&'a [u8]> {
         let available = self.remaining() as u64;
         if n > available {
-            return Err(Error::new(ErrorKind::Truncated {
-                offset: self.pos as u64,
-                needed: n,
-                available,
-            }));
+            return Err(Error::new(ErrorKind::Truncated { offset: self.pos as u64, needed: n, available }));
         }
         let n = n as usize;
         let s = &self.data[self.pos..self.pos + n];
@@ -180,8 +172,7 @@ impl<'a> Reader<'a> {
         let at = self.pos;
         let len = self.u64()?;
         let bytes = self.take(len)?;
-        std::str::from_utf8(bytes)
-            .map_err(|_| Error::invalid(format!("string at offset {at} is not UTF-8")))
+        std::str::from_utf8(bytes).map_err(|_| Error::invalid(format!("string at offset {at} is not UTF-8")))
     }
 
     /// Reads a count that is followed by at least `min_item_bytes` per item, and checks that the

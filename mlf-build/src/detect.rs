@@ -31,10 +31,7 @@ pub fn detect(path: &Path) -> Result<FileKind> {
         return Ok(FileKind::Mlf);
     }
     let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(4096).read_to_end(&mut head))
-        .map_err(Error::from)
-        .in_file(path)?;
+    std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head)).map_err(Error::from).in_file(path)?;
     if crate::format::blob::source::is_gzip(&head) {
         if let Some(kind) = gzip_kind(path) {
             return Ok(kind);
@@ -70,7 +67,8 @@ pub fn tar_kind(archive: &crate::archive::Archive) -> FileKind {
     } else if has("configure.json") {
         FileKind::ParamPack
     } else if archive.names().any(|n| n.ends_with(".so") || n.ends_with("devc.c") || n.ends_with("devc.o"))
-        || (archive.names().any(|n| n.ends_with(".o") || n.ends_with(".c")) && !archive.names().any(|n| n.starts_with("codegen/")))
+        || (archive.names().any(|n| n.ends_with(".o") || n.ends_with(".c"))
+            && !archive.names().any(|n| n.starts_with("codegen/")))
     {
         FileKind::TvmModule
     } else {
@@ -105,7 +103,9 @@ pub fn detect_bytes(head: &[u8], ext: &str) -> Option<FileKind> {
         return Some(FileKind::Mlf);
     }
     let first = u32_at(0);
-    if ext == "kmodel" || matches!(first, Some(3) if u32_at(8) == Some(0)) || matches!(first, Some(1) if ext != "bin")
+    if ext == "kmodel"
+        || matches!(first, Some(3) if u32_at(8) == Some(0))
+        || matches!(first, Some(1) if ext != "bin")
         || first == Some(0x1234_5678)
     {
         return Some(FileKind::Kmodel);

@@ -245,10 +245,7 @@ mod tests {
             .at("modules.default")
             .in_member("metadata.json")
             .in_file("model.tar");
-        assert_eq!(
-            e.to_string(),
-            "model.tar: metadata.json: modules.default.memory: expected an object"
-        );
+        assert_eq!(e.to_string(), "model.tar: metadata.json: modules.default.memory: expected an object");
     }
 
     #[test]

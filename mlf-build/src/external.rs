@@ -98,7 +98,14 @@ impl Split {
             self.files[k].names.push(name.to_string());
             return k;
         }
-        self.files.push(ParamFile { id, xxh64: xxh64(data), dtype, shape: shape.to_vec(), names: vec![name.to_string()], data: data.clone() });
+        self.files.push(ParamFile {
+            id,
+            xxh64: xxh64(data),
+            dtype,
+            shape: shape.to_vec(),
+            names: vec![name.to_string()],
+            data: data.clone(),
+        });
         self.files.len() - 1
     }
 }
@@ -229,7 +236,12 @@ pub fn take_out_constant_pool(desc: &ModelDesc, job: &crate::compile::CompileJob
     let text = src.bytes.as_str().map_err(|e| e.in_member(src.member.clone()))?;
     let pool = crate::compile::extract_static_bytes(job, &src.member, text, "global_const_workspace")?;
     // The pools `run` passes to the main, in its order.
-    let run_item = src.scan.items.iter().find(|i| i.name == run && i.is_function_definition).ok_or_else(|| Error::missing(format!("{run} in {}", src.member)))?;
+    let run_item = src
+        .scan
+        .items
+        .iter()
+        .find(|i| i.name == run && i.is_function_definition)
+        .ok_or_else(|| Error::missing(format!("{run} in {}", src.member)))?;
     let run_text = &text[run_item.range.clone()];
     let mut order: Vec<(usize, bool)> = Vec::new();
     for (needle, constant) in [("&global_const_workspace", true), ("&global_workspace", false)] {
@@ -260,18 +272,30 @@ pub fn take_out_constant_pool(desc: &ModelDesc, job: &crate::compile::CompileJob
         })
         .collect();
     if main_pools.iter().filter(|p| p.constant).count() != 1 || main_pools.iter().filter(|p| !p.constant).count() > 1 {
-        return Err(Error::unsupported(format!("{run} passes {} pools; one constant pool and at most one workspace pool are supported", main_pools.len())));
+        return Err(Error::unsupported(format!(
+            "{run} passes {} pools; one constant pool and at most one workspace pool are supported",
+            main_pools.len()
+        )));
     }
     let n_io = desc.inputs.len() + desc.outputs.len();
     if !main.is_packed() && main.params.len() != n_io + main_pools.len() {
-        return Err(Error::unsupported(format!("{main_name} takes {} pointers, not {n_io} tensors and {} pools", main.params.len(), main_pools.len())));
+        return Err(Error::unsupported(format!(
+            "{main_name} takes {} pointers, not {n_io} tensors and {} pools",
+            main.params.len(),
+            main_pools.len()
+        )));
     }
     let new_text = src.scan.without_items(text, &["global_const_workspace", "global_workspace", &run]);
     let mut out = desc.clone();
-    out.code.sources[si] = CSource { member: src.member.clone(), scan: CFile::scan(&new_text), bytes: Bytes::new(new_text.into_bytes()) };
+    out.code.sources[si] =
+        CSource { member: src.member.clone(), scan: CFile::scan(&new_text), bytes: Bytes::new(new_text.into_bytes()) };
     out.code.constants.retain(|c| c.kind != ConstantKind::Pool);
     if let Executor::Aot(x) = &mut out.executor {
-        x.call = if main.is_packed() { AotCall::Packed { symbol: main_name.clone() } } else { AotCall::Unpacked { symbol: main_name.clone() } };
+        x.call = if main.is_packed() {
+            AotCall::Packed { symbol: main_name.clone() }
+        } else {
+            AotCall::Unpacked { symbol: main_name.clone() }
+        };
         x.style = format!("{main_name} called directly with its pools (constant pool external)");
         x.usmp = None;
         x.workspace_bytes = 0;
@@ -313,7 +337,9 @@ pub fn check_folder(archive: &crate::archive::Archive) -> Result<Vec<ConfigEntry
     let located = |e: Error| e.in_member("configure.json").in_file(archive.path());
     let format = root.get("format").and_then(|f| f.str().map(str::to_string)).map_err(located)?;
     if format != "mlf-params" {
-        return Err(located(root.get("format").expect("present").err(format!("expected \"mlf-params\", found {format:?}"))));
+        return Err(located(
+            root.get("format").expect("present").err(format!("expected \"mlf-params\", found {format:?}")),
+        ));
     }
     let mut out = Vec::new();
     for (id, e) in root.get("params").and_then(|p| p.entries()).map_err(located)? {
@@ -324,18 +350,42 @@ pub fn check_folder(archive: &crate::archive::Archive) -> Result<Vec<ConfigEntry
             xxh64: e.get("xxh64").and_then(|b| b.str().map(str::to_string)).map_err(located)?,
             dtype: e.get("dtype").and_then(|b| b.str().map(str::to_string)).map_err(located)?,
             shape: e.get("shape").and_then(|s| s.array()?.iter().map(|d| d.u64()).collect()).map_err(located)?,
-            names: e.opt("names").map_err(located)?.map(|n| n.array()?.iter().map(|s| s.str().map(str::to_string)).collect()).transpose().map_err(located)?.unwrap_or_default(),
+            names: e
+                .opt("names")
+                .map_err(located)?
+                .map(|n| n.array()?.iter().map(|s| s.str().map(str::to_string)).collect())
+                .transpose()
+                .map_err(located)?
+                .unwrap_or_default(),
         };
         let expected = format!("params/{id}.bin");
         if entry.file != expected {
-            return Err(located(Error::invalid(format!("identifier {id} maps to {:?}; parameters must be stored as {expected:?}", entry.file)).at(format!("params.{id}.file"))));
+            return Err(located(
+                Error::invalid(format!(
+                    "identifier {id} maps to {:?}; parameters must be stored as {expected:?}",
+                    entry.file
+                ))
+                .at(format!("params.{id}.file")),
+            ));
         }
-        let data = archive.get(&entry.file).ok_or_else(|| Error::missing(format!("the file of identifier {id}")).in_member(entry.file.clone()).in_file(archive.path()))?;
+        let data = archive.get(&entry.file).ok_or_else(|| {
+            Error::missing(format!("the file of identifier {id}")).in_member(entry.file.clone()).in_file(archive.path())
+        })?;
         if data.len() as u64 != entry.bytes {
-            return Err(Error::mismatch(format!("identifier {id}: {} bytes, configure.json says {}", data.len(), entry.bytes)).in_member(entry.file.clone()).in_file(archive.path()));
+            return Err(Error::mismatch(format!(
+                "identifier {id}: {} bytes, configure.json says {}",
+                data.len(),
+                entry.bytes
+            ))
+            .in_member(entry.file.clone())
+            .in_file(archive.path()));
         }
         if format!("{:016x}", xxh64(data)) != entry.xxh64 || id_for(data) != id {
-            return Err(Error::mismatch(format!("identifier {id}: the file's hash does not match (changed or damaged)")).in_member(entry.file.clone()).in_file(archive.path()));
+            return Err(Error::mismatch(format!(
+                "identifier {id}: the file's hash does not match (changed or damaged)"
+            ))
+            .in_member(entry.file.clone())
+            .in_file(archive.path()));
         }
         out.push(entry);
     }

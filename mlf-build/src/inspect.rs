@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::detect::{self, FileKind};
 use crate::error::Result;
@@ -135,18 +135,36 @@ fn kmodel_table(s: &mut String, k: &crate::kmodel::KmodelExec) {
     line(
         s,
         "size",
-        format!("{} bytes of model, {} bytes of file, {} trailing bytes", k.model_bytes, k.file_bytes, k.trailing_bytes),
+        format!(
+            "{} bytes of model, {} bytes of file, {} trailing bytes",
+            k.model_bytes, k.file_bytes, k.trailing_bytes
+        ),
     );
     line(s, "header", k.header.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" "));
     if let Some(v5) = &k.v5 {
-        line(s, "layout", format!("{} header, alignment {}, entry module {}", if v5.new_layout { "nncase v1.0.0+" } else { "pre-Aug-2021" }, v5.alignment, v5.entry_module));
+        line(
+            s,
+            "layout",
+            format!(
+                "{} header, alignment {}, entry module {}",
+                if v5.new_layout { "nncase v1.0.0+" } else { "pre-Aug-2021" },
+                v5.alignment,
+                v5.entry_module
+            ),
+        );
         for (i, m) in v5.modules.iter().enumerate() {
-            s.push_str(&format!("  module {i}: {} v{}, {} bytes, {} functions\n", m.kind, m.version, m.size, m.functions));
+            s.push_str(&format!(
+                "  module {i}: {} v{}, {} bytes, {} functions\n",
+                m.kind, m.version, m.size, m.functions
+            ));
             for (loc, size) in &m.mempools {
                 s.push_str(&format!("    mempool location {loc}: {size} bytes\n"));
             }
             for (name, flags, size) in &m.sections {
-                s.push_str(&format!("    section {name:<10} {size} bytes{}\n", if flags & 1 != 0 { " (merged into .rdata)" } else { "" }));
+                s.push_str(&format!(
+                    "    section {name:<10} {size} bytes{}\n",
+                    if flags & 1 != 0 { " (merged into .rdata)" } else { "" }
+                ));
             }
         }
         return;
@@ -193,7 +211,10 @@ pub fn report_table(desc: &ModelDesc) -> String {
     s.push('\n');
     let table = |s: &mut String, title: &str, ts: &[TensorInfo]| {
         s.push_str(&format!("{title}\n"));
-        s.push_str(&format!("  {:<3} {:<28} {:<26} {:<9} {:<16} {:>9}\n", "#", "name", "rust field", "dtype", "shape", "bytes"));
+        s.push_str(&format!(
+            "  {:<3} {:<28} {:<26} {:<9} {:<16} {:>9}\n",
+            "#", "name", "rust field", "dtype", "shape", "bytes"
+        ));
         for (i, t) in ts.iter().enumerate() {
             s.push_str(&format!(
                 "  {:<3} {:<28} {:<26} {:<9} {:<16} {:>9}\n",
@@ -214,7 +235,15 @@ pub fn report_table(desc: &ModelDesc) -> String {
         // Parameters, C code and metadata memory do not apply: the kmodel section says it all.
     } else if desc.params.is_empty() {
         let c = &desc.code.constants;
-        line(&mut s, "parameters", format!("{} constant arrays compiled into the C, {} bytes", c.len(), c.iter().map(|c| c.bytes).sum::<u64>()));
+        line(
+            &mut s,
+            "parameters",
+            format!(
+                "{} constant arrays compiled into the C, {} bytes",
+                c.len(),
+                c.iter().map(|c| c.bytes).sum::<u64>()
+            ),
+        );
     } else {
         let linked = desc.params.iter().filter(|p| p.linked.is_some()).count();
         line(
@@ -237,15 +266,7 @@ pub fn report_table(desc: &ModelDesc) -> String {
                 desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
             ),
         );
-        line(
-            &mut s,
-            "code",
-            format!(
-                "{} C files, {} object files",
-                desc.code.sources.len(),
-                desc.code.objects.len()
-            ),
-        );
+        line(&mut s, "code", format!("{} C files, {} object files", desc.code.sources.len(), desc.code.objects.len()));
     }
     if let Executor::Kmodel(k) = &desc.executor {
         kmodel_table(&mut s, k);
@@ -261,7 +282,9 @@ pub fn report_table(desc: &ModelDesc) -> String {
     }
     if !matches!(desc.executor, Executor::Kmodel(_)) {
         match crate::external::refusal(desc) {
-            None => s.push_str("external     parameters can be split from the code (Params::External, cargo mlf split)\n"),
+            None => {
+                s.push_str("external     parameters can be split from the code (Params::External, cargo mlf split)\n")
+            }
             Some(why) => s.push_str(&format!("external     parameters cannot be external: {why}\n")),
         }
     }
@@ -293,9 +316,19 @@ fn params_report(path: &Path) -> Result<(Value, String)> {
         .map(|t| json!({"name": t.name, "dtype": t.dtype.to_string(), "shape": t.shape, "bytes": t.data.len()}))
         .collect();
     let total: usize = tensors.iter().map(|t| t.data.len()).sum();
-    let mut table = format!("file         {}\nformat       TVM parameter file, {} tensors, {total} bytes\n\n", path.display(), tensors.len());
+    let mut table = format!(
+        "file         {}\nformat       TVM parameter file, {} tensors, {total} bytes\n\n",
+        path.display(),
+        tensors.len()
+    );
     for t in &tensors {
-        table.push_str(&format!("  {:<24} {:<9} {:<20} {:>9}\n", t.name, t.dtype.to_string(), format!("{:?}", t.shape), t.data.len()));
+        table.push_str(&format!(
+            "  {:<24} {:<9} {:<20} {:>9}\n",
+            t.name,
+            t.dtype.to_string(),
+            format!("{:?}", t.shape),
+            t.data.len()
+        ));
     }
     Ok((json!({"format": "tvm-params", "count": tensors.len(), "bytes": total, "tensors": list}), table))
 }
@@ -324,7 +357,17 @@ fn param_pack_report(path: &Path) -> Result<(Value, String)> {
     );
     table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  names\n", "identifier", "dtype", "shape", "bytes"));
     for e in &entries {
-        table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  {}\n", e.id, e.dtype, format!("{:?}", e.shape), e.bytes, e.names.join(", ")));
+        table.push_str(&format!(
+            "  {:<18} {:<9} {:<18} {:>9}  {}\n",
+            e.id,
+            e.dtype,
+            format!("{:?}", e.shape),
+            e.bytes,
+            e.names.join(", ")
+        ));
     }
-    Ok((json!({"format": "mlf-params", "model": model, "count": entries.len(), "bytes": total, "params": entries, "code_targets": targets}), table))
+    Ok((
+        json!({"format": "mlf-params", "model": model, "count": entries.len(), "bytes": total, "params": entries, "code_targets": targets}),
+        table,
+    ))
 }

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use mlf_kmodel::{self as rt, v3, v4, v5, DataType, KmodelError, Model, Part, Pool, Step};
+use mlf_kmodel::{self as rt, DataType, KmodelError, Model, Part, Pool, Step, v3, v4, v5};
 use serde::Serialize;
 
 use crate::dtype::DType;
@@ -112,15 +112,22 @@ impl KmodelExec {
 pub fn error(e: KmodelError, version: u32) -> Error {
     let layer = if version == 3 { "layers" } else { "nodes" };
     let field = match e {
-        KmodelError::BodyOutOfBounds { index, .. } | KmodelError::BodyTooSmall { index, .. } => Some(format!("{layer}[{index}].body")),
-        KmodelError::BlockOutOfBounds { index, block, .. } => Some(format!("{layer}[{index}].{}", match block {
-            rt::Block::Registers => "layer_offset",
-            rt::Block::BatchNorm => "bn",
-            rt::Block::Activation => "act",
-            rt::Block::Weights => "weights",
-        })),
+        KmodelError::BodyOutOfBounds { index, .. } | KmodelError::BodyTooSmall { index, .. } => {
+            Some(format!("{layer}[{index}].body"))
+        }
+        KmodelError::BlockOutOfBounds { index, block, .. } => Some(format!(
+            "{layer}[{index}].{}",
+            match block {
+                rt::Block::Registers => "layer_offset",
+                rt::Block::BatchNorm => "bn",
+                rt::Block::Activation => "act",
+                rt::Block::Weights => "weights",
+            }
+        )),
         KmodelError::UnsupportedLayer { index, .. } => Some(format!("{layer}[{index}].type")),
-        KmodelError::OutOfRange { index, .. } | KmodelError::Invalid { index, .. } if index != u32::MAX => Some(format!("{layer}[{index}]")),
+        KmodelError::OutOfRange { index, .. } | KmodelError::Invalid { index, .. } if index != u32::MAX => {
+            Some(format!("{layer}[{index}]"))
+        }
         KmodelError::Truncated { part, .. } | KmodelError::BadCount { part, .. } | KmodelError::Empty { part } => Some(
             match part {
                 Part::Header => "header",
@@ -164,7 +171,9 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
     let model = match Model::parse(bytes) {
         Ok(m) => m,
         // A well-formed V3 model that the SDK cannot run: describe it, with a blocker.
-        Err(e @ (KmodelError::SixteenBitWeights | KmodelError::UnsupportedLayer { .. })) if version == 3 && known_v3(&e) => {
+        Err(e @ (KmodelError::SixteenBitWeights | KmodelError::UnsupportedLayer { .. }))
+            if version == 3 && known_v3(&e) =>
+        {
             return unsupported_v3(bytes, path, e);
         }
         Err(e) => return Err(error(e, version)),
@@ -259,7 +268,12 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
             })
             .map_err(|e| error(e, 4))?;
             let s = m.input.shape;
-            desc.inputs.push(tensor("input", m.input.dtype, s.iter().map(|&d| d as u64).collect(), "kmodel input_shapes[0]"));
+            desc.inputs.push(tensor(
+                "input",
+                m.input.dtype,
+                s.iter().map(|&d| d as u64).collect(),
+                "kmodel input_shapes[0]",
+            ));
             if m.inputs > 1 {
                 desc.warnings.push(format!(
                     "the model declares {} inputs; nncase's runtime (and mlf) use input 0 only",
@@ -277,11 +291,17 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         let (_, _, size, dt) = model.output(i).expect("output");
         let name = if n_out == 1 { "output".to_string() } else { format!("output{i}") };
         let numel = size as u64 / dt.bytes() as u64;
-        let (shape, src) = shape.unwrap_or_else(|| (vec![1, numel], "output byte size (kmodels record no output shapes)".to_string()));
+        let (shape, src) =
+            shape.unwrap_or_else(|| (vec![1, numel], "output byte size (kmodels record no output shapes)".to_string()));
         desc.facts.push(Fact { what: format!("{name} shape"), value: format!("{shape:?}"), source: src.clone() });
         desc.outputs.push(tensor(&name, dt, shape, &src));
     }
-    desc.memory = MemoryInfo { workspace_bytes: req.main, constants_bytes: exec.constants_bytes, io_bytes: 0, operator_workspace: Vec::new() };
+    desc.memory = MemoryInfo {
+        workspace_bytes: req.main,
+        constants_bytes: exec.constants_bytes,
+        io_bytes: 0,
+        operator_workspace: Vec::new(),
+    };
     if exec.trailing_bytes > 0 {
         desc.warnings.push(format!("{} bytes follow the model and are ignored", exec.trailing_bytes));
     }
@@ -312,7 +332,9 @@ fn v3_output_shape(steps: &[Step<'_>], addr: u32, numel: u64) -> Option<(Vec<u64
         })
     };
     let producer = steps.iter().rev().find_map(|s| match *s {
-        Step::V3(v3::Layer::ChannelwiseDequantize { input, output, .. } | v3::Layer::Dequantize { input, output, .. }) if output == addr => Some(input),
+        Step::V3(
+            v3::Layer::ChannelwiseDequantize { input, output, .. } | v3::Layer::Dequantize { input, output, .. },
+        ) if output == addr => Some(input),
         Step::V3(v3::Layer::K210Conv { main_out: Some(o), .. }) if o == addr => Some(addr),
         _ => None,
     })?;
@@ -336,18 +358,20 @@ fn v4_output_shape(steps: &[Step<'_>], r: &v4::MemRange) -> Option<(Vec<u64>, St
                     let l = conv.layer;
                     Some(vec![batches as u64, l.out_c as u64, l.out_h as u64, l.out_w as u64])
                 }
-                Step::V4(v4::Node::Dequantize { input, output, .. } | v4::Node::Quantize { input, output, .. } | v4::Node::Unary { input, output, .. })
-                    if same(&output, r) =>
-                {
-                    go(steps, &input, depth + 1)
-                }
+                Step::V4(
+                    v4::Node::Dequantize { input, output, .. }
+                    | v4::Node::Quantize { input, output, .. }
+                    | v4::Node::Unary { input, output, .. },
+                ) if same(&output, r) => go(steps, &input, depth + 1),
                 Step::V4(v4::Node::Transpose { output, in_shape, perm, .. }) if same(&output, r) => {
                     Some(perm.iter().map(|&p| in_shape[p as usize] as u64).collect())
                 }
-                Step::V4(v4::Node::Binary { output, out_shape, .. } | v4::Node::QuantizedBinary { output, out_shape, .. }) if same(&output, r) => {
+                Step::V4(
+                    v4::Node::Binary { output, out_shape, .. } | v4::Node::QuantizedBinary { output, out_shape, .. },
+                ) if same(&output, r) => Some(out_shape.iter().map(|&d| d as u64).collect()),
+                Step::V4(v4::Node::Reduce { output, out_shape, .. }) if same(&output, r) => {
                     Some(out_shape.iter().map(|&d| d as u64).collect())
                 }
-                Step::V4(v4::Node::Reduce { output, out_shape, .. }) if same(&output, r) => Some(out_shape.iter().map(|&d| d as u64).collect()),
                 _ => None,
             })
         }
@@ -375,17 +399,31 @@ pub fn detail(s: &Step<'_>) -> String {
         format!(
             "{}{}x{}x{} -> {}x{}x{} k{} {}pool {:?}, KPU rows {}..{}",
             if batches > 1 { format!("{batches} x ") } else { String::new() },
-            l.in_c, l.in_h, l.in_w, l.out_c, l.out_h, l.out_w, l.kernel,
+            l.in_c,
+            l.in_h,
+            l.in_w,
+            l.out_c,
+            l.out_h,
+            l.out_w,
+            l.kernel,
             if l.depthwise { "depthwise " } else { "" },
-            l.pool, l.src_row.min(l.dst_row), (l.src_row as u64 * 64 + l.in_map_bytes() * batches as u64).max(l.dst_row as u64 * 64 + l.out_map_bytes() * batches as u64).div_ceil(64)
+            l.pool,
+            l.src_row.min(l.dst_row),
+            (l.src_row as u64 * 64 + l.in_map_bytes() * batches as u64)
+                .max(l.dst_row as u64 * 64 + l.out_map_bytes() * batches as u64)
+                .div_ceil(64)
         )
     };
-    let mr = |r: &v4::MemRange| format!("{}:{}[{}+{}]", pool_name(r.pool), if r.dtype == DataType::F32 { "f32" } else { "u8" }, r.start, r.size);
+    let mr = |r: &v4::MemRange| {
+        format!("{}:{}[{}+{}]", pool_name(r.pool), if r.dtype == DataType::F32 { "f32" } else { "u8" }, r.start, r.size)
+    };
     match s {
         Step::V3(v3::Layer::K210Conv { main_out, conv: c }) => {
             format!("{}{}", conv(c, 1), main_out.map(|a| format!(", main out @{a}")).unwrap_or_default())
         }
-        Step::V3(v3::Layer::FullyConnected { in_channels, out_channels, act, .. }) => format!("{in_channels} -> {out_channels}, act {act}"),
+        Step::V3(v3::Layer::FullyConnected { in_channels, out_channels, act, .. }) => {
+            format!("{in_channels} -> {out_channels}, act {act}")
+        }
         Step::V4(v4::Node::KpuConv2d { main_out, batches, conv: c }) => {
             format!("{}{}", conv(c, *batches), main_out.map(|r| format!(", main out {}", mr(&r))).unwrap_or_default())
         }
@@ -401,7 +439,11 @@ pub fn detail(s: &Step<'_>) -> String {
             | v4::Node::ReduceWindow2d { input, output, .. }
             | v4::Node::Softmax { input, output, .. },
         ) => format!("{} -> {}", mr(input), mr(output)),
-        Step::V4(v4::Node::MatMul { a, b, output, .. } | v4::Node::Binary { a, b, output, .. } | v4::Node::QuantizedBinary { a, b, output, .. }) => {
+        Step::V4(
+            v4::Node::MatMul { a, b, output, .. }
+            | v4::Node::Binary { a, b, output, .. }
+            | v4::Node::QuantizedBinary { a, b, output, .. },
+        ) => {
             format!("{}, {} -> {}", mr(a), mr(b), mr(output))
         }
         _ => String::new(),
@@ -428,7 +470,13 @@ fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDe
     for i in 0..layers as usize {
         let o = 28 + 8 * outputs as usize + 8 * i;
         let (Some(kind), Some(size)) = (word(o), word(o + 4)) else { return Err(error(why, 3)) };
-        steps.push(StepInfo { kind, name: v3::kind_name(kind).unwrap_or("?").into(), offset: at, size: size as u64, detail: String::new() });
+        steps.push(StepInfo {
+            kind,
+            name: v3::kind_name(kind).unwrap_or("?").into(),
+            offset: at,
+            size: size as u64,
+            detail: String::new(),
+        });
         at += size as u64;
     }
     let outs: Vec<TensorInfo> = (0..outputs as usize)
@@ -448,12 +496,20 @@ fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDe
         trailing_bytes: bytes.len() as u64 - model_bytes,
         steps,
         main_bytes: (main as u64).div_ceil(8) * 8 + 8,
-        header: vec![("flags".into(), flags as u64), ("layers".into(), layers as u64), ("main_mem_usage".into(), main as u64), ("outputs".into(), outputs as u64)],
+        header: vec![
+            ("flags".into(), flags as u64),
+            ("layers".into(), layers as u64),
+            ("main_mem_usage".into(), main as u64),
+            ("outputs".into(), outputs as u64),
+        ],
         ..Default::default()
     };
     let blocker = match why {
         KmodelError::UnsupportedLayer { index, kind } => {
-            format!("layer {index} is {} (type {kind}), which the Kendryte SDK does not run", v3::kind_name(kind).unwrap_or("?"))
+            format!(
+                "layer {index} is {} (type {kind}), which the Kendryte SDK does not run",
+                v3::kind_name(kind).unwrap_or("?")
+            )
         }
         e => e.to_string(),
     };
@@ -497,7 +553,13 @@ fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         trailing_bytes: (bytes.len() - end) as u64,
         steps: Vec::new(),
         main_bytes: modules.iter().flat_map(|m| &m.mempools).filter(|p| p.0 == 3 || p.0 == 4).map(|p| p.1 as u64).sum(),
-        kpu_bytes: modules.iter().flat_map(|m| &m.mempools).filter(|p| p.0 >= 64).map(|p| p.1 as u64).max().unwrap_or(0),
+        kpu_bytes: modules
+            .iter()
+            .flat_map(|m| &m.mempools)
+            .filter(|p| p.0 >= 64)
+            .map(|p| p.1 as u64)
+            .max()
+            .unwrap_or(0),
         kpu_rows: 0,
         scratch_bytes: 0,
         macs: 0,

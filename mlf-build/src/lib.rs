@@ -37,8 +37,8 @@ pub mod report;
 pub mod svg;
 
 pub use builder::{Built, Model, Params};
-pub use external::Placement;
 pub use error::{Error, ErrorKind, Result};
+pub use external::Placement;
 pub use manifest::compile_listed;
 pub use model::ModelDesc;
 

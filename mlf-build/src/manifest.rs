@@ -114,7 +114,9 @@ impl<'de> Deserialize<'de> for Size {
                 u64::try_from(v).map(Size).map_err(|_| E::custom(format!("a size cannot be negative ({v})")))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Size, E> {
-                Err(E::custom(format!("{v} is not a whole number of bytes; write a string with a unit, such as \"1.5 KiB\"")))
+                Err(E::custom(format!(
+                    "{v} is not a whole number of bytes; write a string with a unit, such as \"1.5 KiB\""
+                )))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Size, E> {
                 parse_size(v).map(Size).map_err(E::custom)
@@ -134,7 +136,9 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = (s[..split].trim(), s[split..].trim());
     if num.is_empty() {
-        return Err(format!("{text:?} is not a size: expected a number of bytes or a number with a unit such as \"64 KiB\""));
+        return Err(format!(
+            "{text:?} is not a size: expected a number of bytes or a number with a unit such as \"64 KiB\""
+        ));
     }
     let mult: u64 = match unit {
         "" | "B" | "b" | "byte" | "bytes" => 1,
@@ -147,7 +151,7 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
         "KB" | "K" | "k" | "M" | "G" => {
             return Err(format!(
                 "{text:?}: the unit {unit:?} is ambiguous; write KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000)"
-            ))
+            ));
         }
         other => return Err(format!("{text:?}: unknown unit {other:?} (expected B, KiB, MiB, GiB, kB, MB or GB)")),
     };
@@ -218,7 +222,8 @@ impl Manifest {
 
     /// Reads the table from the text of a `Cargo.toml`.
     pub fn from_toml_str(text: &str) -> Result<Option<Manifest>> {
-        let doc: serde_json::Value = toml::from_str(text).map_err(|e| Error::invalid(format!("not valid TOML: {}", e.message())))?;
+        let doc: serde_json::Value =
+            toml::from_str(text).map_err(|e| Error::invalid(format!("not valid TOML: {}", e.message())))?;
         match doc.get("package").and_then(|p| p.get("metadata")) {
             Some(meta) => Manifest::from_package_metadata(meta),
             None => Ok(None),
@@ -249,7 +254,10 @@ impl Manifest {
     /// `crate_dir`) and MLF module `module`, with its index.
     pub fn entry_for(&self, crate_dir: &Path, model: &Path, module: Option<&str>) -> Option<(usize, &ModelEntry)> {
         let want = canonical(crate_dir, model);
-        self.models.iter().enumerate().find(|(_, e)| canonical(crate_dir, &e.path) == want && e.module.as_deref() == module)
+        self.models
+            .iter()
+            .enumerate()
+            .find(|(_, e)| canonical(crate_dir, &e.path) == want && e.module.as_deref() == module)
     }
 
     /// The crate-level budget.
@@ -272,7 +280,9 @@ impl ModelEntry {
             Some("external") => Err(Error::invalid(
                 "say which external placement: \"resident\" (loaded once) or \"streamed\" (operator by operator)",
             )),
-            Some(other) => Err(Error::invalid(format!("unknown parameter placement {other:?} (expected \"embedded\", \"resident\" or \"streamed\")"))),
+            Some(other) => Err(Error::invalid(format!(
+                "unknown parameter placement {other:?} (expected \"embedded\", \"resident\" or \"streamed\")"
+            ))),
         }
     }
 
@@ -320,11 +330,14 @@ pub fn compile_listed() -> Result<Vec<crate::Built>> {
     for (i, entry) in manifest.models.iter().enumerate() {
         let path = dir.join(&entry.path);
         println!("cargo::rerun-if-changed={}", path.display());
-        let kind = crate::detect::detect(&path).map_err(|e| e.at(format!("{TABLE}.models[{i}].path")).in_file(&cargo_toml))?;
+        let kind =
+            crate::detect::detect(&path).map_err(|e| e.at(format!("{TABLE}.models[{i}].path")).in_file(&cargo_toml))?;
         if kind == crate::detect::FileKind::Kmodel {
             continue;
         }
-        built.push(entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?);
+        built.push(
+            entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?,
+        );
     }
     Ok(built)
 }

@@ -133,11 +133,18 @@ fn c_constants(sources: &[CSource], constants_size_bytes: u64) -> Vec<CConstant>
                 continue;
             }
             if g.name == "global_const_workspace" {
-                out.push(CConstant { name: g.name.clone(), member: s.member.clone(), bytes: constants_size_bytes, kind: ConstantKind::Pool });
+                out.push(CConstant {
+                    name: g.name.clone(),
+                    member: s.member.clone(),
+                    bytes: constants_size_bytes,
+                    kind: ConstantKind::Pool,
+                });
                 continue;
             }
             let is_const = g.ty.split_whitespace().any(|w| w == "const");
-            let looks_like_weights = g.name.starts_with("__tvm_param__") || g.name.contains("fused_constant") || g.name.contains("_constant");
+            let looks_like_weights = g.name.starts_with("__tvm_param__")
+                || g.name.contains("fused_constant")
+                || g.name.contains("_constant");
             if !is_const || !looks_like_weights {
                 continue;
             }
@@ -149,7 +156,12 @@ fn c_constants(sources: &[CSource], constants_size_bytes: u64) -> Vec<CConstant>
                 _ => continue,
             };
             if let Some(n) = g.array_len {
-                out.push(CConstant { name: g.name.clone(), member: s.member.clone(), bytes: n * elem, kind: ConstantKind::StaticArray });
+                out.push(CConstant {
+                    name: g.name.clone(),
+                    member: s.member.clone(),
+                    bytes: n * elem,
+                    kind: ConstantKind::StaticArray,
+                });
             }
         }
     }
@@ -162,7 +174,12 @@ fn memory_info(module: &ModuleMeta) -> MemoryInfo {
         workspace_bytes: main.workspace_size_bytes,
         constants_bytes: main.constants_size_bytes,
         io_bytes: main.io_size_bytes,
-        operator_workspace: module.memory.operators.iter().map(|o| (o.function_name.clone(), o.workspace_bytes)).collect(),
+        operator_workspace: module
+            .memory
+            .operators
+            .iter()
+            .map(|o| (o.function_name.clone(), o.workspace_bytes))
+            .collect(),
     }
 }
 
@@ -252,7 +269,13 @@ fn read_graph(
     desc.inputs = inputs
         .into_iter()
         .zip(idents)
-        .map(|((name, dtype, shape), ident)| TensorInfo { name, ident, dtype, shape, shape_source: "graph config".into() })
+        .map(|((name, dtype, shape), ident)| TensorInfo {
+            name,
+            ident,
+            dtype,
+            shape,
+            shape_source: "graph config".into(),
+        })
         .collect();
 
     // Outputs: heads, named from relay `output_tensor_names` or TVM's convention.
@@ -280,14 +303,16 @@ fn read_graph(
     for (nid, node) in graph.nodes.iter().enumerate() {
         if let NodeOp::Call { func_name, flatten_data } = &node.op {
             if *flatten_data {
-                return Err(Error::unsupported(format!("node {nid} ({func_name}) uses flatten_data=1")).in_member(gname));
+                return Err(
+                    Error::unsupported(format!("node {nid} ({func_name}) uses flatten_data=1")).in_member(gname)
+                );
             }
             match desc.code.definition(func_name) {
                 Some((src, f)) if !f.is_packed() => {
                     return Err(Error::invalid(format!(
                         "{func_name} (called by graph node {nid}) is not a packed function in {}",
                         src.member
-                    )))
+                    )));
                 }
                 Some(_) => {}
                 None if !desc.code.objects.is_empty() => {} // checked against the object's symbols at build time
@@ -295,7 +320,7 @@ fn read_graph(
                     return Err(Error::missing(format!(
                         "function {func_name} (called by graph node {nid}): no C source defines it"
                     ))
-                    .in_member(gname))
+                    .in_member(gname));
                 }
             }
             if !functions.contains(func_name) {
@@ -345,15 +370,14 @@ fn read_aot(
 
     // --- Entry point -----------------------------------------------------------------------
     let run_sym = format!("tvmgen_{cm}_run");
-    let main_syms = [format!("tvmgen_{cm}___tvm_main__"), format!("tvmgen_{cm}_run_model"), "tvm__run_func".to_string()];
+    let main_syms =
+        [format!("tvmgen_{cm}___tvm_main__"), format!("tvmgen_{cm}_run_model"), "tvm__run_func".to_string()];
     let run = desc.code.definition(&run_sym).map(|(s, f)| (s.member.clone(), f.clone()));
     let main = main_syms.iter().find_map(|s| desc.code.definition(s).map(|(src, f)| (src.member.clone(), f.clone())));
     let (call, style, entry_fn): (AotCall, String, CFunction) = match (&run, &main) {
-        (Some((member, f)), _) if f.is_packed() => (
-            AotCall::Packed { symbol: f.name.clone() },
-            format!("packed {} (in {member})", f.name),
-            f.clone(),
-        ),
+        (Some((member, f)), _) if f.is_packed() => {
+            (AotCall::Packed { symbol: f.name.clone() }, format!("packed {} (in {member})", f.name), f.clone())
+        }
         (Some((member, f)), _) if f.params.iter().any(|p| p.ty.contains("struct")) => {
             let pools = f.params.iter().any(|p| p.ty.contains("workspace_pools"));
             if f.params.iter().any(|p| p.ty.contains("_devices")) {
@@ -371,7 +395,11 @@ fn read_aot(
             }
             (
                 AotCall::CInterface { symbol: f.name.clone(), pools },
-                format!("C interface {}(inputs*, outputs*{}) (in {member})", f.name, if pools { ", pools*" } else { "" }),
+                format!(
+                    "C interface {}(inputs*, outputs*{}) (in {member})",
+                    f.name,
+                    if pools { ", pools*" } else { "" }
+                ),
                 f.clone(),
             )
         }
@@ -384,7 +412,11 @@ fn read_aot(
                 } else {
                     ""
                 };
-                (AotCall::Unpacked { symbol: f.name.clone() }, format!("unpacked {} (in {member}){note}", f.name), f.clone())
+                (
+                    AotCall::Unpacked { symbol: f.name.clone() },
+                    format!("unpacked {} (in {member}){note}", f.name),
+                    f.clone(),
+                )
             }
         }
         (Some((member, f)), None) => {
@@ -410,8 +442,11 @@ fn read_aot(
     if let Some(u) = &usmp {
         desc.fact(
             "workspace",
-            format!("USMP pools inside the C: global_workspace {} bytes{}", u.workspace_bytes,
-                u.constant_bytes.map(|c| format!(", global_const_workspace {c} bytes")).unwrap_or_default()),
+            format!(
+                "USMP pools inside the C: global_workspace {} bytes{}",
+                u.workspace_bytes,
+                u.constant_bytes.map(|c| format!(", global_const_workspace {c} bytes")).unwrap_or_default()
+            ),
             "C source",
         );
     }
@@ -431,7 +466,10 @@ fn read_aot(
     let (workspace_bytes, workspace_source) = if usmp.is_some() {
         (0, "none: USMP pools are inside the C".to_string())
     } else if let Some(ws) = header.as_ref().and_then(|h| h.workspace_size) {
-        (ws.max(main_meta.workspace_size_bytes), format!("{header_name} TVMGEN_{}_WORKSPACE_SIZE", cm.to_ascii_uppercase()))
+        (
+            ws.max(main_meta.workspace_size_bytes),
+            format!("{header_name} TVMGEN_{}_WORKSPACE_SIZE", cm.to_ascii_uppercase()),
+        )
     } else {
         (main_meta.workspace_size_bytes, "metadata.json workspace_size_bytes".to_string())
     };
@@ -452,9 +490,12 @@ fn read_aot(
             h.workspace_pools
                 .iter()
                 .map(|p| {
-                    let key = format!("TVMGEN_{}_{}_WORKSPACE_POOL_SIZE", cm.to_ascii_uppercase(), p.to_ascii_uppercase());
+                    let key =
+                        format!("TVMGEN_{}_{}_WORKSPACE_POOL_SIZE", cm.to_ascii_uppercase(), p.to_ascii_uppercase());
                     let size = h.defines.iter().find(|(n, _)| *n == key).map(|(_, v)| *v);
-                    size.map(|s| (p.clone(), s)).ok_or_else(|| Error::missing(format!("#define {key} for workspace pool {p}")).in_member(header_name.clone()))
+                    size.map(|s| (p.clone(), s)).ok_or_else(|| {
+                        Error::missing(format!("#define {key} for workspace pool {p}")).in_member(header_name.clone())
+                    })
                 })
                 .collect::<Result<Vec<_>>>()
         })
@@ -522,7 +563,9 @@ fn resolve_aot_io(
     if let Some(h) = header {
         for c in &h.inputs {
             match find_relay(c) {
-                Some((raw, ty)) => inputs.push((raw.clone(), ty.clone(), "relay text (order from interface header)".into())),
+                Some((raw, ty)) => {
+                    inputs.push((raw.clone(), ty.clone(), "relay text (order from interface header)".into()))
+                }
                 None => inputs.push((c.clone(), None, "interface header".into())),
             }
         }
@@ -536,7 +579,10 @@ fn resolve_aot_io(
         }
     } else if let Some(arity) = entry_arity {
         let n_in = arity.checked_sub(n_out).filter(|&n| n > 0).ok_or_else(|| {
-            Error::invalid(format!("the entry {} takes {arity} pointers, fewer than {n_out} outputs + 1 input", entry_fn.name))
+            Error::invalid(format!(
+                "the entry {} takes {arity} pointers, fewer than {n_out} outputs + 1 input",
+                entry_fn.name
+            ))
         })?;
         if relay_params.len() < n_in {
             return Err(Error::missing(format!(
@@ -545,11 +591,17 @@ fn resolve_aot_io(
             )));
         }
         for (raw, ty) in relay_params.iter().take(n_in) {
-            inputs.push((raw.clone(), ty.clone(), "relay text (first parameters of @main; TVM front ends list inputs first)".into()));
+            inputs.push((
+                raw.clone(),
+                ty.clone(),
+                "relay text (first parameters of @main; TVM front ends list inputs first)".into(),
+            ));
         }
         desc.fact("inputs", format!("first {n_in} parameters of @main"), "entry arity and relay order (heuristic)");
     } else {
-        return Err(Error::missing("input names: no interface header, no metadata inputs and no unpacked entry to count"));
+        return Err(Error::missing(
+            "input names: no interface header, no metadata inputs and no unpacked entry to count",
+        ));
     }
 
     let mut resolved_inputs = Vec::new();
@@ -596,7 +648,11 @@ fn resolve_aot_io(
             Some(io) => Some(DType::parse(&io.dtype)?),
             None => output_dtype_from_c(desc, entry_fn, resolved_inputs.len() + i).or_else(|| {
                 let d = relay.and_then(|r| r.final_dtype).filter(|_| n_out == 1)?;
-                desc.fact(format!("output {name} dtype"), d.to_string(), "out_dtype of the relay text's final expression");
+                desc.fact(
+                    format!("output {name} dtype"),
+                    d.to_string(),
+                    "out_dtype of the relay text's final expression",
+                );
                 Some(d)
             }),
         };
@@ -604,22 +660,39 @@ fn resolve_aot_io(
             return Err(Error::missing(format!("dtype of output {i} ({name}): not in relay text, metadata or the C")));
         };
         if let Some(shape) = c_meta_shapes.get(i) {
-            resolved_outputs.push((name.clone(), TensorType { shape: shape.clone(), dtype }, "C metadata module".into()));
+            resolved_outputs.push((
+                name.clone(),
+                TensorType { shape: shape.clone(), dtype },
+                "C metadata module".into(),
+            ));
             continue;
         }
         let bytes = match io {
             Some(io) => io.size,
             None if n_out == 1 => {
-                let in_bytes: u64 = resolved_inputs.iter().map(|(_, t, _)| crate::dtype::tensor_bytes(t.dtype, &t.shape).unwrap_or(0)).sum();
+                let in_bytes: u64 = resolved_inputs
+                    .iter()
+                    .map(|(_, t, _)| crate::dtype::tensor_bytes(t.dtype, &t.shape).unwrap_or(0))
+                    .sum();
                 main_meta.io_size_bytes.checked_sub(in_bytes).filter(|&b| b > 0).ok_or_else(|| {
-                    Error::missing(format!("shape of output {name}: not recorded anywhere (io_size_bytes does not leave room for it)"))
+                    Error::missing(format!(
+                        "shape of output {name}: not recorded anywhere (io_size_bytes does not leave room for it)"
+                    ))
                 })?
             }
             None => return Err(Error::missing(format!("shape of output {i} ({name}): not recorded anywhere"))),
         };
         let n = bytes / dtype.elem_bytes().max(1);
-        resolved_outputs.push((name.clone(), TensorType { shape: vec![1, n], dtype }, format!("assumed [1, {n}] from its byte size")));
-        desc.fact(format!("output {name} shape"), format!("[1, {n}]"), "byte size in metadata (shape not recorded; override if needed)");
+        resolved_outputs.push((
+            name.clone(),
+            TensorType { shape: vec![1, n], dtype },
+            format!("assumed [1, {n}] from its byte size"),
+        ));
+        desc.fact(
+            format!("output {name} shape"),
+            format!("[1, {n}]"),
+            "byte size in metadata (shape not recorded; override if needed)",
+        );
     }
 
     let raw_in: Vec<&str> = resolved_inputs.iter().map(|(r, ..)| r.as_str()).collect();
@@ -627,14 +700,26 @@ fn resolve_aot_io(
     desc.inputs = resolved_inputs
         .into_iter()
         .zip(ids_in)
-        .map(|((name, t, source), ident)| TensorInfo { name, ident, dtype: t.dtype, shape: t.shape, shape_source: source })
+        .map(|((name, t, source), ident)| TensorInfo {
+            name,
+            ident,
+            dtype: t.dtype,
+            shape: t.shape,
+            shape_source: source,
+        })
         .collect();
     let raw_out: Vec<&str> = resolved_outputs.iter().map(|(r, ..)| r.as_str()).collect();
     let ids_out = names::unique_idents(&raw_out).at("outputs")?;
     desc.outputs = resolved_outputs
         .into_iter()
         .zip(ids_out)
-        .map(|((name, t, source), ident)| TensorInfo { name, ident, dtype: t.dtype, shape: t.shape, shape_source: source })
+        .map(|((name, t, source), ident)| TensorInfo {
+            name,
+            ident,
+            dtype: t.dtype,
+            shape: t.shape,
+            shape_source: source,
+        })
         .collect();
     Ok(())
 }

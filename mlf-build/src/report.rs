@@ -117,7 +117,10 @@ pub fn measure_library(path: &Path) -> Result<SectionSizes> {
             for member in ar.members() {
                 let member = member.map_err(|e| Error::invalid(format!("bad archive member: {e}"))).in_file(path)?;
                 let name = String::from_utf8_lossy(member.name()).into_owned();
-                let bytes = member.data(&*data).map_err(|e| Error::invalid(format!("bad archive member: {e}"))).in_file(path)?;
+                let bytes = member
+                    .data(&*data)
+                    .map_err(|e| Error::invalid(format!("bad archive member: {e}")))
+                    .in_file(path)?;
                 if name.starts_with('/') || name == "__.SYMDEF" || name.starts_with("__.SYMDEF ") {
                     continue;
                 }
@@ -134,7 +137,11 @@ fn add_object(sizes: &mut SectionSizes, bytes: &[u8]) -> Result<()> {
     let file = object::File::parse(bytes).map_err(|e| Error::invalid(format!("not an object file: {e}")))?;
     for s in file.sections() {
         let name = s.name().unwrap_or("");
-        if name.contains("eh_frame") || name.starts_with(".ARM.ex") || name.starts_with("__compact_unwind") || name == ".gcc_except_table" {
+        if name.contains("eh_frame")
+            || name.starts_with(".ARM.ex")
+            || name.starts_with("__compact_unwind")
+            || name == ".gcc_except_table"
+        {
             continue;
         }
         let n = s.size();
@@ -147,7 +154,9 @@ fn add_object(sizes: &mut SectionSizes, bytes: &[u8]) -> Result<()> {
         }
         match s.kind() {
             SectionKind::Text => sizes.text += n,
-            SectionKind::ReadOnlyData | SectionKind::ReadOnlyDataWithRel | SectionKind::ReadOnlyString => sizes.rodata += n,
+            SectionKind::ReadOnlyData | SectionKind::ReadOnlyDataWithRel | SectionKind::ReadOnlyString => {
+                sizes.rodata += n
+            }
             SectionKind::Data => sizes.data += n,
             SectionKind::UninitializedData | SectionKind::Common => sizes.bss += n,
             _ => {}
@@ -186,7 +195,10 @@ impl MemoryReport {
         };
         let mut r = MemoryReport::from_description(desc, &built.module, target, mlf_module, sections)?;
         if r.ram.arena != built.arena_bytes {
-            r.notes.push(format!("the plan gave {} arena bytes, the build {}; the build's figure is used", r.ram.arena, built.arena_bytes));
+            r.notes.push(format!(
+                "the plan gave {} arena bytes, the build {}; the build's figure is used",
+                r.ram.arena, built.arena_bytes
+            ));
             r.ram.arena = built.arena_bytes;
         }
         r.flash.params = built.embedded_param_bytes;
@@ -232,7 +244,8 @@ impl MemoryReport {
             Executor::Kmodel(k) => {
                 planned = false;
                 let steps = k.steps.len() as u64;
-                ram.arena = k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
+                ram.arena =
+                    k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
                 flash.params = k.file_bytes;
                 notes.push(format!(
                     "kmodel: not planned by the build step; RAM from the model description: main memory {} + emulated KPU RAM {} + KPU scratch {} + a table of {steps} decoded steps ({} bytes as laid out on this computer; smaller on 32-bit targets)",
@@ -241,7 +254,9 @@ impl MemoryReport {
                     k.scratch_bytes,
                     kmodel_step_table_bytes(steps)
                 ));
-                notes.push("kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string());
+                notes.push(
+                    "kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string(),
+                );
             }
         }
         match sections {
@@ -252,7 +267,10 @@ impl MemoryReport {
                 flash.measured = true;
                 ram.c_data = s.data + s.bss;
                 if ram.c_data < ram.usmp_pool {
-                    notes.push(format!("the C's static data ({} bytes) is smaller than its USMP pool ({} bytes)", ram.c_data, ram.usmp_pool));
+                    notes.push(format!(
+                        "the C's static data ({} bytes) is smaller than its USMP pool ({} bytes)",
+                        ram.c_data, ram.usmp_pool
+                    ));
                     ram.c_data = ram.usmp_pool;
                 }
             }
@@ -372,7 +390,13 @@ mod tests {
         };
         let text = r.to_string();
         assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
-        assert!(text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + parameter RAM + C data\n"), "{text}");
-        assert!(text.contains("\n    code                         5 bytes              .text of the model's C\n"), "{text}");
+        assert!(
+            text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + parameter RAM + C data\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n    code                         5 bytes              .text of the model's C\n"),
+            "{text}"
+        );
     }
 }

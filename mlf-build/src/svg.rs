@@ -3,8 +3,8 @@
 //! own colour; the peak of live bytes is marked; the parameters in flash stand beside it as one
 //! stacked bar. Each box carries a tooltip (`<title>`) with its label, offset, size and lifetime.
 
-use svg::node::element::{Group, Line, Rectangle, Text, Title};
 use svg::Document;
+use svg::node::element::{Group, Line, Rectangle, Text, Title};
 
 use crate::error::{Context, Error, Result};
 use crate::manifest::human;
@@ -86,9 +86,19 @@ impl Picture {
                     })
                     .collect();
                 let (flash, flash_caption) = if desc.params.iter().any(|p| p.linked.is_none()) {
-                    (desc.params.iter().filter(|p| p.linked.is_none()).map(|p| (p.name.clone(), p.bytes())).collect(), "parameters in flash".to_string())
+                    (
+                        desc.params
+                            .iter()
+                            .filter(|p| p.linked.is_none())
+                            .map(|p| (p.name.clone(), p.bytes()))
+                            .collect(),
+                        "parameters in flash".to_string(),
+                    )
                 } else {
-                    (desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(), "constants in the C (flash)".to_string())
+                    (
+                        desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),
+                        "constants in the C (flash)".to_string(),
+                    )
                 };
                 Ok(Picture {
                     title: format!(
@@ -110,7 +120,10 @@ impl Picture {
                 let mut boxes = Vec::new();
                 if p.workspace_bytes > 0 {
                     boxes.push(PlanBox {
-                        label: format!("TVMBackendAllocWorkspace window ({} bytes from {}, {} of alignment slack)", p.tvm_workspace_bytes, a.workspace_source, p.slack_bytes),
+                        label: format!(
+                            "TVMBackendAllocWorkspace window ({} bytes from {}, {} of alignment slack)",
+                            p.tvm_workspace_bytes, a.workspace_source, p.slack_bytes
+                        ),
                         offset: 0,
                         size: p.workspace_bytes,
                         first: 0,
@@ -119,14 +132,29 @@ impl Picture {
                     });
                 }
                 for (t, off) in desc.outputs.iter().zip(&p.outputs) {
-                    boxes.push(PlanBox { label: format!("output {}", t.name), offset: *off, size: t.bytes(), first: 0, last: 0, kind: BoxKind::Tensor });
+                    boxes.push(PlanBox {
+                        label: format!("output {}", t.name),
+                        offset: *off,
+                        size: t.bytes(),
+                        first: 0,
+                        last: 0,
+                        kind: BoxKind::Tensor,
+                    });
                 }
                 for (pool, off, bytes) in &p.pools {
-                    boxes.push(PlanBox { label: format!("pool {pool}"), offset: *off, size: *bytes, first: 0, last: 0, kind: BoxKind::Tensor });
+                    boxes.push(PlanBox {
+                        label: format!("pool {pool}"),
+                        offset: *off,
+                        size: *bytes,
+                        first: 0,
+                        last: 0,
+                        kind: BoxKind::Tensor,
+                    });
                 }
                 if let Some(u) = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0) {
                     boxes.push(PlanBox {
-                        label: "USMP workspace pool compiled into the C (a static of its own, drawn above the arena)".into(),
+                        label: "USMP workspace pool compiled into the C (a static of its own, drawn above the arena)"
+                            .into(),
                         offset: p.arena_bytes,
                         size: u.workspace_bytes,
                         first: 0,
@@ -134,7 +162,11 @@ impl Picture {
                         kind: BoxKind::CPool,
                     });
                 }
-                let usmp = a.usmp.as_ref().map(|u| format!(" + USMP pool inside the C: {} bytes", u.workspace_bytes)).unwrap_or_default();
+                let usmp = a
+                    .usmp
+                    .as_ref()
+                    .map(|u| format!(" + USMP pool inside the C: {} bytes", u.workspace_bytes))
+                    .unwrap_or_default();
                 Ok(Picture {
                     title: format!("{name}: AOT executor ({}), arena {} bytes{usmp}", a.call.symbol(), p.arena_bytes),
                     columns: vec![a.call.symbol().to_string()],
@@ -144,7 +176,10 @@ impl Picture {
                     flash_caption: "constants in the C (flash)".into(),
                 })
             }
-            Executor::Kmodel(_) => Err(Error::unsupported("kmodel: not planned by the build step, so there is no plan to draw").in_file(&desc.path)),
+            Executor::Kmodel(_) => {
+                Err(Error::unsupported("kmodel: not planned by the build step, so there is no plan to draw")
+                    .in_file(&desc.path))
+            }
         }
     }
 
@@ -170,7 +205,9 @@ impl Picture {
         let top_bytes = self.boxes.iter().map(|b| b.offset + b.size).max().unwrap_or(0).max(self.arena);
         let arena = top_bytes.max(1) as f64;
         let y_of = |off: u64| y1 - (off as f64 / arena) * (y1 - y0);
-        let text = |x: f64, y: f64, size: f64, s: &str| Text::new(s).set("x", r(x)).set("y", r(y)).set("font-size", size).set("font-family", font);
+        let text = |x: f64, y: f64, size: f64, s: &str| {
+            Text::new(s).set("x", r(x)).set("y", r(y)).set("font-size", size).set("font-family", font)
+        };
 
         let mut doc = Document::new()
             .set("viewBox", (0, 0, W, H))
@@ -188,16 +225,23 @@ impl Picture {
             let off = top_bytes * k / 4;
             let y = y_of(off);
             axes = axes.add(line(x0 - 5.0, y, x0, y));
-            labels = labels.add(Text::new(human(off)).set("x", r(x0 - 8.0)).set("y", r(y + 4.0)).set("text-anchor", "end"));
+            labels =
+                labels.add(Text::new(human(off)).set("x", r(x0 - 8.0)).set("y", r(y + 4.0)).set("text-anchor", "end"));
         }
         let step = (self.columns.len() / 20).max(1);
         for c in (0..self.columns.len()).step_by(step) {
             let x = x0 + (c as f64 + 0.5) * cw;
             axes = axes.add(line(x, y1, x, y1 + 5.0));
-            labels = labels.add(Text::new(c.to_string()).set("x", r(x)).set("y", r(y1 + 18.0)).set("text-anchor", "middle"));
+            labels =
+                labels.add(Text::new(c.to_string()).set("x", r(x)).set("y", r(y1 + 18.0)).set("text-anchor", "middle"));
         }
         labels = labels
-            .add(Text::new("operator call").set("x", r((x0 + x1) / 2.0)).set("y", r(y1 + 36.0)).set("text-anchor", "middle"))
+            .add(
+                Text::new("operator call")
+                    .set("x", r((x0 + x1) / 2.0))
+                    .set("y", r(y1 + 36.0))
+                    .set("text-anchor", "middle"),
+            )
             .add(
                 Text::new("offset (bytes)")
                     .set("x", 0)
@@ -208,7 +252,8 @@ impl Picture {
 
         // Buffers.
         let mut boxes = Group::new().set("stroke", "#1d3557").set("stroke-width", 0.6);
-        let mut box_labels = Group::new().set("font-family", font).set("font-size", 10).set("fill", "#111").set("text-anchor", "middle");
+        let mut box_labels =
+            Group::new().set("font-family", font).set("font-size", 10).set("fill", "#111").set("text-anchor", "middle");
         for (i, b) in self.boxes.iter().enumerate() {
             let (bx0, bx1) = (x0 + b.first as f64 * cw, x0 + (b.last + 1) as f64 * cw);
             let (top, bottom) = (y_of(b.offset + b.size), y_of(b.offset));
@@ -237,7 +282,8 @@ impl Picture {
                     .add(Title::new(tip)),
             );
             if bx1 - bx0 >= 46.0 && h >= 14.0 {
-                box_labels = box_labels.add(Text::new(human(b.size)).set("x", r((bx0 + bx1) / 2.0)).set("y", r(bottom - h / 2.0 + 3.5)));
+                box_labels = box_labels
+                    .add(Text::new(human(b.size)).set("x", r((bx0 + bx1) / 2.0)).set("y", r(bottom - h / 2.0 + 3.5)));
             }
         }
 
@@ -245,28 +291,74 @@ impl Picture {
         let (pc, pbytes) = self.peak();
         let px = x0 + (pc as f64 + 0.5) * cw;
         let marks = Group::new()
-            .add(line(x0, y_of(self.arena), x1, y_of(self.arena)).set("stroke", "#c1121f").set("stroke-width", 1.2).set("stroke-dasharray", "6 4"))
-            .add(text(x1, y_of(self.arena) - 6.0, 11.0, &format!("arena: {} bytes", self.arena)).set("text-anchor", "end").set("fill", "#c1121f"))
+            .add(
+                line(x0, y_of(self.arena), x1, y_of(self.arena))
+                    .set("stroke", "#c1121f")
+                    .set("stroke-width", 1.2)
+                    .set("stroke-dasharray", "6 4"),
+            )
+            .add(
+                text(x1, y_of(self.arena) - 6.0, 11.0, &format!("arena: {} bytes", self.arena))
+                    .set("text-anchor", "end")
+                    .set("fill", "#c1121f"),
+            )
             .add(line(px, y0, px, y1).set("stroke", "#c1121f").set("stroke-width", 1.5).set("stroke-dasharray", "3 3"))
             .add(
-                text(px, y1 + 54.0, 12.0, &format!("peak: {pbytes} bytes live at call {pc} ({})", short(self.columns.get(pc).map(String::as_str).unwrap_or(""), 48)))
-                    .set("text-anchor", if px > (x0 + x1) / 2.0 { "end" } else { "start" })
-                    .set("fill", "#c1121f")
-                    .set("font-weight", "bold"),
+                text(
+                    px,
+                    y1 + 54.0,
+                    12.0,
+                    &format!(
+                        "peak: {pbytes} bytes live at call {pc} ({})",
+                        short(self.columns.get(pc).map(String::as_str).unwrap_or(""), 48)
+                    ),
+                )
+                .set("text-anchor", if px > (x0 + x1) / 2.0 { "end" } else { "start" })
+                .set("fill", "#c1121f")
+                .set("font-weight", "bold"),
             );
 
         // Legend.
         let ly = H - 14.0;
         let legend = Group::new()
-            .add(Rectangle::new().set("x", x0).set("y", ly - 10.0).set("width", 14).set("height", 10).set("fill", "hsl(200, 55%, 72%)").set("stroke", "#1d3557"))
+            .add(
+                Rectangle::new()
+                    .set("x", x0)
+                    .set("y", ly - 10.0)
+                    .set("width", 14)
+                    .set("height", 10)
+                    .set("fill", "hsl(200, 55%, 72%)")
+                    .set("stroke", "#1d3557"),
+            )
             .add(text(x0 + 20.0, ly, 11.0, "tensor (activation or output)"))
-            .add(Rectangle::new().set("x", x0 + 210.0).set("y", ly - 10.0).set("width", 14).set("height", 10).set("fill", "#f4a261").set("stroke", "#1d3557"))
+            .add(
+                Rectangle::new()
+                    .set("x", x0 + 210.0)
+                    .set("y", ly - 10.0)
+                    .set("width", 14)
+                    .set("height", 10)
+                    .set("fill", "#f4a261")
+                    .set("stroke", "#1d3557"),
+            )
             .add(text(x0 + 230.0, ly, 11.0, "operator scratch (TVMBackendAllocWorkspace)"))
-            .add(line(x0 + 530.0, ly - 5.0, x0 + 555.0, ly - 5.0).set("stroke", "#c1121f").set("stroke-dasharray", "3 3").set("stroke-width", 1.5))
+            .add(
+                line(x0 + 530.0, ly - 5.0, x0 + 555.0, ly - 5.0)
+                    .set("stroke", "#c1121f")
+                    .set("stroke-dasharray", "3 3")
+                    .set("stroke-width", 1.5),
+            )
             .add(text(x0 + 560.0, ly, 11.0, "peak of live bytes"));
         let legend = if self.boxes.iter().any(|b| b.kind == BoxKind::CPool) {
             legend
-                .add(Rectangle::new().set("x", x0 + 680.0).set("y", ly - 10.0).set("width", 14).set("height", 10).set("fill", "#adb5bd").set("stroke", "#1d3557"))
+                .add(
+                    Rectangle::new()
+                        .set("x", x0 + 680.0)
+                        .set("y", ly - 10.0)
+                        .set("width", 14)
+                        .set("height", 10)
+                        .set("fill", "#adb5bd")
+                        .set("stroke", "#1d3557"),
+                )
                 .add(text(x0 + 700.0, ly, 11.0, "static RAM inside the C"))
         } else {
             legend
@@ -276,9 +368,11 @@ impl Picture {
         let fx0 = x1 + 50.0;
         let fw = 60.0;
         let total: u64 = self.flash.iter().map(|(_, b)| *b).sum();
-        let mut flash = Group::new()
-            .add(text(fx0, y0 - 24.0, 12.0, &self.flash_caption).set("font-weight", "bold"))
-            .add(text(fx0, y0 - 8.0, 11.0, &format!("{} bytes in {} arrays", total, self.flash.len())).set("fill", "#555"));
+        let mut flash =
+            Group::new().add(text(fx0, y0 - 24.0, 12.0, &self.flash_caption).set("font-weight", "bold")).add(
+                text(fx0, y0 - 8.0, 11.0, &format!("{} bytes in {} arrays", total, self.flash.len()))
+                    .set("fill", "#555"),
+            );
         if total > 0 {
             let scale = (y1 - y0) / total as f64;
             let mut y = y1;
@@ -302,7 +396,12 @@ impl Picture {
                         .add(Title::new(format!("{name}: {bytes} bytes"))),
                 );
                 if h >= 11.0 && big.contains(&i) {
-                    flash = flash.add(text(fx0 + fw + 6.0, y - h / 2.0 + 4.0, 10.0, &format!("{} {}", short(name, 14), human(*bytes))));
+                    flash = flash.add(text(
+                        fx0 + fw + 6.0,
+                        y - h / 2.0 + 4.0,
+                        10.0,
+                        &format!("{} {}", short(name, 14), human(*bytes)),
+                    ));
                 }
                 y -= h;
             }
@@ -325,7 +424,11 @@ fn r(v: f64) -> f64 {
 
 /// `name`, cut to `max` characters with an ellipsis.
 fn short(name: &str, max: usize) -> String {
-    if name.chars().count() <= max { name.to_string() } else { format!("{}…", name.chars().take(max - 1).collect::<String>()) }
+    if name.chars().count() <= max {
+        name.to_string()
+    } else {
+        format!("{}…", name.chars().take(max - 1).collect::<String>())
+    }
 }
 
 /// The SVG picture of `desc`'s static memory plan (see [`Picture`]); `name` is the model's
@@ -340,8 +443,20 @@ mod tests {
 
     #[test]
     fn peak_is_the_column_with_most_live_bytes() {
-        let b = |offset, size, first, last| PlanBox { label: String::new(), offset, size, first, last, kind: BoxKind::Tensor };
-        let p = Picture { columns: vec!["a".into(), "b".into(), "c".into()], boxes: vec![b(0, 10, 0, 1), b(16, 20, 1, 2), b(0, 5, 2, 2)], arena: 48, ..Picture::default() };
+        let b = |offset, size, first, last| PlanBox {
+            label: String::new(),
+            offset,
+            size,
+            first,
+            last,
+            kind: BoxKind::Tensor,
+        };
+        let p = Picture {
+            columns: vec!["a".into(), "b".into(), "c".into()],
+            boxes: vec![b(0, 10, 0, 1), b(16, 20, 1, 2), b(0, 5, 2, 2)],
+            arena: 48,
+            ..Picture::default()
+        };
         assert_eq!(p.peak(), (1, 30));
         let svg = p.to_svg();
         assert!(svg.starts_with("<svg") && svg.contains("peak: 30 bytes live at call 1 (b)"), "{svg}");

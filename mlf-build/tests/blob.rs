@@ -10,11 +10,13 @@ use mlf_build::bytes::Bytes;
 use mlf_build::dtype::DType;
 use mlf_build::error::{Error, ErrorKind};
 use mlf_build::format::blob::source::{gunzip, scan, scan_bytes, scan_c, scan_object, scan_raw};
-use mlf_build::format::blob::write::{devc_c, device_payload, encode_payload, graph_executor_factory, write_blob, CStyle, ModuleSpec};
-use mlf_build::format::blob::{parse, ImportTree, Layout, Payload};
-use mlf_build::format::params::{parse_params, ParamTensor};
+use mlf_build::format::blob::write::{
+    CStyle, ModuleSpec, devc_c, device_payload, encode_payload, graph_executor_factory, write_blob,
+};
+use mlf_build::format::blob::{ImportTree, Layout, Payload, parse};
+use mlf_build::format::params::{ParamTensor, parse_params};
 use mlf_fixtures::{fixtures_or_skip, workspace_root};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -126,13 +128,55 @@ struct Expect {
 }
 
 const EXPECT: &[Expect] = &[
-    Expect { file: "legacy-tvm0.13/deploy_llvm.so", layout: Some("legacy"), keys: &["GraphExecutorFactory", "_lib"], abi: "legacy-tvmvalue", factory: true },
-    Expect { file: "legacy-tvm0.13/deploy_c.so", layout: Some("legacy"), keys: &["GraphExecutorFactory", "_lib"], abi: "legacy-tvmvalue", factory: true },
-    Expect { file: "legacy-tvm0.13/deploy_c.tar", layout: Some("legacy"), keys: &["GraphExecutorFactory", "_lib"], abi: "legacy-tvmvalue", factory: true },
-    Expect { file: "tvm-ffi/relax_mlp_llvm.so", layout: Some("ffi"), keys: &["relax.VMExecutable", "_lib"], abi: "tvm-ffi", factory: false },
-    Expect { file: "tvm-ffi/relax_mlp_c.so", layout: Some("ffi"), keys: &["relax.VMExecutable", "_lib"], abi: "tvm-ffi", factory: false },
-    Expect { file: "tvm-ffi/relax_mlp_devc.c", layout: Some("ffi"), keys: &["relax.VMExecutable", "_lib"], abi: "tvm-ffi", factory: false },
-    Expect { file: "tvm-ffi/relax_mlp_library_bin.bin", layout: Some("ffi"), keys: &["relax.VMExecutable", "_lib"], abi: "tvm-ffi", factory: false },
+    Expect {
+        file: "legacy-tvm0.13/deploy_llvm.so",
+        layout: Some("legacy"),
+        keys: &["GraphExecutorFactory", "_lib"],
+        abi: "legacy-tvmvalue",
+        factory: true,
+    },
+    Expect {
+        file: "legacy-tvm0.13/deploy_c.so",
+        layout: Some("legacy"),
+        keys: &["GraphExecutorFactory", "_lib"],
+        abi: "legacy-tvmvalue",
+        factory: true,
+    },
+    Expect {
+        file: "legacy-tvm0.13/deploy_c.tar",
+        layout: Some("legacy"),
+        keys: &["GraphExecutorFactory", "_lib"],
+        abi: "legacy-tvmvalue",
+        factory: true,
+    },
+    Expect {
+        file: "tvm-ffi/relax_mlp_llvm.so",
+        layout: Some("ffi"),
+        keys: &["relax.VMExecutable", "_lib"],
+        abi: "tvm-ffi",
+        factory: false,
+    },
+    Expect {
+        file: "tvm-ffi/relax_mlp_c.so",
+        layout: Some("ffi"),
+        keys: &["relax.VMExecutable", "_lib"],
+        abi: "tvm-ffi",
+        factory: false,
+    },
+    Expect {
+        file: "tvm-ffi/relax_mlp_devc.c",
+        layout: Some("ffi"),
+        keys: &["relax.VMExecutable", "_lib"],
+        abi: "tvm-ffi",
+        factory: false,
+    },
+    Expect {
+        file: "tvm-ffi/relax_mlp_library_bin.bin",
+        layout: Some("ffi"),
+        keys: &["relax.VMExecutable", "_lib"],
+        abi: "tvm-ffi",
+        factory: false,
+    },
     Expect { file: "tvm-ffi/add_one_c.so", layout: None, keys: &[], abi: "tvm-ffi", factory: false },
     Expect { file: "tvm-ffi/add_one_llvm.so", layout: None, keys: &[], abi: "tvm-ffi", factory: false },
     Expect { file: "tvm-ffi/add_one_c_target.c", layout: None, keys: &[], abi: "tvm-ffi", factory: false },
@@ -168,14 +212,16 @@ fn every_blob_fixture_is_inspected() {
         if file.ends_with(".params") {
             assert_eq!(json["format"], "tvm-params", "{file}");
             assert_eq!(json["count"], 3, "{file}");
-            let names: Vec<&str> = json["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+            let names: Vec<&str> =
+                json["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
             assert_eq!(names, ["w", "b", "s"]);
             continue;
         }
         let ex = EXPECT.iter().find(|e| e.file == file).unwrap_or_else(|| panic!("no expectation for fixture {file}"));
         assert_eq!(json["format"], "tvm-module", "{file}");
         assert_eq!(json["layout"].as_str(), ex.layout, "{file}");
-        let keys: Vec<&str> = json["modules"].as_array().unwrap().iter().map(|m| m["type_key"].as_str().unwrap()).collect();
+        let keys: Vec<&str> =
+            json["modules"].as_array().unwrap().iter().map(|m| m["type_key"].as_str().unwrap()).collect();
         assert_eq!(keys, ex.keys, "{file}");
         if ex.keys.is_empty() {
             assert_eq!(json["import_tree"], Value::Null, "{file}");
@@ -232,9 +278,17 @@ fn legacy_devc(root: &Path) -> String {
 fn real_blobs_are_written_back_byte_for_byte() {
     let Some(root) = fixtures_or_skip("real_blobs_are_written_back_byte_for_byte") else { return };
     let groups: [(&[&str], Layout); 2] = [
-        (&["legacy-tvm0.13/deploy_llvm.so", "legacy-tvm0.13/deploy_c.so", "legacy-tvm0.13/deploy_c.tar"], Layout::Legacy),
         (
-            &["tvm-ffi/relax_mlp_llvm.so", "tvm-ffi/relax_mlp_c.so", "tvm-ffi/relax_mlp_devc.c", "tvm-ffi/relax_mlp_library_bin.bin"],
+            &["legacy-tvm0.13/deploy_llvm.so", "legacy-tvm0.13/deploy_c.so", "legacy-tvm0.13/deploy_c.tar"],
+            Layout::Legacy,
+        ),
+        (
+            &[
+                "tvm-ffi/relax_mlp_llvm.so",
+                "tvm-ffi/relax_mlp_c.so",
+                "tvm-ffi/relax_mlp_devc.c",
+                "tvm-ffi/relax_mlp_library_bin.bin",
+            ],
             Layout::Ffi,
         ),
     ];
@@ -277,8 +331,10 @@ fn legacy_factory_fixture_matches_the_digits_mlf() {
     let blob = parse(&s.found[0].bytes, Layout::Legacy).unwrap();
     let Payload::Factory(f) = &blob.modules[0].decoded else { panic!("not a factory") };
     let (_, params) = digits_graph_and_params();
-    let mut got: Vec<(String, DType, Vec<u64>)> = f.params.iter().map(|p| (p.name.clone(), p.dtype, p.shape.clone())).collect();
-    let mut want: Vec<(String, DType, Vec<u64>)> = params.iter().map(|p| (p.name.clone(), p.dtype, p.shape.clone())).collect();
+    let mut got: Vec<(String, DType, Vec<u64>)> =
+        f.params.iter().map(|p| (p.name.clone(), p.dtype, p.shape.clone())).collect();
+    let mut want: Vec<(String, DType, Vec<u64>)> =
+        params.iter().map(|p| (p.name.clone(), p.dtype, p.shape.clone())).collect();
     got.sort_by(|a, b| a.0.cmp(&b.0));
     want.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(got, want);
@@ -289,8 +345,14 @@ fn legacy_factory_fixture_matches_the_digits_mlf() {
 
 fn synthetic_modules() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let factory = digits_factory();
-    let cuda = device_payload("ptx", &[("fused_dense_kernel", &[DType::F32, DType::F32], &["blockIdx.x", "threadIdx.x"])], b"// PTX", true);
-    let opencl = device_payload("cl", &[("fused_add_kernel", &[DType::F32], &["blockIdx.x"])], b"__kernel void k() {}", true);
+    let cuda = device_payload(
+        "ptx",
+        &[("fused_dense_kernel", &[DType::F32, DType::F32], &["blockIdx.x", "threadIdx.x"])],
+        b"// PTX",
+        true,
+    );
+    let opencl =
+        device_payload("cl", &[("fused_add_kernel", &[DType::F32], &["blockIdx.x"])], b"__kernel void k() {}", true);
     (factory, cuda, opencl)
 }
 
@@ -336,7 +398,11 @@ fn synthetic_exports_are_inspected_with_device_blockers() {
     // The 0.21 hybrid: legacy layout under __tvm_ffi_library_bin, as a devc.c.
     let blob = write_blob(
         Layout::Ffi021,
-        &[ModuleSpec { type_key: "GraphExecutorFactory", payload: &factory }, lib(), ModuleSpec { type_key: "cuda", payload: &cuda }],
+        &[
+            ModuleSpec { type_key: "GraphExecutorFactory", payload: &factory },
+            lib(),
+            ModuleSpec { type_key: "cuda", payload: &cuda },
+        ],
         Some(&tree(&[&[1], &[2], &[]])),
     );
     let path = dir.path().join("devc.c");
@@ -348,7 +414,11 @@ fn synthetic_exports_are_inspected_with_device_blockers() {
     assert_eq!(json["params"]["count"], 4);
     let cuda_bytes = cuda.len();
     assert!(
-        json["blockers"].as_array().unwrap().iter().any(|b| b.as_str().unwrap().contains(&format!("cuda ({cuda_bytes} bytes)"))),
+        json["blockers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b.as_str().unwrap().contains(&format!("cuda ({cuda_bytes} bytes)"))),
         "{}",
         json["blockers"]
     );
@@ -394,9 +464,20 @@ fn elf_object(blobs: &[(&str, &[u8], &str, Option<u64>)]) -> Vec<u8> {
 #[test]
 fn blobs_are_found_in_relocatable_objects() {
     let (_, cuda, opencl) = synthetic_modules();
-    let legacy = write_blob(Layout::Legacy, &[lib(), ModuleSpec { type_key: "cuda", payload: &cuda }], Some(&tree(&[&[1], &[]])));
-    let ffi = write_blob(Layout::Ffi, &[lib(), ModuleSpec { type_key: "opencl", payload: &opencl }], Some(&tree(&[&[1], &[]])));
-    let o = elf_object(&[("__tvm_dev_mblob", &legacy, ".rodata", None), ("mylib___tvm_ffi__library_bin", &ffi, ".lrodata", None)]);
+    let legacy = write_blob(
+        Layout::Legacy,
+        &[lib(), ModuleSpec { type_key: "cuda", payload: &cuda }],
+        Some(&tree(&[&[1], &[]])),
+    );
+    let ffi = write_blob(
+        Layout::Ffi,
+        &[lib(), ModuleSpec { type_key: "opencl", payload: &opencl }],
+        Some(&tree(&[&[1], &[]])),
+    );
+    let o = elf_object(&[
+        ("__tvm_dev_mblob", &legacy, ".rodata", None),
+        ("mylib___tvm_ffi__library_bin", &ffi, ".lrodata", None),
+    ]);
     let scan = scan_object(&Bytes::new(o.clone())).unwrap();
     assert_eq!(scan.kind, "ELF relocatable object");
     assert_eq!(scan.blobs.len(), 2);
@@ -443,9 +524,19 @@ fn malformed_blobs_are_rejected_with_specific_errors() {
     body.extend(b"ab");
     cases.push(("key past the end", parse_err(with_nbytes(&body), lg), truncated, "modules[0].type_key"));
     // 6. A key that is not UTF-8.
-    cases.push(("key not UTF-8", parse_err(with_nbytes(&legacy_body(&[(&[0xff, 0xfe], b"")], None)), lg), invalid, "modules[0].type_key"));
+    cases.push((
+        "key not UTF-8",
+        parse_err(with_nbytes(&legacy_body(&[(&[0xff, 0xfe], b"")], None)), lg),
+        invalid,
+        "modules[0].type_key",
+    ));
     // 7. An empty key.
-    cases.push(("empty key", parse_err(with_nbytes(&legacy_body(&[(b"", b"")], None)), lg), invalid, "modules[0].type_key"));
+    cases.push((
+        "empty key",
+        parse_err(with_nbytes(&legacy_body(&[(b"", b"")], None)), lg),
+        invalid,
+        "modules[0].type_key",
+    ));
     // 8. Factory: the parameter count disagrees with the names.
     let p = [factory_payload(2, &["p0"], &[], None), vec![0; 200]].concat();
     cases.push((
@@ -520,7 +611,12 @@ fn malformed_blobs_are_rejected_with_specific_errors() {
     cases.push(("import cycle", parse_err(with_nbytes(&body), lg), invalid, "import_tree.child_indices[1]"));
     // 19. A device module whose function map claims more entries than fit.
     let p = [string(b"ptx"), u64le(1 << 40)].concat();
-    cases.push(("cuda fmap count", parse_err(with_nbytes(&legacy_body(&[(b"cuda", &p)], None)), lg), truncated, "modules[0].payload.fmap"));
+    cases.push((
+        "cuda fmap count",
+        parse_err(with_nbytes(&legacy_body(&[(b"cuda", &p)], None)), lg),
+        truncated,
+        "modules[0].payload.fmap",
+    ));
     // 20. A constant loader whose array count disagrees with its variables.
     let p = [u64le(2), string(b"a"), string(b"b"), u64le(1), ok_array.clone()].concat();
     cases.push((
@@ -617,7 +713,8 @@ fn mlf_whose_codegen_carries_device_modules_is_blocked() {
         &[lib(), ModuleSpec { type_key: "cuda", payload: &cuda }, ModuleSpec { type_key: "opencl", payload: &opencl }],
         Some(&tree(&[&[1, 2], &[], &[]])),
     );
-    std::fs::write(mlf.join("codegen/host/src/devc.c"), devc_c("__tvm_dev_mblob", &blob, CStyle::Padded, false)).unwrap();
+    std::fs::write(mlf.join("codegen/host/src/devc.c"), devc_c("__tvm_dev_mblob", &blob, CStyle::Padded, false))
+        .unwrap();
     let desc = mlf_build::open(&mlf).unwrap();
     let want = format!(
         "codegen/host/src/devc.c carries device modules cuda ({} bytes), opencl ({} bytes) that cannot run on the CPU target",
@@ -631,7 +728,8 @@ fn mlf_whose_codegen_carries_device_modules_is_blocked() {
     let n = bad.len();
     bad.truncate(n - 8);
     bad[..8].copy_from_slice(&((n - 16) as u64).to_le_bytes());
-    std::fs::write(mlf.join("codegen/host/src/devc.c"), devc_c("__tvm_dev_mblob", &bad, CStyle::Padded, false)).unwrap();
+    std::fs::write(mlf.join("codegen/host/src/devc.c"), devc_c("__tvm_dev_mblob", &bad, CStyle::Padded, false))
+        .unwrap();
     let e = mlf_build::open(&mlf).unwrap_err();
     assert!(e.member.as_deref().unwrap_or("").starts_with("codegen/host/src/devc.c"), "{e}");
     assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{e}");

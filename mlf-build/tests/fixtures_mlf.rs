@@ -1,7 +1,7 @@
 //! Every MLF fixture in ../shared/fixtures/mlf is read, and its inputs (name, dtype, shape) and
 //! outputs (dtype, shape, order) equal its vectors/manifest.json.
 
-use mlf_fixtures::{fixtures_or_skip, mlf_fixtures, Manifest};
+use mlf_fixtures::{Manifest, fixtures_or_skip, mlf_fixtures};
 
 #[test]
 fn every_mlf_fixture_matches_its_manifest() {

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::ErrorKind;
 use mlf_build::inspect::{inspect_path, report_json};
 use mlf_build::mlf::MlfOptions;
 use mlf_build::model::Executor;
-use mlf_build::ErrorKind;
 use mlf_fixtures::kmodel_synth::{corrupt_cases, v3_conv, v3_fc, v4_conv};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -66,7 +66,9 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
                 assert_eq!(e.file.as_deref(), Some(p.as_path()));
                 let msg = e.to_string();
                 assert!(msg.starts_with(&p.display().to_string()), "{msg}");
-                if let mlf_kmodel::KmodelError::BodyOutOfBounds { index, .. } | mlf_kmodel::KmodelError::BodyTooSmall { index, .. } = k {
+                if let mlf_kmodel::KmodelError::BodyOutOfBounds { index, .. }
+                | mlf_kmodel::KmodelError::BodyTooSmall { index, .. } = k
+                {
                     assert!(e.field.as_deref().unwrap().ends_with(&format!("[{index}].body")), "{msg}");
                 }
                 eprintln!("{msg}");
@@ -126,7 +128,9 @@ fn report_json_keeps_the_common_keys() {
     let dir = tempfile::tempdir().unwrap();
     let d = mlf_build::open(write(dir.path(), "fc.kmodel", &v3_fc())).unwrap();
     let j = report_json(&d);
-    for k in ["format", "version", "model_name", "executor", "interface", "inputs", "outputs", "params", "memory", "kmodel"] {
+    for k in
+        ["format", "version", "model_name", "executor", "interface", "inputs", "outputs", "params", "memory", "kmodel"]
+    {
         assert!(j.get(k).is_some(), "{k}");
     }
     assert_eq!(j["kmodel"]["ops"][0]["op"], "FULLY_CONNECTED");

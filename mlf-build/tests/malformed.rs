@@ -208,7 +208,9 @@ fn metadata_unknown_version() {
 #[test]
 fn metadata_wrong_field_type() {
     let mut m = base();
-    let meta = String::from_utf8(get(&m, "metadata.json")).unwrap().replace("\"workspace_size_bytes\": 248", "\"workspace_size_bytes\": \"248\"");
+    let meta = String::from_utf8(get(&m, "metadata.json"))
+        .unwrap()
+        .replace("\"workspace_size_bytes\": 248", "\"workspace_size_bytes\": \"248\"");
     set(&mut m, "metadata.json", meta);
     let e = read_members(&m);
     assert_located(&e, "metadata.json");
@@ -370,7 +372,11 @@ fn graph_calls_undefined_function() {
 #[test]
 fn operator_style_archive() {
     let mut m = base();
-    set(&mut m, "metadata.json", br#"{"version":4,"model_name":"m","style":"operator","executors":[],"target":{"1":"c"},"memory":{}}"#.to_vec());
+    set(
+        &mut m,
+        "metadata.json",
+        br#"{"version":4,"model_name":"m","style":"operator","executors":[],"target":{"1":"c"},"memory":{}}"#.to_vec(),
+    );
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::OperatorStyle), "{e}");
 }

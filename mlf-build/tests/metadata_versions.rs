@@ -1,8 +1,8 @@
 //! One document per metadata version (1 to 7) with the variations TVM wrote, and the shape
 //! checks that tie a document to its version.
 
-use mlf_build::format::metadata::{ExecutorKind, Metadata};
 use mlf_build::ErrorKind;
+use mlf_build::format::metadata::{ExecutorKind, Metadata};
 
 fn parse(s: &str) -> Metadata {
     Metadata::parse(s.as_bytes()).unwrap_or_else(|e| panic!("{e}\n{s}"))
@@ -10,8 +10,10 @@ fn parse(s: &str) -> Metadata {
 
 #[test]
 fn v1_memory_is_a_list_and_runtimes_names_the_executor() {
-    let m = parse(r#"{"version":1,"model_name":"m","export_datetime":"2021-03-10 10:00:00Z","runtimes":["graph"],
-        "target":{"1":"c -keys=cpu -link-params=0"},"memory":[{"storage_id":0,"size_bytes":16,"input_binding":"a"}]}"#);
+    let m = parse(
+        r#"{"version":1,"model_name":"m","export_datetime":"2021-03-10 10:00:00Z","runtimes":["graph"],
+        "target":{"1":"c -keys=cpu -link-params=0"},"memory":[{"storage_id":0,"size_bytes":16,"input_binding":"a"}]}"#,
+    );
     assert_eq!(m.version, 1);
     let md = m.module(None).unwrap();
     assert_eq!(md.executor, ExecutorKind::Graph);
@@ -29,9 +31,11 @@ fn v1_aot_has_empty_memory_list() {
 
 #[test]
 fn v2_memory_object_with_functions_and_sids() {
-    let m = parse(r#"{"version":2,"model_name":"default","runtimes":["graph"],"target":{"1":"c"},
+    let m = parse(
+        r#"{"version":2,"model_name":"default","runtimes":["graph"],"target":{"1":"c"},
         "memory":{"sids":[{"storage_id":0,"size_bytes":4}],"functions":{"main":[{"device":1,"workspace_size_bytes":100,
-        "constants_size_bytes":8,"io_size_bytes":12}],"operator_functions":[{"function_name":"fused_add","workspace":[{"device":1,"workspace_size_bytes":32}]}]}}}"#);
+        "constants_size_bytes":8,"io_size_bytes":12}],"operator_functions":[{"function_name":"fused_add","workspace":[{"device":1,"workspace_size_bytes":32}]}]}}}"#,
+    );
     let md = &m.modules[0];
     assert_eq!(md.memory.cpu_main().unwrap().workspace_size_bytes, 100);
     assert_eq!(md.memory.operator_workspace("fused_add"), Some(32));
@@ -39,28 +43,38 @@ fn v2_memory_object_with_functions_and_sids() {
 
 #[test]
 fn v3_and_v4_add_style() {
-    let v3 = parse(r#"{"version":3,"model_name":"default","runtimes":["aot"],"target":{"1":"c"},"memory":{"functions":{"main":[]}}}"#);
+    let v3 = parse(
+        r#"{"version":3,"model_name":"default","runtimes":["aot"],"target":{"1":"c"},"memory":{"functions":{"main":[]}}}"#,
+    );
     assert_eq!(v3.version, 3);
     assert!(v3.modules[0].style.is_none());
-    let v4 = parse(r#"{"version":4,"model_name":"default","runtimes":["graph"],"style":"full-model","target":{"1":"c"},"memory":{"functions":{}}}"#);
+    let v4 = parse(
+        r#"{"version":4,"model_name":"default","runtimes":["graph"],"style":"full-model","target":{"1":"c"},"memory":{"functions":{}}}"#,
+    );
     assert_eq!(v4.modules[0].style.as_deref(), Some("full-model"));
 }
 
 #[test]
 fn v5_executors_replace_runtimes() {
-    let m = parse(r#"{"version":5,"model_name":"default","executors":["aot"],"style":"full-model","target":{"1":"c -keys=cpu"},
-        "memory":{"functions":{"main":[{"device":1,"workspace_size_bytes":1184,"constants_size_bytes":1284,"io_size_bytes":8}]}}}"#);
+    let m = parse(
+        r#"{"version":5,"model_name":"default","executors":["aot"],"style":"full-model","target":{"1":"c -keys=cpu"},
+        "memory":{"functions":{"main":[{"device":1,"workspace_size_bytes":1184,"constants_size_bytes":1284,"io_size_bytes":8}]}}}"#,
+    );
     assert_eq!(m.modules[0].executor, ExecutorKind::Aot);
-    let e = Metadata::parse(br#"{"version":5,"model_name":"d","runtimes":["aot"],"target":{"1":"c"},"memory":{}}"#).unwrap_err();
+    let e = Metadata::parse(br#"{"version":5,"model_name":"d","runtimes":["aot"],"target":{"1":"c"},"memory":{}}"#)
+        .unwrap_err();
     assert_eq!(e.field.as_deref(), Some("runtimes"), "{e}");
 }
 
 #[test]
 fn v6_target_is_a_list() {
-    let m = parse(r#"{"version":6,"model_name":"default","executors":["graph"],"style":"full-model","target":["c -keys=cpu","llvm"],"memory":{}}"#);
+    let m = parse(
+        r#"{"version":6,"model_name":"default","executors":["graph"],"style":"full-model","target":["c -keys=cpu","llvm"],"memory":{}}"#,
+    );
     assert_eq!(m.modules[0].targets.len(), 2);
     assert_eq!(m.modules[0].targets[1].kind, "llvm");
-    let e = Metadata::parse(br#"{"version":6,"model_name":"d","executors":["graph"],"target":{"1":"c"},"memory":{}}"#).unwrap_err();
+    let e = Metadata::parse(br#"{"version":6,"model_name":"d","executors":["graph"],"target":{"1":"c"},"memory":{}}"#)
+        .unwrap_err();
     assert_eq!(e.field.as_deref(), Some("target"), "{e}");
 }
 
@@ -101,9 +115,13 @@ fn shape_contradicting_version_is_refused() {
 
 #[test]
 fn operator_style_is_refused_even_under_v7() {
-    let e = Metadata::parse(br#"{"version":7,"model_name":"m","style":"operator","executors":[],"target":["c"],"memory":{"f":[]}}"#).unwrap_err();
+    let e = Metadata::parse(
+        br#"{"version":7,"model_name":"m","style":"operator","executors":[],"target":["c"],"memory":{"f":[]}}"#,
+    )
+    .unwrap_err();
     assert!(matches!(e.kind, ErrorKind::OperatorStyle), "{e}");
-    let e = Metadata::parse(br#"{"version":4,"model_name":"m","runtimes":[],"target":{"1":"c"},"memory":{}}"#).unwrap_err();
+    let e =
+        Metadata::parse(br#"{"version":4,"model_name":"m","runtimes":[],"target":{"1":"c"},"memory":{}}"#).unwrap_err();
     assert!(matches!(e.kind, ErrorKind::OperatorStyle), "{e}");
 }
 

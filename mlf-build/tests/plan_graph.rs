@@ -2,7 +2,7 @@
 //! of the same buffers, and far below what TVM's executor allocates.
 
 use mlf_build::model::Executor;
-use mlf_build::plan::graph::{plan, Slot};
+use mlf_build::plan::graph::{Slot, plan};
 use mlf_fixtures::{fixtures_or_skip, mlf_fixtures};
 
 fn check(path: &std::path::Path, name: &str) {
@@ -13,7 +13,14 @@ fn check(path: &std::path::Path, name: &str) {
     let p = plan(&desc, 16).unwrap();
     eprintln!(
         "{name:<42} arena {:>7} ({:<10}) storage-id layout {:>7} | TVM: storage {:>7} (params {:>7}, inputs {:>5}, activations {:>7}) + workspace {:>6}",
-        p.arena_bytes, p.layout, p.storage_id_layout_bytes, p.tvm.storage_bytes, p.tvm.param_bytes, p.tvm.input_bytes, p.tvm.activation_bytes, p.tvm.workspace_bytes
+        p.arena_bytes,
+        p.layout,
+        p.storage_id_layout_bytes,
+        p.tvm.storage_bytes,
+        p.tvm.param_bytes,
+        p.tvm.input_bytes,
+        p.tvm.activation_bytes,
+        p.tvm.workspace_bytes
     );
     assert!(p.arena_bytes <= p.storage_id_layout_bytes);
     assert!(p.arena_bytes <= p.tvm.storage_bytes + p.tvm.workspace_bytes, "{name}: more RAM than TVM's plan");
@@ -27,7 +34,10 @@ fn check(path: &std::path::Path, name: &str) {
 
 #[test]
 fn digits_in_repository() {
-    check(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar"), "digits (repository)");
+    check(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar"),
+        "digits (repository)",
+    );
 }
 
 #[test]

@@ -51,8 +51,13 @@ fn aarch64_object(functions: &[&str]) -> Vec<u8> {
 
 #[test]
 fn foreign_architecture_object_is_refused_naming_both() {
-    let mut m: Vec<_> = members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| !n.starts_with("codegen/")).collect();
-    let fns = ["tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu", "tvmgen_default_fused_nn_contrib_dense_pack_add", "tvmgen_default_fused_nn_softmax"];
+    let mut m: Vec<_> =
+        members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| !n.starts_with("codegen/")).collect();
+    let fns = [
+        "tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu",
+        "tvmgen_default_fused_nn_contrib_dense_pack_add",
+        "tvmgen_default_fused_nn_softmax",
+    ];
     m.push(("codegen/host/lib/default_lib0.o".into(), aarch64_object(&fns)));
     let dir = tempfile::tempdir().unwrap();
     write_dir(dir.path(), &m);
@@ -61,7 +66,10 @@ fn foreign_architecture_object_is_refused_naming_both() {
     assert_eq!(desc.code.objects.len(), 1);
     // …but not built for x86-64.
     let msg = build_error(dir.path());
-    assert!(msg.contains("aarch64") && msg.contains("x86_64-unknown-linux-gnu") && msg.contains("default_lib0.o"), "{msg}");
+    assert!(
+        msg.contains("aarch64") && msg.contains("x86_64-unknown-linux-gnu") && msg.contains("default_lib0.o"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -69,11 +77,18 @@ fn arm_dsp_c_is_refused_for_the_host() {
     let mut m = members("examples/digits/model/digits.tar");
     for (name, data) in m.iter_mut() {
         if name.ends_with("default_lib1.c") {
-            let text = String::from_utf8(data.clone()).unwrap().replacen("#include <math.h>", "#include <math.h>\n#include <arm_acle.h>", 1);
+            let text = String::from_utf8(data.clone()).unwrap().replacen(
+                "#include <math.h>",
+                "#include <math.h>\n#include <arm_acle.h>",
+                1,
+            );
             *data = text.into_bytes();
         }
         if name == "metadata.json" {
-            *data = String::from_utf8(data.clone()).unwrap().replace("c -keys=cpu ", "c -keys=arm_cpu,cpu -mcpu=cortex-m7").into_bytes();
+            *data = String::from_utf8(data.clone())
+                .unwrap()
+                .replace("c -keys=cpu ", "c -keys=arm_cpu,cpu -mcpu=cortex-m7")
+                .into_bytes();
         }
     }
     let dir = tempfile::tempdir().unwrap();
@@ -117,7 +132,8 @@ fn extern_packed_calls_are_refused() {
 
 #[test]
 fn codegen_only_tree_is_refused_when_read() {
-    let m: Vec<_> = members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| n.starts_with("codegen/")).collect();
+    let m: Vec<_> =
+        members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| n.starts_with("codegen/")).collect();
     let dir = tempfile::tempdir().unwrap();
     write_dir(dir.path(), &m);
     let e = mlf_build::open(dir.path()).unwrap_err();
@@ -139,10 +155,13 @@ fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
     assert!(msg.contains("codegen/host/src/default_lib1.c") && msg.contains("esp_kernel.h"), "{msg}");
 }
 
-
 #[test]
 fn external_parameters_are_refused_where_constants_cannot_be_separated() {
-    let Some(root) = mlf_fixtures::fixtures_or_skip("external_parameters_are_refused_where_constants_cannot_be_separated") else { return };
+    let Some(root) =
+        mlf_fixtures::fixtures_or_skip("external_parameters_are_refused_where_constants_cannot_be_separated")
+    else {
+        return;
+    };
     for (name, reason) in [
         ("digits-mlp-aot-c/model.tar", "per-operator `static const` arrays"),
         ("digits-mlp-graph-linked/model.tar", "per-operator `static const` arrays"),

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mlf_build::report::{measure_library, MemoryReport};
+use mlf_build::report::{MemoryReport, measure_library};
 
 fn digits() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar")
@@ -49,7 +49,9 @@ fn digits_report_of_a_build_measures_the_compiled_c() {
 
 #[test]
 fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
-    let Some(fx) = mlf_fixtures::fixtures_or_skip("aot_usmp_pool_counts_as_ram_and_its_constants_as_flash") else { return };
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("aot_usmp_pool_counts_as_ram_and_its_constants_as_flash") else {
+        return;
+    };
     let path = fx.join("mlf/kws-int8-aot-usmp/model.tar");
     let desc = mlf_build::open(&path).unwrap();
     // Without compiling: the pools come from the description.

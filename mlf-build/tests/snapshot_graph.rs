@@ -10,7 +10,9 @@ fn digits_graph_module() {
     let plan = mlf_build::plan::graph::plan(&desc, 16).unwrap();
     let cg = mlf_build::codegen::graph::GraphCodegen {
         symbol_prefix: "mlf_snapshot_".into(),
-        params: mlf_build::codegen::graph::ParamCode::Embedded(desc.params.iter().map(|p| Some(PathBuf::from(format!("/OUT_DIR/params/{}.bin", p.name)))).collect()),
+        params: mlf_build::codegen::graph::ParamCode::Embedded(
+            desc.params.iter().map(|p| Some(PathBuf::from(format!("/OUT_DIR/params/{}.bin", p.name)))).collect(),
+        ),
     };
     let tokens = mlf_build::codegen::graph::module_tokens(&desc, &plan, &cg).unwrap();
     let text = mlf_build::codegen::pretty(&tokens, mlf_build::codegen::graph::SAFETY).unwrap();

@@ -28,18 +28,18 @@ fn pad8(v: &mut Vec<u8>) {
 pub fn regs(src: u64, dst: u64, kernel_type: u64, pool: u64, bwsx: u64, para: u64, act: u64) -> Vec<u8> {
     let (ic, oc, w, h) = (1u64, 2u64, 4u64, 4u64);
     let r = [
-        0,                                                        // interrupt_enabe
-        src | (dst << 32),                                        // image_addr
-        (ic - 1) | ((oc - 1) << 32) | ((oc - 1) << 48),           // image_channel_num
+        0,                                                             // interrupt_enabe
+        src | (dst << 32),                                             // image_addr
+        (ic - 1) | ((oc - 1) << 32) | ((oc - 1) << 48),                // image_channel_num
         (w - 1) | ((h - 1) << 10) | ((w - 1) << 32) | ((h - 1) << 42), // image_size
-        kernel_type | (pool << 4) | (bwsx << 32),                 // kernel_pool_type_cfg (pad 0)
-        (2 << 15) | (para << 32),                                 // kernel_load_cfg: 1 load of 2 bytes
-        0,                                                        // kernel_offset
-        act << 32,                                                // kernel_calc_type_cfg
-        0,                                                        // write_back_cfg
-        0,                                                        // conv_value: all zero
-        0,                                                        // conv_value2
-        (oc * w * h - 1) << 32,                                   // dma_parameter
+        kernel_type | (pool << 4) | (bwsx << 32),                      // kernel_pool_type_cfg (pad 0)
+        (2 << 15) | (para << 32),                                      // kernel_load_cfg: 1 load of 2 bytes
+        0,                                                             // kernel_offset
+        act << 32,                                                     // kernel_calc_type_cfg
+        0,                                                             // write_back_cfg
+        0,                                                             // conv_value: all zero
+        0,                                                             // conv_value2
+        (oc * w * h - 1) << 32,                                        // dma_parameter
     ];
     r.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -260,7 +260,9 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     let (v3, l3) = v3_conv_with(0, 0, 0);
     let (v4, l4) = v4_conv();
     let mut out = Vec::new();
-    let mut case = |name: &'static str, bytes: Vec<u8>, expect: fn(&KmodelError) -> bool| out.push(Corrupt { name, bytes, expect });
+    let mut case = |name: &'static str, bytes: Vec<u8>, expect: fn(&KmodelError) -> bool| {
+        out.push(Corrupt { name, bytes, expect })
+    };
     let m3 = |f: &dyn Fn(&mut Vec<u8>)| {
         let mut b = v3.clone();
         f(&mut b);
@@ -273,58 +275,106 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     };
     case("empty file", vec![], |e| matches!(e, KmodelError::UnknownFormat { .. }));
     case("legacy V1", vec![1, 0, 0, 0, 1, 0, 0, 0, 23, 0, 0, 0], |e| *e == KmodelError::LegacyV1);
-    case("kendryte-model-compiler bin", 0x1234_5678u32.to_le_bytes().repeat(4), |e| *e == KmodelError::ModelCompilerBin);
-    case("unknown magic", b"GIF89a..........".to_vec(), |e| matches!(e, KmodelError::UnknownFormat { head } if head[..3] == *b"GIF"));
+    case("kendryte-model-compiler bin", 0x1234_5678u32.to_le_bytes().repeat(4), |e| {
+        *e == KmodelError::ModelCompilerBin
+    });
+    case(
+        "unknown magic",
+        b"GIF89a..........".to_vec(),
+        |e| matches!(e, KmodelError::UnknownFormat { head } if head[..3] == *b"GIF"),
+    );
     case("KMDL version 6", m4(&|b| put(b, 4, 6)), |e| *e == KmodelError::UnsupportedVersion { version: 6 });
     case("V5 header", m4(&|b| put(b, 4, 5)), |e| *e == KmodelError::V5NotRunnable);
     case("V3 header truncated", v3[..20].to_vec(), |e| matches!(e, KmodelError::Truncated { part: Part::Header, .. }));
     case("V3 arch 1", m3(&|b| put(b, 8, 1)), |e| *e == KmodelError::BadArch { arch: 1 });
-    case("V3 output count past the file", m3(&|b| put(b, 24, 0x1000_0000)), |e| matches!(e, KmodelError::BadCount { part: Part::Outputs, .. }));
-    case("V3 layer count past the file", m3(&|b| put(b, 12, 5000)), |e| matches!(e, KmodelError::BadCount { part: Part::LayerHeaders, .. }));
+    case("V3 output count past the file", m3(&|b| put(b, 24, 0x1000_0000)), |e| {
+        matches!(e, KmodelError::BadCount { part: Part::Outputs, .. })
+    });
+    case("V3 layer count past the file", m3(&|b| put(b, 12, 5000)), |e| {
+        matches!(e, KmodelError::BadCount { part: Part::LayerHeaders, .. })
+    });
     case("V3 no layers", m3(&|b| put(b, 12, 0)), |e| *e == KmodelError::Empty { part: Part::LayerHeaders });
     case("V3 16-bit weights", m3(&|b| put(b, 4, 0)), |e| *e == KmodelError::SixteenBitWeights);
-    case("V3 body size past the file", m3(&|b| put(b, l3.headers + 12, 4096)), |e| matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. }));
-    case("V3 truncated in the last body", v3[..v3.len() - 12].to_vec(), |e| matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. }));
-    case("V3 last body too small", m3(&|b| put(b, l3.headers + 12, 8)), |e| matches!(e, KmodelError::BodyTooSmall { index: 1, .. }));
+    case("V3 body size past the file", m3(&|b| put(b, l3.headers + 12, 4096)), |e| {
+        matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. })
+    });
+    case("V3 truncated in the last body", v3[..v3.len() - 12].to_vec(), |e| {
+        matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. })
+    });
+    case("V3 last body too small", m3(&|b| put(b, l3.headers + 12, 8)), |e| {
+        matches!(e, KmodelError::BodyTooSmall { index: 1, .. })
+    });
     case("V3 conv registers offset past the file", m3(&|b| put(b, l3.bodies[0] + 8, 1 << 30)), |e| {
         matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Registers, .. })
     });
     case("V3 conv weights offset past the file", m3(&|b| put(b, l3.bodies[0] + 12, u32::MAX - 1)), |e| {
         matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Weights, .. })
     });
-    case("V3 conv activation offset past the file", m3(&|b| {
-        let n = b.len() as u32 - 10;
-        put(b, l3.bodies[0] + 20, n)
-    }), |e| {
-        matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Activation, .. })
-    });
+    case(
+        "V3 conv activation offset past the file",
+        m3(&|b| {
+            let n = b.len() as u32 - 10;
+            put(b, l3.bodies[0] + 20, n)
+        }),
+        |e| matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Activation, .. }),
+    );
     case("V3 conv kernel_type 2", m3(&|b| b[l3.regs + 32] = 2), |e| matches!(e, KmodelError::Invalid { index: 0, .. }));
-    case("V3 conv pool_type 12", m3(&|b| b[l3.regs + 32] = 12 << 4), |e| matches!(e, KmodelError::Invalid { index: 0, .. }));
-    case("V3 conv activation shift 40", m3(&|b| b[l3.act + 8] = 40), |e| matches!(e, KmodelError::Invalid { index: 0, .. }));
-    case("V3 conv input map past KPU RAM", m3(&|b| b[l3.regs + 8..l3.regs + 10].copy_from_slice(&0x7fffu16.to_le_bytes())), |e| {
-        matches!(e, KmodelError::OutOfRange { index: 0, pool: Pool::Kpu, .. })
+    case("V3 conv pool_type 12", m3(&|b| b[l3.regs + 32] = 12 << 4), |e| {
+        matches!(e, KmodelError::Invalid { index: 0, .. })
     });
-    case("V3 output past main memory", m3(&|b| put(b, l3.outputs, 150)), |e| matches!(e, KmodelError::OutOfRange { pool: Pool::Main, .. }));
+    case("V3 conv activation shift 40", m3(&|b| b[l3.act + 8] = 40), |e| {
+        matches!(e, KmodelError::Invalid { index: 0, .. })
+    });
+    case(
+        "V3 conv input map past KPU RAM",
+        m3(&|b| b[l3.regs + 8..l3.regs + 10].copy_from_slice(&0x7fffu16.to_le_bytes())),
+        |e| matches!(e, KmodelError::OutOfRange { index: 0, pool: Pool::Kpu, .. }),
+    );
+    case("V3 output past main memory", m3(&|b| put(b, l3.outputs, 150)), |e| {
+        matches!(e, KmodelError::OutOfRange { pool: Pool::Main, .. })
+    });
     case("V3 dequantize count past main memory", m3(&|b| put(b, l3.bodies[1] + 12, 1000)), |e| {
         matches!(e, KmodelError::OutOfRange { index: 1, pool: Pool::Main, .. })
     });
-    case("V3 unknown layer type", m3(&|b| put(b, l3.headers + 8, 999)), |e| *e == KmodelError::UnsupportedLayer { index: 1, kind: 999 });
-    case("V3 layer type the SDK does not run", m3(&|b| put(b, l3.headers + 8, 3)), |e| *e == KmodelError::UnsupportedLayer { index: 1, kind: 3 });
-    case("V3 first layer not conv or FC", m3(&|b| put(b, l3.headers, 12)), |e| matches!(e, KmodelError::FirstLayer { kind: 12 }));
+    case("V3 unknown layer type", m3(&|b| put(b, l3.headers + 8, 999)), |e| {
+        *e == KmodelError::UnsupportedLayer { index: 1, kind: 999 }
+    });
+    case("V3 layer type the SDK does not run", m3(&|b| put(b, l3.headers + 8, 3)), |e| {
+        *e == KmodelError::UnsupportedLayer { index: 1, kind: 3 }
+    });
+    case("V3 first layer not conv or FC", m3(&|b| put(b, l3.headers, 12)), |e| {
+        matches!(e, KmodelError::FirstLayer { kind: 12 })
+    });
     case("V4 header truncated", v4[..30].to_vec(), |e| matches!(e, KmodelError::Truncated { part: Part::Header, .. }));
     case("V4 target 7", m4(&|b| put(b, 12, 7)), |e| *e == KmodelError::BadTarget { target: 7 });
     case("V4 no inputs", m4(&|b| put(b, 28, 0)), |e| *e == KmodelError::Empty { part: Part::Inputs });
-    case("V4 constants past the file", m4(&|b| put(b, 16, 1 << 24)), |e| matches!(e, KmodelError::Truncated { part: Part::Constants, .. }));
-    case("V4 node count past the file", m4(&|b| put(b, 24, 100_000)), |e| matches!(e, KmodelError::BadCount { part: Part::LayerHeaders, .. }));
-    case("V4 memory type 9", m4(&|b| put(b, l4.output, 9)), |e| matches!(e, KmodelError::Invalid { .. }));
-    case("V4 output past main memory", m4(&|b| put(b, l4.output + 12, 1000)), |e| matches!(e, KmodelError::OutOfRange { pool: Pool::Main, .. }));
-    case("V4 input past KPU RAM", m4(&|b| put(b, l4.input + 8, 0x20_0000)), |e| matches!(e, KmodelError::OutOfRange { pool: Pool::Kpu, .. }));
-    case("V4 unknown opcode", m4(&|b| put(b, l4.headers + 8, 0x77)), |e| *e == KmodelError::UnsupportedLayer { index: 1, kind: 0x77 });
-    case("V4 kpu_conv2d BN skip past the body", m4(&|b| b[l4.bodies[0] + 24 + 36..l4.bodies[0] + 24 + 40].copy_from_slice(&5000u32.to_le_bytes())), |e| {
-        matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::BatchNorm, .. })
+    case("V4 constants past the file", m4(&|b| put(b, 16, 1 << 24)), |e| {
+        matches!(e, KmodelError::Truncated { part: Part::Constants, .. })
     });
-    case("V4 kpu_conv2d zero batches", m4(&|b| put(b, l4.bodies[0] + 16, 0)), |e| matches!(e, KmodelError::Invalid { index: 0, .. }));
-    case("V4 dequantize output too small", m4(&|b| put(b, l4.bodies[1] + 28, 64)), |e| matches!(e, KmodelError::Invalid { index: 1, .. }));
+    case("V4 node count past the file", m4(&|b| put(b, 24, 100_000)), |e| {
+        matches!(e, KmodelError::BadCount { part: Part::LayerHeaders, .. })
+    });
+    case("V4 memory type 9", m4(&|b| put(b, l4.output, 9)), |e| matches!(e, KmodelError::Invalid { .. }));
+    case("V4 output past main memory", m4(&|b| put(b, l4.output + 12, 1000)), |e| {
+        matches!(e, KmodelError::OutOfRange { pool: Pool::Main, .. })
+    });
+    case("V4 input past KPU RAM", m4(&|b| put(b, l4.input + 8, 0x20_0000)), |e| {
+        matches!(e, KmodelError::OutOfRange { pool: Pool::Kpu, .. })
+    });
+    case("V4 unknown opcode", m4(&|b| put(b, l4.headers + 8, 0x77)), |e| {
+        *e == KmodelError::UnsupportedLayer { index: 1, kind: 0x77 }
+    });
+    case(
+        "V4 kpu_conv2d BN skip past the body",
+        m4(&|b| b[l4.bodies[0] + 24 + 36..l4.bodies[0] + 24 + 40].copy_from_slice(&5000u32.to_le_bytes())),
+        |e| matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::BatchNorm, .. }),
+    );
+    case("V4 kpu_conv2d zero batches", m4(&|b| put(b, l4.bodies[0] + 16, 0)), |e| {
+        matches!(e, KmodelError::Invalid { index: 0, .. })
+    });
+    case("V4 dequantize output too small", m4(&|b| put(b, l4.bodies[1] + 28, 64)), |e| {
+        matches!(e, KmodelError::Invalid { index: 1, .. })
+    });
     case("V4 dequantize writes the constants", m4(&|b| put(b, l4.bodies[1] + 16, 0)), |e| {
         matches!(e, KmodelError::Invalid { index: 1, .. } | KmodelError::OutOfRange { index: 1, .. })
     });
@@ -333,11 +383,17 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     put(&mut fc, 52 + 12, u32::MAX);
     put(&mut fc, 52 + 16, u32::MAX);
     case("V3 FC weight count overflows", fc, |e| matches!(e, KmodelError::BodyTooSmall { index: 0, .. }));
-    case("V4 input shape overflows the KPU map size", m4(&|b| {
-        for d in 0..4 {
-            put(b, l4.input + 16 + 4 * d, 0x7fff_ffff);
-        }
-    }), |e| matches!(e, KmodelError::Invalid { .. } | KmodelError::OutOfRange { pool: Pool::Kpu, .. }));
-    case("V4 truncated in the last body", v4[..v4.len() - 20].to_vec(), |e| matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. }));
+    case(
+        "V4 input shape overflows the KPU map size",
+        m4(&|b| {
+            for d in 0..4 {
+                put(b, l4.input + 16 + 4 * d, 0x7fff_ffff);
+            }
+        }),
+        |e| matches!(e, KmodelError::Invalid { .. } | KmodelError::OutOfRange { pool: Pool::Kpu, .. }),
+    );
+    case("V4 truncated in the last body", v4[..v4.len() - 20].to_vec(), |e| {
+        matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. })
+    });
     out
 }

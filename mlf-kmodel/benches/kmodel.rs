@@ -65,12 +65,22 @@ fn main() {
     let b = ActivationRounding::NncaseV02;
     let v3 = bench("yolo V3 (nncase v0.1)", &read("v3-20classes-yolo/yolo.kmodel"), &dog, b, runs);
     let v4 = bench("yolo V4 (nncase v0.2)", &read("v4-20classes-yolo/yolo.kmodel"), &dog, b, runs);
-    let v3a = bench("yolo V3, rounding variant A", &read("v3-20classes-yolo/yolo.kmodel"), &dog, ActivationRounding::NncaseV01, runs);
+    let v3a = bench(
+        "yolo V3, rounding variant A",
+        &read("v3-20classes-yolo/yolo.kmodel"),
+        &dog,
+        ActivationRounding::NncaseV01,
+        runs,
+    );
     let rfb = bench("RFB-320 face (V4)", &read("v4-fast-facedetect/RFB-320.kmodel"), &face, b, runs);
     let slim = bench("slim-320 face (V4)", &read("v4-fast-facedetect/slim-320.kmodel"), &face, b, runs);
     let ratio = |a: &Bench, b: &Bench| a.per_run.as_secs_f64() / b.per_run.as_secs_f64();
     println!("peers (time ratios in this run):");
     println!("  yolo V4 / V3                 {:.3}", ratio(&v4, &v3));
     println!("  yolo V3 variant A / B        {:.3}", ratio(&v3a, &v3));
-    println!("  RFB-320 / slim-320           {:.3} (MAC ratio {:.3})", ratio(&rfb, &slim), rfb.macs as f64 / slim.macs as f64);
+    println!(
+        "  RFB-320 / slim-320           {:.3} (MAC ratio {:.3})",
+        ratio(&rfb, &slim),
+        rfb.macs as f64 / slim.macs as f64
+    );
 }

@@ -67,11 +67,7 @@ pub fn sdk_carry_shift(v: i64, s: u32) -> i64 {
         return v;
     }
     let v = v >> (s - 1);
-    if v & 1 != 0 {
-        if v < 0 { (v >> 1) - 1 } else { (v >> 1) + 1 }
-    } else {
-        v >> 1
-    }
+    if v & 1 != 0 { if v < 0 { (v >> 1) - 1 } else { (v >> 1) + 1 } } else { v >> 1 }
 }
 
 /// nncase v0.2's `carry_shift<int64_t, true>` as written: ties go to the even neighbour of the
@@ -505,12 +501,20 @@ pub fn conv(
 }
 
 fn cast(b: &mut [u8]) -> Result<&mut [i32], KmodelError> {
-    bytemuck::try_cast_slice_mut(b).map_err(|_| KmodelError::MemoryTooSmall { pool: super::error::Pool::Scratch, needed: 0, got: 0 })
+    bytemuck::try_cast_slice_mut(b).map_err(|_| KmodelError::MemoryTooSmall {
+        pool: super::error::Pool::Scratch,
+        needed: 0,
+        got: 0,
+    })
 }
 
 fn split(s: &mut [u8], n: usize) -> Result<(&mut [u8], &mut [u8]), KmodelError> {
     if n > s.len() {
-        return Err(KmodelError::MemoryTooSmall { pool: super::error::Pool::Scratch, needed: n as u64, got: s.len() as u64 });
+        return Err(KmodelError::MemoryTooSmall {
+            pool: super::error::Pool::Scratch,
+            needed: n as u64,
+            got: s.len() as u64,
+        });
     }
     Ok(s.split_at_mut(n))
 }

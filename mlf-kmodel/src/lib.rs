@@ -27,7 +27,7 @@ pub mod v4;
 pub mod v5;
 
 pub use error::{Block, KmodelError, Part, Pool};
-pub use kpu::{kpu_activation, ActivationRounding};
+pub use kpu::{ActivationRounding, kpu_activation};
 
 /// Element type of an input or output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +96,12 @@ pub fn identify(bytes: &[u8]) -> Result<Version, KmodelError> {
             Some(4) => Ok(Version::V4),
             Some(5) => Ok(Version::V5),
             Some(version) => Err(KmodelError::UnsupportedVersion { version }),
-            None => Err(KmodelError::Truncated { part: Part::Header, offset: 4, needed: 4, available: bytes.len().saturating_sub(4) as u64 }),
+            None => Err(KmodelError::Truncated {
+                part: Part::Header,
+                offset: 4,
+                needed: 4,
+                available: bytes.len().saturating_sub(4) as u64,
+            }),
         };
     }
     match word(0) {
@@ -246,11 +251,20 @@ impl<'a> Model<'a> {
 fn v3_output_of(l: &v3::Layer<'_>) -> Option<(u32, DataType)> {
     use v3::Layer::*;
     Some(match *l {
-        Add { output, .. } | GlobalAveragePool2d { output, .. } | AveragePool2d(v3::Pool2d { output, .. }) | Dequantize { output, .. } => (output, DataType::F32),
-        L2Normalization { output, .. } | Softmax { output, .. } | FullyConnected { output, .. } | TfFlatten { output, .. } => (output, DataType::F32),
+        Add { output, .. }
+        | GlobalAveragePool2d { output, .. }
+        | AveragePool2d(v3::Pool2d { output, .. })
+        | Dequantize { output, .. } => (output, DataType::F32),
+        L2Normalization { output, .. }
+        | Softmax { output, .. }
+        | FullyConnected { output, .. }
+        | TfFlatten { output, .. } => (output, DataType::F32),
         ChannelwiseDequantize { output, .. } | Logistic { output, .. } => (output, DataType::F32),
         ResizeNearest { output, quantized, .. } => (output, if quantized { DataType::U8 } else { DataType::F32 }),
-        QuantizedAdd { output, .. } | QuantizedMaxPool2d(v3::Pool2d { output, .. }) | Quantize { output, .. } | Requantize { output, .. } => (output, DataType::U8),
+        QuantizedAdd { output, .. }
+        | QuantizedMaxPool2d(v3::Pool2d { output, .. })
+        | Quantize { output, .. }
+        | Requantize { output, .. } => (output, DataType::U8),
         K210RemovePadding { output, .. } => (output, DataType::U8),
         K210Conv { main_out: Some(a), .. } => (a, DataType::U8),
         _ => return None,
@@ -321,13 +335,21 @@ impl<'a, const N: usize> Plan<'a, N> {
 pub fn output<'m>(m: &Model<'_>, main: &'m [u8], kpu: &'m [u8], i: usize) -> Result<&'m [u8], KmodelError> {
     let (pool, start, size) = m.output_place(i).ok_or(KmodelError::NoSuchOutput { index: i as u32 })?;
     let buf = if pool == Pool::Kpu { kpu } else { main };
-    buf.get(start as usize..start as usize + size as usize).ok_or(KmodelError::MemoryTooSmall { pool, needed: start as u64 + size as u64, got: buf.len() as u64 })
+    buf.get(start as usize..start as usize + size as usize).ok_or(KmodelError::MemoryTooSmall {
+        pool,
+        needed: start as u64 + size as u64,
+        got: buf.len() as u64,
+    })
 }
 
 /// Runs a parsed model: stages the input, then every step in order.
 pub fn run(m: &Model<'_>, steps: &[Step<'_>], mem: Memory<'_>, input: &[u8], opts: Options) -> Result<(), KmodelError> {
     let req = m.requirements();
-    for (pool, need, got) in [(Pool::Main, req.main, mem.main.len()), (Pool::Kpu, req.kpu, mem.kpu.len()), (Pool::Scratch, req.scratch, mem.scratch.len())] {
+    for (pool, need, got) in [
+        (Pool::Main, req.main, mem.main.len()),
+        (Pool::Kpu, req.kpu, mem.kpu.len()),
+        (Pool::Scratch, req.scratch, mem.scratch.len()),
+    ] {
         if (got as u64) < need {
             return Err(KmodelError::MemoryTooSmall { pool, needed: need, got: got as u64 });
         }

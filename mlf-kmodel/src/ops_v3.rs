@@ -29,7 +29,13 @@ fn wu(m: &mut [u8], addr: u32, i: usize, v: u8) {
 }
 
 /// Runs one layer. Addresses were checked when the model was parsed.
-pub fn run_layer(l: &Layer<'_>, main: &mut [u8], kpu_ram: &mut [u8], scratch: &mut [u8], rounding: ActivationRounding) -> Result<(), KmodelError> {
+pub fn run_layer(
+    l: &Layer<'_>,
+    main: &mut [u8],
+    kpu_ram: &mut [u8],
+    scratch: &mut [u8],
+    rounding: ActivationRounding,
+) -> Result<(), KmodelError> {
     match *l {
         Layer::Add { a, b, output, count } => {
             for i in 0..count as usize {
@@ -37,7 +43,21 @@ pub fn run_layer(l: &Layer<'_>, main: &mut [u8], kpu_ram: &mut [u8], scratch: &m
                 wf(main, output, i, v);
             }
         }
-        Layer::QuantizedAdd { a, b, output, count, a_off, a_mul, a_shift, b_off, b_mul, b_shift, o_off, o_mul, o_shift } => {
+        Layer::QuantizedAdd {
+            a,
+            b,
+            output,
+            count,
+            a_off,
+            a_mul,
+            a_shift,
+            b_off,
+            b_mul,
+            b_shift,
+            o_off,
+            o_mul,
+            o_shift,
+        } => {
             for i in 0..count as usize {
                 let x = (ru(main, a, i) as i64 + a_off as i64).wrapping_mul(a_mul as i64);
                 let y = (ru(main, b, i) as i64 + b_off as i64).wrapping_mul(b_mul as i64);

@@ -2,11 +2,11 @@
 //! `cpu_kernels.h`, docs/kmodel.md §10) in IEEE f32 without FMA, and the K210 nodes through the
 //! KPU emulation.
 
+use super::DataType;
 use super::error::{KmodelError, Pool};
 use super::kpu::{self, ActivationRounding};
-use super::reader::{f32_at, u32_at, Reader};
-use super::v4::{numel, Clamp, MemRange, Node, Padding, Shape, Window};
-use super::DataType;
+use super::reader::{Reader, f32_at, u32_at};
+use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, numel};
 
 /// The three pools a node can touch.
 pub(crate) struct Mem<'x> {
@@ -156,7 +156,12 @@ fn taps(origin: i32, n: i32, f: i32, d: i32) -> (i32, i32) {
 }
 
 /// Runs one node. Ranges and counts were checked when the model was parsed.
-pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], rounding: ActivationRounding) -> Result<(), KmodelError> {
+pub(crate) fn run_node(
+    n: &Node<'_>,
+    m: &mut Mem<'_>,
+    scratch: &mut [u8],
+    rounding: ActivationRounding,
+) -> Result<(), KmodelError> {
     match *n {
         Node::Binary { a, b, output, op, a_shape, b_shape, out_shape, act } => {
             if a_shape == b_shape {
@@ -215,7 +220,19 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
                 |m, o, v| m.set_f(&output, o, act.apply(v)),
             );
         }
-        Node::QuantizedConv2d { input, output, in_shape, groups, out_channels, win, input_offset, filter_offset, qo, bias, weights } => {
+        Node::QuantizedConv2d {
+            input,
+            output,
+            in_shape,
+            groups,
+            out_channels,
+            win,
+            input_offset,
+            filter_offset,
+            qo,
+            bias,
+            weights,
+        } => {
             conv2d_nchw(
                 m,
                 &in_shape,
@@ -326,7 +343,8 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
         }
         Node::Pad { input, output, in_shape, paddings, value } => {
             let e = input.dtype.bytes();
-            let out_shape: [i64; 4] = core::array::from_fn(|d| in_shape[d] as i64 + paddings[d].before as i64 + paddings[d].after as i64);
+            let out_shape: [i64; 4] =
+                core::array::from_fn(|d| in_shape[d] as i64 + paddings[d].before as i64 + paddings[d].after as i64);
             let inside = |d: usize, v: i64, p: &Padding| v >= p.before as i64 && v < out_shape[d] - p.after as i64;
             let mut o = 0usize;
             for d0 in 0..out_shape[0] {
@@ -335,7 +353,8 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
                         for d3 in 0..out_shape[3] {
                             let idx = [d0, d1, d2, d3];
                             if (0..4).all(|d| inside(d, idx[d], &paddings[d])) {
-                                let src: [usize; 4] = core::array::from_fn(|d| (idx[d] - paddings[d].before as i64) as usize);
+                                let src: [usize; 4] =
+                                    core::array::from_fn(|d| (idx[d] - paddings[d].before as i64) as usize);
                                 m.copy_elem(&input, off(&in_shape, src), &output, o, e);
                             } else {
                                 let ob = output.start as usize + o * e;
@@ -461,7 +480,19 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
                 m.set_f(&output, o, act.apply(v));
             });
         }
-        Node::CpuQuantizedConv2d { input, output, in_shape, out_channels, depthwise, win, input_offset, filter_offset, qo, weights, bias } => {
+        Node::CpuQuantizedConv2d {
+            input,
+            output,
+            in_shape,
+            out_channels,
+            depthwise,
+            win,
+            input_offset,
+            filter_offset,
+            qo,
+            weights,
+            bias,
+        } => {
             cpu_conv(m, &input, &output, &in_shape, out_channels, depthwise, &win, |m, o, oc, taps| {
                 let mut v = u32_at(bias, 4 * oc) as i32;
                 for (ii, wi) in taps {
@@ -480,7 +511,11 @@ pub(crate) fn run_node(n: &Node<'_>, m: &mut Mem<'_>, scratch: &mut [u8], roundi
             let (src, kpu): (&[u8], &mut [u8]) = match input.pool {
                 Pool::Kpu => {
                     // Never produced by nncase; stage through scratch to keep borrows apart.
-                    let s = scratch.get_mut(..n).ok_or(KmodelError::MemoryTooSmall { pool: Pool::Scratch, needed: n as u64, got: 0 })?;
+                    let s = scratch.get_mut(..n).ok_or(KmodelError::MemoryTooSmall {
+                        pool: Pool::Scratch,
+                        needed: n as u64,
+                        got: 0,
+                    })?;
                     s.copy_from_slice(&m.kpu[src_start..src_start + n]);
                     (s, m.kpu)
                 }
@@ -613,20 +648,21 @@ fn cpu_conv(
                 let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
                 let n_oc = if depthwise { c } else { out_channels as usize };
                 for oc in 0..n_oc {
-                    let mut it = (ky0..ky1).flat_map(move |ky| (kx0..kx1).map(move |kx| (ky, kx))).flat_map(move |(ky, kx)| {
-                        let iy = y0 + win.dilation.0 * ky;
-                        let ix = x0 + win.dilation.1 * kx;
-                        let pix = in_b + (iy * w + ix) as usize * c;
-                        let kk = ky as usize * fw + kx as usize;
-                        let (n, first) = if depthwise { (1, oc) } else { (c, 0) };
-                        (0..n).map(move |ic| {
-                            if depthwise {
-                                (pix + first, oc * (win.filter.0 as usize * fw) + kk)
-                            } else {
-                                (pix + ic, oc * (win.filter.0 as usize * fw) * c + kk * c + ic)
-                            }
-                        })
-                    });
+                    let mut it =
+                        (ky0..ky1).flat_map(move |ky| (kx0..kx1).map(move |kx| (ky, kx))).flat_map(move |(ky, kx)| {
+                            let iy = y0 + win.dilation.0 * ky;
+                            let ix = x0 + win.dilation.1 * kx;
+                            let pix = in_b + (iy * w + ix) as usize * c;
+                            let kk = ky as usize * fw + kx as usize;
+                            let (n, first) = if depthwise { (1, oc) } else { (c, 0) };
+                            (0..n).map(move |ic| {
+                                if depthwise {
+                                    (pix + first, oc * (win.filter.0 as usize * fw) + kk)
+                                } else {
+                                    (pix + ic, oc * (win.filter.0 as usize * fw) * c + kk * c + ic)
+                                }
+                            })
+                        });
                     body(m, o, oc, &mut it);
                     o += 1;
                 }
@@ -636,7 +672,17 @@ fn cpu_conv(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_window2d(m: &mut Mem<'_>, input: &MemRange, output: &MemRange, op: u32, s: &Shape, win: &Window, init: f32, act: Clamp, nhwc: bool) {
+fn reduce_window2d(
+    m: &mut Mem<'_>,
+    input: &MemRange,
+    output: &MemRange,
+    op: u32,
+    s: &Shape,
+    win: &Window,
+    init: f32,
+    act: Clamp,
+    nhwc: bool,
+) {
     let (h, w, c) = if nhwc { (s[1], s[2], s[3]) } else { (s[2], s[3], s[1]) };
     let (oh, ow) = win.out_hw(h, w);
     let (h, w) = (h as i32, w as i32);
@@ -692,7 +738,16 @@ fn reduce_window2d(m: &mut Mem<'_>, input: &MemRange, output: &MemRange, op: u32
 }
 
 #[allow(clippy::too_many_arguments)]
-fn resize(m: &mut Mem<'_>, input: &MemRange, output: &MemRange, s: &Shape, out_h: u32, out_w: u32, bilinear: bool, align_corners: bool) {
+fn resize(
+    m: &mut Mem<'_>,
+    input: &MemRange,
+    output: &MemRange,
+    s: &Shape,
+    out_h: u32,
+    out_w: u32,
+    bilinear: bool,
+    align_corners: bool,
+) {
     let (h, w) = (s[2] as usize, s[3] as usize);
     let mut hs = s[2] as f32 / out_h as f32;
     let mut ws = s[3] as f32 / out_w as f32;
@@ -729,7 +784,12 @@ fn resize(m: &mut Mem<'_>, input: &MemRange, output: &MemRange, s: &Shape, out_h
                 let in_x = ox as f32 * ws;
                 let x0 = libm::floorf(in_x) as usize;
                 let x1 = (x0 + 1).min(w - 1);
-                let (v0, v1, v2, v3) = (get(m, base + y0 * w + x0), get(m, base + y1 * w + x0), get(m, base + y0 * w + x1), get(m, base + y1 * w + x1));
+                let (v0, v1, v2, v3) = (
+                    get(m, base + y0 * w + x0),
+                    get(m, base + y1 * w + x0),
+                    get(m, base + y0 * w + x1),
+                    get(m, base + y1 * w + x1),
+                );
                 let (dy, dx) = (in_y - y0 as f32, in_x - x0 as f32);
                 let a0 = (1.0 - dy) * (1.0 - dx);
                 let a1 = dy * (1.0 - dx);
@@ -845,7 +905,13 @@ fn eval_nnil(p: &[u8], x: f32) -> f32 {
                 let low = pop!();
                 let v = pop!();
                 // std::clamp(v, low, high)
-                st[top] = if v < low { low } else if high < v { high } else { v };
+                st[top] = if v < low {
+                    low
+                } else if high < v {
+                    high
+                } else {
+                    v
+                };
                 top += 1;
             }
             _ => return pop!(),

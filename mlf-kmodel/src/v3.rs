@@ -2,8 +2,8 @@
 //! Kendryte SDK defines, parsed once and checked (docs/kmodel.md §2, §9).
 
 use super::error::{Block, KmodelError, Part, Pool};
-use super::kpu::{self, KpuConv, KpuLayer, KPU_RAM_BYTES};
-use super::reader::{u32_at, Reader};
+use super::kpu::{self, KPU_RAM_BYTES, KpuConv, KpuLayer};
+use super::reader::{Reader, u32_at};
 use super::{DataType, IoInfo, Requirements};
 
 /// Layer type numbers (`kpu_model_layer_type_t`).
@@ -123,7 +123,21 @@ pub enum Layer<'a> {
     /// f32 `out = a + b`.
     Add { a: u32, b: u32, output: u32, count: u32 },
     /// u8 quantised add (SDK `kpu_quantized_add`).
-    QuantizedAdd { a: u32, b: u32, output: u32, count: u32, a_off: i32, a_mul: i32, a_shift: i32, b_off: i32, b_mul: i32, b_shift: i32, o_off: i32, o_mul: i32, o_shift: i32 },
+    QuantizedAdd {
+        a: u32,
+        b: u32,
+        output: u32,
+        count: u32,
+        a_off: i32,
+        a_mul: i32,
+        a_shift: i32,
+        b_off: i32,
+        b_mul: i32,
+        b_shift: i32,
+        o_off: i32,
+        o_mul: i32,
+        o_shift: i32,
+    },
     /// f32 mean over `kernel_size` values per channel.
     GlobalAveragePool2d { input: u32, output: u32, kernel_size: u32, channels: u32 },
     /// u8 max pool.
@@ -143,7 +157,15 @@ pub enum Layer<'a> {
     /// Byte concatenation of `{start, size}` ranges (`CONCAT` and `QUANTIZED_CONCAT`).
     Concat { output: u32, inputs: &'a [u8] },
     /// f32 dense layer; `act` 0 linear, 1 ReLU, 2 ReLU6.
-    FullyConnected { input: u32, output: u32, in_channels: u32, out_channels: u32, act: u32, weights: &'a [u8], bias: &'a [u8] },
+    FullyConnected {
+        input: u32,
+        output: u32,
+        in_channels: u32,
+        out_channels: u32,
+        act: u32,
+        weights: &'a [u8],
+        bias: &'a [u8],
+    },
     /// NCHW → NHWC (f32).
     TfFlatten { input: u32, output: u32, shape: Shape },
     /// Nearest-neighbour resize, f32 or (`quantized`) u8.
@@ -205,7 +227,9 @@ impl<'a> Model<'a> {
             return Err(KmodelError::BadArch { arch });
         }
         let file = bytes.len();
-        let fits = |count: u32, item: usize, from: usize| (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file);
+        let fits = |count: u32, item: usize, from: usize| {
+            (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file)
+        };
         let Some(headers_at) = fits(outputs, 8, HEADER) else {
             return Err(KmodelError::BadCount { part: Part::Outputs, count: outputs });
         };
@@ -350,7 +374,12 @@ pub fn decode<'a>(ty: u32, body: &'a [u8], at: usize, file: &'a [u8], index: u32
                 o_mul: r.i32()?,
                 o_shift: r.i32()?,
             },
-            GLOBAL_AVERAGE_POOL2D => Layer::GlobalAveragePool2d { input: r.u32()?, output: r.u32()?, kernel_size: r.u32()?, channels: r.u32()? },
+            GLOBAL_AVERAGE_POOL2D => Layer::GlobalAveragePool2d {
+                input: r.u32()?,
+                output: r.u32()?,
+                kernel_size: r.u32()?,
+                channels: r.u32()?,
+            },
             QUANTIZED_MAX_POOL2D | AVERAGE_POOL2D => {
                 let p = Pool2d {
                     input: r.u32()?,
@@ -368,9 +397,19 @@ pub fn decode<'a>(ty: u32, body: &'a [u8], at: usize, file: &'a [u8], index: u32
                     Layer::QuantizedMaxPool2d(p)
                 }
             }
-            QUANTIZE => Layer::Quantize { input: r.u32()?, output: r.u32()?, count: r.u32()?, scale: r.f32()?, bias: r.f32()? },
-            DEQUANTIZE => Layer::Dequantize { input: r.u32()?, output: r.u32()?, count: r.u32()?, scale: r.f32()?, bias: r.f32()? },
-            REQUANTIZE => Layer::Requantize { input: r.u32()?, output: r.u32()?, count: r.u32()?, table: r.bytes(256)? },
+            QUANTIZE => {
+                Layer::Quantize { input: r.u32()?, output: r.u32()?, count: r.u32()?, scale: r.f32()?, bias: r.f32()? }
+            }
+            DEQUANTIZE => Layer::Dequantize {
+                input: r.u32()?,
+                output: r.u32()?,
+                count: r.u32()?,
+                scale: r.f32()?,
+                bias: r.f32()?,
+            },
+            REQUANTIZE => {
+                Layer::Requantize { input: r.u32()?, output: r.u32()?, count: r.u32()?, table: r.bytes(256)? }
+            }
             L2_NORMALIZATION => Layer::L2Normalization { input: r.u32()?, output: r.u32()?, channels: r.u32()? },
             SOFTMAX => Layer::Softmax { input: r.u32()?, output: r.u32()?, channels: r.u32()? },
             LOGISTIC => Layer::Logistic { input: r.u32()?, output: r.u32()?, channels: r.u32()? },
@@ -495,7 +534,9 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
             m(input, count as u64)?;
             m(output, count as u64)?;
         }
-        Layer::L2Normalization { input, output, channels } | Layer::Softmax { input, output, channels } | Layer::Logistic { input, output, channels } => {
+        Layer::L2Normalization { input, output, channels }
+        | Layer::Softmax { input, output, channels }
+        | Layer::Logistic { input, output, channels } => {
             m(input, channels as u64 * 4)?;
             m(output, channels as u64 * 4)?;
         }
@@ -539,7 +580,10 @@ fn check_layer(l: &Layer<'_>, i: u32, main: u64, req: &mut Requirements) -> Resu
             check_kpu(i, l.dst_row, l.out_map_bytes(), req)?;
             if let Some(addr) = main_out {
                 if l.dma_bytes as u64 != l.out_compact_bytes() {
-                    return Err(KmodelError::Invalid { index: i, what: "dma_total_byte + 1 is not the output map size" });
+                    return Err(KmodelError::Invalid {
+                        index: i,
+                        what: "dma_total_byte + 1 is not the output map size",
+                    });
                 }
                 m(addr, l.out_compact_bytes())?;
             }

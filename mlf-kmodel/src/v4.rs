@@ -3,8 +3,8 @@
 //! (docs/kmodel.md §4, §10).
 
 use super::error::{Block, KmodelError, Part, Pool};
-use super::kpu::{self, KpuConv, KpuLayer, KPU_RAM_BYTES};
-use super::reader::{u32_at, Reader};
+use super::kpu::{self, KPU_RAM_BYTES, KpuConv, KpuLayer};
+use super::reader::{Reader, u32_at};
 use super::{DataType, IoInfo, Requirements};
 
 /// Opcodes (`runtime_op.def`).
@@ -181,31 +181,212 @@ pub struct Requant {
 #[derive(Clone, Copy, Debug)]
 #[allow(missing_docs)]
 pub enum Node<'a> {
-    Binary { a: MemRange, b: MemRange, output: MemRange, op: u32, a_shape: Shape, b_shape: Shape, out_shape: Shape, act: Clamp },
-    QuantizedBinary { a: MemRange, b: MemRange, output: MemRange, op: u32, a_shape: Shape, b_shape: Shape, out_shape: Shape, qa: Requant, qb: Requant, qo: Requant },
-    Concat { output: MemRange, inner: u32, outer: u32, inputs: &'a [u8], dims: &'a [u8] },
-    Conv2d { input: MemRange, output: MemRange, in_shape: Shape, groups: u32, out_channels: u32, win: Window, act: Clamp, weights: &'a [u8], bias: &'a [u8] },
-    QuantizedConv2d { input: MemRange, output: MemRange, in_shape: Shape, groups: u32, out_channels: u32, win: Window, input_offset: i32, filter_offset: i32, qo: Requant, bias: &'a [u8], weights: &'a [u8] },
-    Conv2dTranspose { input: MemRange, output: MemRange, in_shape: Shape, out_shape: Shape, groups: u32, win: Window, act: Clamp, weights: &'a [u8], bias: &'a [u8] },
-    Dequantize { input: MemRange, output: MemRange, zero_point: i32, scale: f32 },
-    Quantize { input: MemRange, output: MemRange, zero_point: i32, scale: f32 },
-    MatMul { a: MemRange, b: MemRange, output: MemRange, a_rows: u32, a_cols: u32, b_cols: u32, act: Clamp, bias: &'a [u8] },
-    QuantizedMatMul { a: MemRange, b: MemRange, output: MemRange, a_rows: u32, a_cols: u32, b_cols: u32, a_offset: i32, b_offset: i32, qo: Requant, bias: &'a [u8] },
-    MemoryCopy { input: MemRange, output: MemRange },
-    Pad { input: MemRange, output: MemRange, in_shape: Shape, paddings: [Padding; 4], value: [u8; 4] },
-    Reduce { input: MemRange, output: MemRange, op: u32, in_shape: Shape, out_shape: Shape, init: f32 },
-    ReduceWindow2d { input: MemRange, output: MemRange, op: u32, in_shape: Shape, win: Window, init: f32, act: Clamp, nhwc: bool },
-    ResizeImage { input: MemRange, output: MemRange, in_shape: Shape, out_h: u32, out_w: u32, bilinear: bool, align_corners: bool },
-    Softmax { input: MemRange, output: MemRange, inner: u32, outer: u32, beta: f32 },
-    Transpose { input: MemRange, output: MemRange, in_shape: Shape, perm: [u32; 4] },
-    StridedSlice { input: MemRange, output: MemRange, in_shape: Shape, begin: [i32; 4], end: [i32; 4], strides: [i32; 4] },
-    Unary { input: MemRange, output: MemRange, op: u32 },
-    NnilUnary { input: MemRange, output: MemRange, program: &'a [u8] },
-    TableLookup1d { input: MemRange, table: MemRange, output: MemRange },
-    CpuConv2d { input: MemRange, output: MemRange, in_shape: Shape, out_channels: u32, depthwise: bool, win: Window, act: Clamp, weights: &'a [u8], bias: &'a [u8] },
-    CpuQuantizedConv2d { input: MemRange, output: MemRange, in_shape: Shape, out_channels: u32, depthwise: bool, win: Window, input_offset: i32, filter_offset: i32, qo: Requant, weights: &'a [u8], bias: &'a [u8] },
-    KpuUpload { input: MemRange, output: MemRange, in_shape: Shape },
-    KpuConv2d { main_out: Option<MemRange>, batches: u32, conv: KpuConv<'a> },
+    Binary {
+        a: MemRange,
+        b: MemRange,
+        output: MemRange,
+        op: u32,
+        a_shape: Shape,
+        b_shape: Shape,
+        out_shape: Shape,
+        act: Clamp,
+    },
+    QuantizedBinary {
+        a: MemRange,
+        b: MemRange,
+        output: MemRange,
+        op: u32,
+        a_shape: Shape,
+        b_shape: Shape,
+        out_shape: Shape,
+        qa: Requant,
+        qb: Requant,
+        qo: Requant,
+    },
+    Concat {
+        output: MemRange,
+        inner: u32,
+        outer: u32,
+        inputs: &'a [u8],
+        dims: &'a [u8],
+    },
+    Conv2d {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        groups: u32,
+        out_channels: u32,
+        win: Window,
+        act: Clamp,
+        weights: &'a [u8],
+        bias: &'a [u8],
+    },
+    QuantizedConv2d {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        groups: u32,
+        out_channels: u32,
+        win: Window,
+        input_offset: i32,
+        filter_offset: i32,
+        qo: Requant,
+        bias: &'a [u8],
+        weights: &'a [u8],
+    },
+    Conv2dTranspose {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        out_shape: Shape,
+        groups: u32,
+        win: Window,
+        act: Clamp,
+        weights: &'a [u8],
+        bias: &'a [u8],
+    },
+    Dequantize {
+        input: MemRange,
+        output: MemRange,
+        zero_point: i32,
+        scale: f32,
+    },
+    Quantize {
+        input: MemRange,
+        output: MemRange,
+        zero_point: i32,
+        scale: f32,
+    },
+    MatMul {
+        a: MemRange,
+        b: MemRange,
+        output: MemRange,
+        a_rows: u32,
+        a_cols: u32,
+        b_cols: u32,
+        act: Clamp,
+        bias: &'a [u8],
+    },
+    QuantizedMatMul {
+        a: MemRange,
+        b: MemRange,
+        output: MemRange,
+        a_rows: u32,
+        a_cols: u32,
+        b_cols: u32,
+        a_offset: i32,
+        b_offset: i32,
+        qo: Requant,
+        bias: &'a [u8],
+    },
+    MemoryCopy {
+        input: MemRange,
+        output: MemRange,
+    },
+    Pad {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        paddings: [Padding; 4],
+        value: [u8; 4],
+    },
+    Reduce {
+        input: MemRange,
+        output: MemRange,
+        op: u32,
+        in_shape: Shape,
+        out_shape: Shape,
+        init: f32,
+    },
+    ReduceWindow2d {
+        input: MemRange,
+        output: MemRange,
+        op: u32,
+        in_shape: Shape,
+        win: Window,
+        init: f32,
+        act: Clamp,
+        nhwc: bool,
+    },
+    ResizeImage {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        out_h: u32,
+        out_w: u32,
+        bilinear: bool,
+        align_corners: bool,
+    },
+    Softmax {
+        input: MemRange,
+        output: MemRange,
+        inner: u32,
+        outer: u32,
+        beta: f32,
+    },
+    Transpose {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        perm: [u32; 4],
+    },
+    StridedSlice {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        begin: [i32; 4],
+        end: [i32; 4],
+        strides: [i32; 4],
+    },
+    Unary {
+        input: MemRange,
+        output: MemRange,
+        op: u32,
+    },
+    NnilUnary {
+        input: MemRange,
+        output: MemRange,
+        program: &'a [u8],
+    },
+    TableLookup1d {
+        input: MemRange,
+        table: MemRange,
+        output: MemRange,
+    },
+    CpuConv2d {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        out_channels: u32,
+        depthwise: bool,
+        win: Window,
+        act: Clamp,
+        weights: &'a [u8],
+        bias: &'a [u8],
+    },
+    CpuQuantizedConv2d {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+        out_channels: u32,
+        depthwise: bool,
+        win: Window,
+        input_offset: i32,
+        filter_offset: i32,
+        qo: Requant,
+        weights: &'a [u8],
+        bias: &'a [u8],
+    },
+    KpuUpload {
+        input: MemRange,
+        output: MemRange,
+        in_shape: Shape,
+    },
+    KpuConv2d {
+        main_out: Option<MemRange>,
+        batches: u32,
+        conv: KpuConv<'a>,
+    },
 }
 
 /// A validated V4 model.
@@ -257,18 +438,22 @@ impl<'a> Model<'a> {
             return Err(KmodelError::BadTarget { target });
         }
         let file = bytes.len();
-        let fits = |count: u32, item: usize, from: usize| (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file);
+        let fits = |count: u32, item: usize, from: usize| {
+            (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file)
+        };
         let in_at = HEADER;
         let shapes_at = fits(inputs, 16, in_at).ok_or(KmodelError::BadCount { part: Part::Inputs, count: inputs })?;
         let out_at = fits(inputs, 16, shapes_at).ok_or(KmodelError::BadCount { part: Part::Inputs, count: inputs })?;
-        let const_at = fits(outputs, 16, out_at).ok_or(KmodelError::BadCount { part: Part::Outputs, count: outputs })?;
+        let const_at =
+            fits(outputs, 16, out_at).ok_or(KmodelError::BadCount { part: Part::Outputs, count: outputs })?;
         let headers_at = fits(constants, 1, const_at).ok_or(KmodelError::Truncated {
             part: Part::Constants,
             offset: const_at as u64,
             needed: constants as u64,
             available: (file - const_at) as u64,
         })?;
-        let body_start = fits(nodes, 8, headers_at).ok_or(KmodelError::BadCount { part: Part::LayerHeaders, count: nodes })?;
+        let body_start =
+            fits(nodes, 8, headers_at).ok_or(KmodelError::BadCount { part: Part::LayerHeaders, count: nodes })?;
         if nodes == 0 {
             return Err(KmodelError::Empty { part: Part::LayerHeaders });
         }
@@ -302,13 +487,19 @@ impl<'a> Model<'a> {
         m.input = match in0.pool {
             Pool::Main => {
                 if numel(&in_shape).saturating_mul(elem) != in0.size as u64 {
-                    return Err(KmodelError::Invalid { index: u32::MAX, what: "input shape does not match its main-memory range" });
+                    return Err(KmodelError::Invalid {
+                        index: u32::MAX,
+                        what: "input shape does not match its main-memory range",
+                    });
                 }
                 IoInfo { dtype: in0.dtype, shape: in_shape, bytes: in0.size as u64 }
             }
             Pool::Kpu => {
                 if in0.dtype != DataType::U8 || in_shape[3] == 0 {
-                    return Err(KmodelError::Invalid { index: u32::MAX, what: "a KPU input must be u8 with a non-zero width" });
+                    return Err(KmodelError::Invalid {
+                        index: u32::MAX,
+                        what: "a KPU input must be u8 with a non-zero width",
+                    });
                 }
                 let n = kpu::map_bytes(in_shape[3], in_shape[2], in_shape[1].max(1)).saturating_mul(in_shape[0] as u64);
                 ck.kpu_bytes(in0.start as u64, n.max(numel(&in_shape)))?;
@@ -389,7 +580,12 @@ fn range(r: &mut Reader<'_>) -> Result<MemRange, KmodelError> {
         0 => Pool::Constants,
         1 => Pool::Main,
         2 => Pool::Kpu,
-        _ => return Err(KmodelError::Invalid { index: u32::MAX, what: "memory_type must be 0 (const), 1 (main) or 2 (kpu)" }),
+        _ => {
+            return Err(KmodelError::Invalid {
+                index: u32::MAX,
+                what: "memory_type must be 0 (const), 1 (main) or 2 (kpu)",
+            });
+        }
     };
     let dtype = match dt {
         0 => DataType::F32,
@@ -477,7 +673,18 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
                 let offset = r.i32()?;
                 let mul = r.i32()?;
                 let shift = r.i32()? as u8;
-                Node::QuantizedBinary { a, b, output, op: opv, a_shape, b_shape, out_shape, qa, qb, qo: Requant { offset, mul, shift } }
+                Node::QuantizedBinary {
+                    a,
+                    b,
+                    output,
+                    op: opv,
+                    a_shape,
+                    b_shape,
+                    out_shape,
+                    qa,
+                    qb,
+                    qo: Requant { offset, mul, shift },
+                }
             }
         }
         CONCAT => {
@@ -495,7 +702,12 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             if groups == 0 || in_shape[1] % groups != 0 || oc % groups != 0 {
                 return Err(KmodelError::Invalid { index, what: "groups must divide the input and output channels" });
             }
-            let wn = prod(&[oc as u64, (in_shape[1] / groups) as u64, win.filter.0.max(0) as u64, win.filter.1.max(0) as u64]);
+            let wn = prod(&[
+                oc as u64,
+                (in_shape[1] / groups) as u64,
+                win.filter.0.max(0) as u64,
+                win.filter.1.max(0) as u64,
+            ]);
             if opcode == CONV2D {
                 let act = clamp(r)?;
                 let weights = span(r, wn, 4)?;
@@ -509,7 +721,19 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
                 let offset = r.i32()?;
                 let bias = span(r, oc as u64, 4)?;
                 let weights = span(r, wn, 1)?;
-                Node::QuantizedConv2d { input, output, in_shape, groups, out_channels: oc, win, input_offset, filter_offset, qo: Requant { offset, mul, shift }, bias, weights }
+                Node::QuantizedConv2d {
+                    input,
+                    output,
+                    in_shape,
+                    groups,
+                    out_channels: oc,
+                    win,
+                    input_offset,
+                    filter_offset,
+                    qo: Requant { offset, mul, shift },
+                    bias,
+                    weights,
+                }
             }
         }
         CONV2D_TRANSPOSE => {
@@ -521,7 +745,12 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             if groups == 0 || in_shape[1] % groups != 0 || out_shape[1] % groups != 0 {
                 return Err(KmodelError::Invalid { index, what: "groups must divide the input and output channels" });
             }
-            let wn = prod(&[out_shape[1] as u64, (in_shape[1] / groups) as u64, win.filter.0.max(0) as u64, win.filter.1.max(0) as u64]);
+            let wn = prod(&[
+                out_shape[1] as u64,
+                (in_shape[1] / groups) as u64,
+                win.filter.0.max(0) as u64,
+                win.filter.1.max(0) as u64,
+            ]);
             let weights = span(r, wn, 4)?;
             let bias = span(r, out_shape[1] as u64, 4)?;
             Node::Conv2dTranspose { input, output, in_shape, out_shape, groups, win, act, weights, bias }
@@ -529,7 +758,11 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
         DEQUANTIZE | QUANTIZE => {
             let (input, output) = (range(r)?, range(r)?);
             let (zero_point, scale) = (r.i32()?, r.f32()?);
-            if opcode == DEQUANTIZE { Node::Dequantize { input, output, zero_point, scale } } else { Node::Quantize { input, output, zero_point, scale } }
+            if opcode == DEQUANTIZE {
+                Node::Dequantize { input, output, zero_point, scale }
+            } else {
+                Node::Quantize { input, output, zero_point, scale }
+            }
         }
         MATMUL => {
             let (a, b, output) = (range(r)?, range(r)?, range(r)?);
@@ -546,7 +779,18 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             let shift = r.i32()? as u8;
             let offset = r.i32()?;
             let bias = span(r, b_cols as u64, 4)?;
-            Node::QuantizedMatMul { a, b, output, a_rows, a_cols, b_cols, a_offset, b_offset, qo: Requant { offset, mul, shift }, bias }
+            Node::QuantizedMatMul {
+                a,
+                b,
+                output,
+                a_rows,
+                a_cols,
+                b_cols,
+                a_offset,
+                b_offset,
+                qo: Requant { offset, mul, shift },
+                bias,
+            }
         }
         MEMORY_COPY => Node::MemoryCopy { input: range(r)?, output: range(r)? },
         PAD => {
@@ -577,7 +821,16 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             if opv > 3 {
                 return Err(KmodelError::Invalid { index, what: "reduce op must be 0..=3" });
             }
-            Node::ReduceWindow2d { input, output, op: opv, in_shape, win, init, act, nhwc: opcode == CPU_REDUCE_WINDOW2D }
+            Node::ReduceWindow2d {
+                input,
+                output,
+                op: opv,
+                in_shape,
+                win,
+                init,
+                act,
+                nhwc: opcode == CPU_REDUCE_WINDOW2D,
+            }
         }
         RESIZE_IMAGE => {
             let (input, output) = (range(r)?, range(r)?);
@@ -585,9 +838,20 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             let (out_h, out_w, mode) = (r.i32()?, r.i32()?, r.u32()?);
             let align = r.u8()?;
             if out_h <= 0 || out_w <= 0 || mode > 1 {
-                return Err(KmodelError::Invalid { index, what: "resize: output size must be positive and mode 0 or 1" });
+                return Err(KmodelError::Invalid {
+                    index,
+                    what: "resize: output size must be positive and mode 0 or 1",
+                });
             }
-            Node::ResizeImage { input, output, in_shape, out_h: out_h as u32, out_w: out_w as u32, bilinear: mode == 0, align_corners: align != 0 }
+            Node::ResizeImage {
+                input,
+                output,
+                in_shape,
+                out_h: out_h as u32,
+                out_w: out_w as u32,
+                bilinear: mode == 0,
+                align_corners: align != 0,
+            }
         }
         SOFTMAX => {
             let (input, output) = (range(r)?, range(r)?);
@@ -648,7 +912,19 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
                 let offset = r.i32()?;
                 let weights = span(r, wn, 1)?;
                 let bias = span(r, oc as u64, 4)?;
-                Node::CpuQuantizedConv2d { input, output, in_shape, out_channels: oc, depthwise, win, input_offset, filter_offset, qo: Requant { offset, mul, shift }, weights, bias }
+                Node::CpuQuantizedConv2d {
+                    input,
+                    output,
+                    in_shape,
+                    out_channels: oc,
+                    depthwise,
+                    win,
+                    input_offset,
+                    filter_offset,
+                    qo: Requant { offset, mul, shift },
+                    weights,
+                    bias,
+                }
             }
         }
         KPU_UPLOAD => Node::KpuUpload { input: range(r)?, output: range(r)?, in_shape: shape(r, index)? },
@@ -672,7 +948,11 @@ fn decode_inner<'a>(opcode: u32, r: &mut Reader<'a>, index: u32) -> Result<Node<
             let bn = block(layer.bwsx_base_addr, 8 * layer.out_c as u64, Block::BatchNorm)?;
             let act = block(layer.active_addr, 144, Block::Activation)?;
             let weights = block(layer.para_start_addr, layer.weight_bytes() as u64, Block::Weights)?;
-            Node::KpuConv2d { main_out: (main_out.size != 0).then_some(main_out), batches: batches as u32, conv: KpuConv { layer, bn, act, weights } }
+            Node::KpuConv2d {
+                main_out: (main_out.size != 0).then_some(main_out),
+                batches: batches as u32,
+                conv: KpuConv { layer, bn, act, weights },
+            }
         }
         _ => return Err(KmodelError::UnsupportedLayer { index, kind: opcode }),
     })
@@ -710,7 +990,12 @@ impl Checker {
     fn kpu_bytes(&mut self, start: u64, n: u64) -> Result<(), KmodelError> {
         let end = start.saturating_add(n);
         if end > KPU_RAM_BYTES as u64 {
-            return Err(KmodelError::OutOfRange { index: self.index, pool: Pool::Kpu, end, limit: KPU_RAM_BYTES as u64 });
+            return Err(KmodelError::OutOfRange {
+                index: self.index,
+                pool: Pool::Kpu,
+                end,
+                limit: KPU_RAM_BYTES as u64,
+            });
         }
         self.req.kpu = self.req.kpu.max(end);
         Ok(())
@@ -742,7 +1027,13 @@ impl Checker {
     fn window_out(&self, h: u32, w: u32, win: &Window) -> Result<(u64, u64), KmodelError> {
         const MAX: i32 = 1 << 12;
         let pos = |v: i32| (1..=MAX).contains(&v);
-        if !(pos(win.filter.0) && pos(win.filter.1) && pos(win.stride.0) && pos(win.stride.1) && pos(win.dilation.0) && pos(win.dilation.1)) {
+        if !(pos(win.filter.0)
+            && pos(win.filter.1)
+            && pos(win.stride.0)
+            && pos(win.stride.1)
+            && pos(win.dilation.0)
+            && pos(win.dilation.1))
+        {
             return Err(self.inv("filter, stride and dilation must be in 1..=4096"));
         }
         for p in [win.pad_h.before, win.pad_h.after, win.pad_w.before, win.pad_w.after] {
@@ -889,7 +1180,11 @@ impl Checker {
                 self.read(&input)?;
                 self.write(&output)?;
                 self.holds(&input, numel(&in_shape), 4)?;
-                let (h, w, c) = if nhwc { (in_shape[1], in_shape[2], in_shape[3]) } else { (in_shape[2], in_shape[3], in_shape[1]) };
+                let (h, w, c) = if nhwc {
+                    (in_shape[1], in_shape[2], in_shape[3])
+                } else {
+                    (in_shape[2], in_shape[3], in_shape[1])
+                };
                 let (oh, ow) = self.window_out(h, w, &win)?;
                 self.holds(&output, prod(&[in_shape[0] as u64, c as u64, oh, ow]), 4)?;
             }

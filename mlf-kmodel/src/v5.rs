@@ -88,7 +88,15 @@ pub fn header(bytes: &[u8]) -> Result<Header, KmodelError> {
         let alignment = r.u32()?;
         let modules = r.u32()?;
         let entry_module = r.u32()?;
-        Ok(Header { new_layout: false, flags: third, alignment, modules, entry_module, entry_function: 0, modules_at: 24 })
+        Ok(Header {
+            new_layout: false,
+            flags: third,
+            alignment,
+            modules,
+            entry_module,
+            entry_function: 0,
+            modules_at: 24,
+        })
     }
 }
 
@@ -115,7 +123,12 @@ pub fn walk<'a>(
         let functions = r.u32()?;
         let _reserved = r.u32()?;
         if (size as usize) < header_size as usize || at.checked_add(size as usize).is_none_or(|e| e > bytes.len()) {
-            return Err(KmodelError::Truncated { part: Part::Module, offset: at as u64, needed: size as u64, available: (bytes.len() - at.min(bytes.len())) as u64 });
+            return Err(KmodelError::Truncated {
+                part: Part::Module,
+                offset: at as u64,
+                needed: size as u64,
+                available: (bytes.len() - at.min(bytes.len())) as u64,
+            });
         }
         let module = &bytes[at..at + size as usize];
         let m = Module { kind, version, size, mempools, shared_mempools, sections, functions, offset: at };
@@ -140,7 +153,9 @@ pub fn walk<'a>(
             let fstart = mr.pos();
             let _hs = mr.u32()?;
             let fsize = mr.u32()?;
-            mr.seek(fstart.checked_add(fsize as usize).ok_or(KmodelError::BadCount { part: Part::Module, count: fsize })?)?;
+            mr.seek(
+                fstart.checked_add(fsize as usize).ok_or(KmodelError::BadCount { part: Part::Module, count: fsize })?,
+            )?;
         }
         // Sections: header, then padding of body_start, then the body (unless merged).
         let mut secs: [Option<Section<'a>>; 16] = [None; 16];

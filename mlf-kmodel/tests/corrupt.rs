@@ -12,10 +12,20 @@ fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
     let mut scratch = vec![0u8; req.scratch as usize];
     let mut plan: Plan<'_, 4> = Plan::new();
     let main_b: &mut [u8] = bytemuck::cast_slice_mut(&mut main);
-    plan.run(bytes, Memory { main: main_b, kpu: &mut kpu, scratch: &mut scratch }, input, Options { rounding: ActivationRounding::NncaseV02 }).unwrap();
+    plan.run(
+        bytes,
+        Memory { main: main_b, kpu: &mut kpu, scratch: &mut scratch },
+        input,
+        Options { rounding: ActivationRounding::NncaseV02 },
+    )
+    .unwrap();
     let main_b: &[u8] = bytemuck::cast_slice(&main);
     kmodel::as_f32_array::<32>(plan.output(main_b, &kpu, 0).unwrap()).map(|a| a.to_vec()).unwrap_or_else(|_| {
-        plan.output(main_b, &kpu, 0).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+        plan.output(main_b, &kpu, 0)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     })
 }
 
@@ -23,7 +33,8 @@ fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
 fn synthetic_conv_models_compute_the_expected_values() {
     let input: Vec<u8> = (0..16u8).map(|i| i * 17).collect();
     // channel c (weight c + 1): 0.5 · clamp(x · (c + 1), 0, 255)
-    let want: Vec<f32> = (0..2).flat_map(|c| input.iter().map(move |&x| 0.5 * ((x as u32 * (c + 1)).min(255) as f32))).collect();
+    let want: Vec<f32> =
+        (0..2).flat_map(|c| input.iter().map(move |&x| 0.5 * ((x as u32 * (c + 1)).min(255) as f32))).collect();
     assert_eq!(run(&v3_conv(), &input), want, "V3");
     assert_eq!(run(&v4_conv().0, &input), want, "V4");
 }
@@ -31,7 +42,10 @@ fn synthetic_conv_models_compute_the_expected_values() {
 #[test]
 fn synthetic_fc_model_computes_the_expected_values() {
     let x = [1.0f32, -2.0, 3.0, 0.5];
-    let h: Vec<f32> = (0..3).map(|o| (0..4).fold(0f32, |s, i| s + x[i] * ((o + 1) as f32 * (i + 1) as f32 / 10.0)) + 0.5).map(|v: f32| v.max(0.0)).collect();
+    let h: Vec<f32> = (0..3)
+        .map(|o| (0..4).fold(0f32, |s, i| s + x[i] * ((o + 1) as f32 * (i + 1) as f32 / 10.0)) + 0.5)
+        .map(|v: f32| v.max(0.0))
+        .collect();
     let y: Vec<f32> = (0..2).map(|o| (0..3).fold(0f32, |s, i| s + h[i] * (o as f32 - i as f32)) + 0.5).collect();
     let input: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
     assert_eq!(run(&v3_fc(), &input), y);
@@ -136,10 +150,15 @@ fn single_byte_damage_never_panics() {
                     let mut steps = vec![kmodel::Step::Empty; m.steps()];
                     m.decode_into(&mut steps).unwrap();
                     let input = vec![7u8; m.input().bytes as usize];
-                    let _ = kmodel::run(&m, &steps, Memory { main: &mut main, kpu: &mut kpu, scratch: &mut scratch }, &input, Options::default());
+                    let _ = kmodel::run(
+                        &m,
+                        &steps,
+                        Memory { main: &mut main, kpu: &mut kpu, scratch: &mut scratch },
+                        &input,
+                        Options::default(),
+                    );
                 }
             }
         }
     }
 }
-

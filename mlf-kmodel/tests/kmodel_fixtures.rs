@@ -20,7 +20,13 @@ fn run(bytes: &[u8], input: &[u8], rounding: ActivationRounding) -> Result<Vec<V
     let mut steps = vec![Step::Empty; m.steps()];
     m.decode_into(&mut steps)?;
     let main_b: &mut [u8] = bytemuck_bytes(&mut main);
-    kmodel::run(&m, &steps, Memory { main: main_b, kpu: &mut kpu, scratch: &mut scratch }, input, Options { rounding })?;
+    kmodel::run(
+        &m,
+        &steps,
+        Memory { main: main_b, kpu: &mut kpu, scratch: &mut scratch },
+        input,
+        Options { rounding },
+    )?;
     let main_b: &[u8] = bytemuck_bytes(&mut main);
     (0..m.outputs()).map(|i| kmodel::output(&m, main_b, &kpu, i).map(<[u8]>::to_vec)).collect()
 }
@@ -50,7 +56,14 @@ fn every_fixture_parses_or_is_refused_for_what_it_is() {
                 (d, Err(KmodelError::LegacyV1)) if d.starts_with("v1-") => {}
                 (d, Err(KmodelError::V5NotRunnable)) if d.starts_with("v5-") => {}
                 (d, Ok(m)) if d.starts_with("v3-") || d.starts_with("v4-") => {
-                    eprintln!("{name}: V{} {} steps, {} bytes + {} trailing, req {:?}", m.version(), m.steps(), m.len(), b.len() - m.len(), m.requirements());
+                    eprintln!(
+                        "{name}: V{} {} steps, {} bytes + {} trailing, req {:?}",
+                        m.version(),
+                        m.steps(),
+                        m.len(),
+                        b.len() - m.len(),
+                        m.requirements()
+                    );
                 }
                 _ => panic!("{name}: {r:?}"),
             }
@@ -79,7 +92,12 @@ fn iris_v3_and_v4_reproduce_the_expected_output() {
     let Some(dir) = fixtures() else { return };
     for v in ["v3-iris", "v4-iris"] {
         let d = dir.join(v);
-        let out = run(&read(&d.join("iris.kmodel")), &read(&d.join("input_features_f32le.bin")), ActivationRounding::NncaseV02).unwrap();
+        let out = run(
+            &read(&d.join("iris.kmodel")),
+            &read(&d.join("input_features_f32le.bin")),
+            ActivationRounding::NncaseV02,
+        )
+        .unwrap();
         let got = f32s(&out[0]);
         let want = f32s(&read(&d.join("expected_output_f32le.bin")));
         eprintln!("{v}: got {got:?} want {want:?}");
@@ -102,7 +120,14 @@ fn run_main(bytes: &[u8], input: &[u8], rounding: ActivationRounding) -> (Vec<u8
     let mut scratch = vec![0u8; req.scratch as usize];
     let mut steps = vec![Step::Empty; m.steps()];
     m.decode_into(&mut steps).unwrap();
-    kmodel::run(&m, &steps, Memory { main: bytemuck_bytes(&mut main), kpu: &mut kpu, scratch: &mut scratch }, input, Options { rounding }).unwrap();
+    kmodel::run(
+        &m,
+        &steps,
+        Memory { main: bytemuck_bytes(&mut main), kpu: &mut kpu, scratch: &mut scratch },
+        input,
+        Options { rounding },
+    )
+    .unwrap();
     let mb = bytemuck_bytes(&mut main).to_vec();
     let outs = (0..m.outputs()).map(|i| kmodel::output(&m, &mb, &kpu, i).unwrap().to_vec()).collect();
     (mb, outs)
@@ -120,7 +145,11 @@ fn agreement(a: &[u8], b: &[u8]) -> (usize, u8) {
 fn yolo_models_agree_with_the_emulated_kpu_outputs() {
     let Some(dir) = fixtures() else { return };
     let input = read(&dir.join("v3-20classes-yolo/input_dog_320x240_rgb_chw_u8.bin"));
-    for (d, file) in [("v3-20classes-yolo", "yolo.kmodel"), ("v3-kpu-demo-20classes", "yolo.kmodel"), ("v4-20classes-yolo", "yolo.kmodel")] {
+    for (d, file) in [
+        ("v3-20classes-yolo", "yolo.kmodel"),
+        ("v3-kpu-demo-20classes", "yolo.kmodel"),
+        ("v4-20classes-yolo", "yolo.kmodel"),
+    ] {
         let dd = dir.join(d);
         let (main, outs) = run_main(&read(&dd.join(file)), &input, ActivationRounding::NncaseV02);
         let want = read(&dd.join("emulated_lastconv_u8_dog.bin"));
@@ -128,7 +157,10 @@ fn yolo_models_agree_with_the_emulated_kpu_outputs() {
         let want_f = f32s(&read(&dd.join("emulated_output_f32_dog.bin")));
         let got_f = f32s(&outs[0]);
         let fmax = got_f.iter().zip(&want_f).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-        eprintln!("{d}: u8 {same}/8750 equal ({:.3}%), max |diff| {max}; f32 max |diff| {fmax}", 100.0 * same as f64 / 8750.0);
+        eprintln!(
+            "{d}: u8 {same}/8750 equal ({:.3}%), max |diff| {max}; f32 max |diff| {fmax}",
+            100.0 * same as f64 / 8750.0
+        );
         assert!(same * 1000 >= 8750 * 999 && max <= 1, "{d}: {same}/8750, max {max}");
     }
 }
@@ -157,7 +189,8 @@ fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
         // Against the published float reference: same top prior, close scores.
         let face_score = |s: &[f32]| s.chunks_exact(2).map(|c| c[1]).collect::<Vec<_>>();
         let (gs, rs) = (face_score(&scores), face_score(ref_scores));
-        let argmax = |v: &[f32]| v.iter().enumerate().fold((0, f32::MIN), |a, (i, &x)| if x > a.1 { (i, x) } else { a });
+        let argmax =
+            |v: &[f32]| v.iter().enumerate().fold((0, f32::MIN), |a, (i, &x)| if x > a.1 { (i, x) } else { a });
         let (gi, gv) = argmax(&gs);
         let (ri, rv) = argmax(&rs);
         let mae = gs.iter().zip(&rs).map(|(a, b)| (a - b).abs()).sum::<f32>() / gs.len() as f32;
@@ -169,7 +202,9 @@ fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
             cov / (va.sqrt() * vb.sqrt())
         };
         let bmae = boxes.iter().zip(ref_boxes).map(|(a, b)| (a - b).abs()).sum::<f32>() / boxes.len() as f32;
-        eprintln!("{model} vs face.bin: top prior {gi} ({gv:.4}) vs {ri} ({rv:.4}); score MAE {mae:.4}, corr {corr:.3}; box MAE {bmae:.4}");
+        eprintln!(
+            "{model} vs face.bin: top prior {gi} ({gv:.4}) vs {ri} ({rv:.4}); score MAE {mae:.4}, corr {corr:.3}; box MAE {bmae:.4}"
+        );
         assert_eq!(gi, ri, "{model}: top prior");
         assert!(corr > 0.9, "{model}: correlation {corr}");
     }
@@ -181,7 +216,8 @@ fn mixed_cpu_kpu_models_run_and_their_softmax_sums_to_one() {
     // inputs and check the invariant their last layer guarantees.
     let Some(dir) = fixtures() else { return };
     // V3 MNIST: K210_CONV, DEQUANTIZE, TF_FLATTEN, FC, QUANTIZE, ADD/REMOVE_PADDING, SOFTMAX.
-    let digit: Vec<u8> = (0..28 * 28).map(|i| if (i % 28 > 10 && i % 28 < 17) && i / 28 > 4 && i / 28 < 24 { 255 } else { 0 }).collect();
+    let digit: Vec<u8> =
+        (0..28 * 28).map(|i| if (i % 28 > 10 && i % 28 < 17) && i / 28 > 4 && i / 28 < 24 { 255 } else { 0 }).collect();
     let (_, outs) = run_main(&read(&dir.join("v3-mnist-maixpy/mnist.kmodel")), &digit, ActivationRounding::NncaseV02);
     let p = f32s(&outs[0]);
     let best = p.iter().enumerate().fold((0, 0f32), |a, (i, &v)| if v > a.1 { (i, v) } else { a });
@@ -190,7 +226,8 @@ fn mixed_cpu_kpu_models_run_and_their_softmax_sums_to_one() {
     // V4 mask classifier: pad (crop), reduce_window2d, quantize, kpu_upload, transpose, matmul,
     // reduce, binary with broadcast, table_lookup1d.
     let thermal: Vec<u8> = (0..32 * 32).map(|i| ((i * 7) % 256) as u8).collect();
-    let (_, outs) = run_main(&read(&dir.join("v4-mask-detect/mask_detect.kmodel")), &thermal, ActivationRounding::NncaseV02);
+    let (_, outs) =
+        run_main(&read(&dir.join("v4-mask-detect/mask_detect.kmodel")), &thermal, ActivationRounding::NncaseV02);
     let p = f32s(&outs[0]);
     eprintln!("mask classifier: {p:?}");
     assert_eq!(p.len(), 3);
@@ -198,13 +235,19 @@ fn mixed_cpu_kpu_models_run_and_their_softmax_sums_to_one() {
     // V4 alpha1 YOLO: the max_2_s1 pool runs on the CPU (dequantize → reduce_window2d →
     // quantize → kpu_upload); its output stays close to the beta compile's.
     let input = read(&dir.join("v3-20classes-yolo/input_dog_320x240_rgb_chw_u8.bin"));
-    let (_, a) = run_main(&read(&dir.join("v4-20classes-yolo/yolo-v0.2.0-alpha1.kmodel")), &input, ActivationRounding::NncaseV02);
+    let (_, a) = run_main(
+        &read(&dir.join("v4-20classes-yolo/yolo-v0.2.0-alpha1.kmodel")),
+        &input,
+        ActivationRounding::NncaseV02,
+    );
     let (_, b) = run_main(&read(&dir.join("v4-20classes-yolo/yolo.kmodel")), &input, ActivationRounding::NncaseV02);
     let (a, b) = (f32s(&a[0]), f32s(&b[0]));
     let mad = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f32>() / a.len() as f32;
     let (ma, mb) = (a.iter().sum::<f32>() / a.len() as f32, b.iter().sum::<f32>() / b.len() as f32);
     let cov: f32 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
-    let corr = cov / (a.iter().map(|x| (x - ma) * (x - ma)).sum::<f32>().sqrt() * b.iter().map(|y| (y - mb) * (y - mb)).sum::<f32>().sqrt());
+    let corr = cov
+        / (a.iter().map(|x| (x - ma) * (x - ma)).sum::<f32>().sqrt()
+            * b.iter().map(|y| (y - mb) * (y - mb)).sum::<f32>().sqrt());
     eprintln!("alpha1 vs beta YOLO: mean |diff| {mad}, correlation {corr}");
     assert!(corr > 0.95, "{corr}");
 }

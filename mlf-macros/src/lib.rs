@@ -50,8 +50,10 @@ impl Parse for Args {
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
-                        format!("unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"` or `params = \"embedded\"|\"resident\"|\"streamed\"`)"),
-                    ))
+                        format!(
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"` or `params = \"embedded\"|\"resident\"|\"streamed\"`)"
+                        ),
+                    ));
                 }
             }
         }
@@ -84,7 +86,9 @@ fn manifest_dir() -> Result<PathBuf, String> {
     std::env::var_os("MLF_MACROS_MANIFEST_DIR")
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
         .map(PathBuf::from)
-        .ok_or_else(|| "CARGO_MANIFEST_DIR is not set: include_model! must be used in a crate built by cargo".to_string())
+        .ok_or_else(|| {
+            "CARGO_MANIFEST_DIR is not set: include_model! must be used in a crate built by cargo".to_string()
+        })
 }
 
 fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
@@ -145,7 +149,9 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}){module_call}.compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n(with mlf-build in [build-dependencies])"
     );
     let Some(out_dir) = std::env::var_os("OUT_DIR") else {
-        return Err(format!("{rel} is a TVM model: its C must be compiled first, and this crate has no build script; {build_step}"));
+        return Err(format!(
+            "{rel} is a TVM model: its C must be compiled first, and this crate has no build script; {build_step}"
+        ));
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
     let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
@@ -171,7 +177,9 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     };
     let now = mlf_build::builder::fingerprint(&canonical).map_err(|e| e.to_string())?;
     if now != sidecar.fingerprint {
-        return Err(format!("{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"));
+        return Err(format!(
+            "{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"
+        ));
     }
     let name = match &args.name {
         Some(n) => n.clone(),

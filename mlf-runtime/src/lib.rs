@@ -25,7 +25,7 @@ pub mod params;
 pub mod tvm;
 
 pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};
-pub use element::{as_bytes, view, Element};
+pub use element::{Element, as_bytes, view};
 pub use error::{Error, Message};
 
 /// Kendryte K210 kmodels: parser, interpreter and KPU emulation (the `mlf-kmodel` crate, shared

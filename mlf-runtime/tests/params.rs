@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use mlf_runtime::params::{xxh64, FlashArchive, Folder, PackedArchive, ParamErrorKind, ParamRef, ParamSource};
+use mlf_runtime::params::{FlashArchive, Folder, PackedArchive, ParamErrorKind, ParamRef, ParamSource, xxh64};
 
 const A: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8];
 const B: &[u8] = &[9; 16];
@@ -27,7 +27,11 @@ fn folder(dir: &Path) {
         std::fs::write(dir.join(format!("params/{i}.bin")), d).unwrap();
         entries.push(format!("\"{i}\": {{\"file\": \"params/{i}.bin\", \"bytes\": {}, \"xxh64\": \"{:016x}\", \"dtype\": \"uint8\", \"shape\": [{}]}}", d.len(), xxh64(d), d.len()));
     }
-    std::fs::write(dir.join("configure.json"), format!("{{\"format\": \"mlf-params\", \"version\": 1, \"params\": {{{}}}}}", entries.join(", "))).unwrap();
+    std::fs::write(
+        dir.join("configure.json"),
+        format!("{{\"format\": \"mlf-params\", \"version\": 1, \"params\": {{{}}}}}", entries.join(", ")),
+    )
+    .unwrap();
 }
 
 fn pack(dir: &Path) -> Vec<u8> {
@@ -85,7 +89,11 @@ fn folder_errors() {
     // malformed and missing configuration
     std::fs::write(t.path().join("configure.json"), "{\"params\": 3}").unwrap();
     assert_eq!(Folder::open(t.path()).unwrap_err().kind, ParamErrorKind::ConfigMalformed);
-    std::fs::write(t.path().join("configure.json"), "{\"params\": {\"x\": {\"file\": \"../../etc/passwd\", \"bytes\": 1}}}").unwrap();
+    std::fs::write(
+        t.path().join("configure.json"),
+        "{\"params\": {\"x\": {\"file\": \"../../etc/passwd\", \"bytes\": 1}}}",
+    )
+    .unwrap();
     assert_eq!(Folder::open(t.path()).unwrap_err().kind, ParamErrorKind::ConfigMalformed);
     std::fs::remove_file(t.path().join("configure.json")).unwrap();
     let e = Folder::open(t.path()).unwrap_err();
@@ -119,7 +127,10 @@ fn archive_errors() {
     // resized / corrupted member
     std::fs::write(t.path().join(format!("params/{}.bin", a.id)), [7u8; 9]).unwrap();
     let mem: &'static [u8] = Box::leak(pack(t.path()).into_boxed_slice());
-    assert_eq!(FlashArchive::new(mem).unwrap().bytes(&a).unwrap_err().kind, ParamErrorKind::SizeMismatch { expected: 8, found: 9 });
+    assert_eq!(
+        FlashArchive::new(mem).unwrap().bytes(&a).unwrap_err().kind,
+        ParamErrorKind::SizeMismatch { expected: 8, found: 9 }
+    );
     std::fs::write(t.path().join(format!("params/{}.bin", a.id)), [7u8; 8]).unwrap();
     std::fs::write(&tar, pack(t.path())).unwrap();
     assert_eq!(kind(&mut PackedArchive::open(&tar).unwrap(), &a), ParamErrorKind::HashMismatch);

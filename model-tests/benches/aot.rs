@@ -58,13 +58,23 @@ fn main() {
     }
     #[cfg(not(mlf_shared))]
     eprintln!("../shared/fixtures not found: no AOT model to measure");
-    println!("{:<28} {:>11} | {:>10} {:>10} {:>11} {:>12} {:>7} {:>12}", "model", "µs/inf", "mlf arena", "C's pool", "mlf total", "TVM standal.", "ratio", "ws high-water");
+    println!(
+        "{:<28} {:>11} | {:>10} {:>10} {:>11} {:>12} {:>7} {:>12}",
+        "model", "µs/inf", "mlf arena", "C's pool", "mlf total", "TVM standal.", "ratio", "ws high-water"
+    );
     let mut json = Vec::new();
     for r in &rows {
         let total = r.arena as u64 + r.usmp;
         println!(
             "{:<28} {:>11.2} | {:>10} {:>10} {:>11} {:>12} {:>7.3} {:>12}",
-            r.name, r.us, r.arena, r.usmp, total, r.peer, total as f64 / r.peer as f64, r.high_water
+            r.name,
+            r.us,
+            r.arena,
+            r.usmp,
+            total,
+            r.peer,
+            total as f64 / r.peer as f64,
+            r.high_water
         );
         json.push(format!(
             "{{\"model\":{:?},\"us\":{:.3},\"arena\":{},\"usmp_pool\":{},\"tvm_standalone\":{},\"workspace_high_water\":{}}}",
@@ -73,5 +83,8 @@ fn main() {
     }
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-aot.json");
     let _ = std::fs::write(&out, format!("[{}]\n", json.join(",\n")));
-    println!("\n(TVM standalone = TVMGEN_<M>_WORKSPACE_SIZE + 16 bytes of slack + outputs + the C's USMP pool)\nwritten to {}", out.display());
+    println!(
+        "\n(TVM standalone = TVMGEN_<M>_WORKSPACE_SIZE + 16 bytes of slack + outputs + the C's USMP pool)\nwritten to {}",
+        out.display()
+    );
 }

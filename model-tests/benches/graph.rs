@@ -74,7 +74,12 @@ impl Peer {
                 calls.push((by_name[func_name.as_str()], args));
             }
         }
-        let input_eids = graph.arg_nodes.iter().filter(|n| matches!(g.bindings[n], ArgBinding::Input(_))).map(|&n| graph.node_row_ptr[n]).collect();
+        let input_eids = graph
+            .arg_nodes
+            .iter()
+            .filter(|n| matches!(g.bindings[n], ArgBinding::Input(_)))
+            .map(|&n| graph.node_row_ptr[n])
+            .collect();
         let output_eids = graph.heads.iter().map(|h| graph.eid(*h)).collect();
         // TVM sizes its workspace pool to the largest operator workspace.
         let ws = desc.memory.operator_workspace.iter().map(|(_, b)| *b as usize).max().unwrap_or(0).div_ceil(16) * 16;
@@ -91,12 +96,22 @@ impl Peer {
         let ws = unsafe_bytes(&mut self.workspace);
         let _session = mlf_runtime::tvm::workspace::Session::enter(ws, 16).unwrap();
         for (f, args) in &self.calls {
-            let mut values: Vec<TVMValue> = args.iter().map(|&e| TVMValue { v_handle: (&mut self.tensors[e] as *mut DLTensor).cast() }).collect();
+            let mut values: Vec<TVMValue> =
+                args.iter().map(|&e| TVMValue { v_handle: (&mut self.tensors[e] as *mut DLTensor).cast() }).collect();
             let mut codes = vec![7i32; args.len()];
             let mut ret = TVMValue { v_int64: 0 };
             let mut ret_code = 0;
             // SAFETY: the same kernels and tensor shapes the generated code uses.
-            let rc = unsafe { f(values.as_mut_ptr(), codes.as_mut_ptr(), args.len() as i32, &mut ret, &mut ret_code, std::ptr::null_mut()) };
+            let rc = unsafe {
+                f(
+                    values.as_mut_ptr(),
+                    codes.as_mut_ptr(),
+                    args.len() as i32,
+                    &mut ret,
+                    &mut ret_code,
+                    std::ptr::null_mut(),
+                )
+            };
             assert_eq!(rc, 0);
         }
         let e = self.output_eids[0];
@@ -177,7 +192,14 @@ macro_rules! bench {
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut rows: Vec<Row> = Vec::new();
-    bench!(rows, "digits (repository)", root.join("examples/digits/model/digits.tar"), model_tests::digits, [pixels], output);
+    bench!(
+        rows,
+        "digits (repository)",
+        root.join("examples/digits/model/digits.tar"),
+        model_tests::digits,
+        [pixels],
+        output
+    );
     #[cfg(mlf_shared)]
     {
         let fx = |n: &str| {
@@ -185,23 +207,62 @@ fn main() {
             if d.join("model.tar").exists() { d.join("model.tar") } else { d.join("model") }
         };
         use model_tests::graph as g;
-        bench!(rows, "arduino-demos-kws-yesno-graph-v4", fx("arduino-demos-kws-yesno-graph-v4"), g::yesno_v4, [reshape_1], output);
-        bench!(rows, "digits-mlp-graph-linked", fx("digits-mlp-graph-linked"), g::digits_mlp_graph_linked, [pixels], output);
-        bench!(rows, "guberti-tvm-graph-v2-cifar-lp0-syslib", fx("guberti-tvm-graph-v2-cifar-lp0-syslib"), g::cifar_v2, [input_1_int8], output);
+        bench!(
+            rows,
+            "arduino-demos-kws-yesno-graph-v4",
+            fx("arduino-demos-kws-yesno-graph-v4"),
+            g::yesno_v4,
+            [reshape_1],
+            output
+        );
+        bench!(
+            rows,
+            "digits-mlp-graph-linked",
+            fx("digits-mlp-graph-linked"),
+            g::digits_mlp_graph_linked,
+            [pixels],
+            output
+        );
+        bench!(
+            rows,
+            "guberti-tvm-graph-v2-cifar-lp0-syslib",
+            fx("guberti-tvm-graph-v2-cifar-lp0-syslib"),
+            g::cifar_v2,
+            [input_1_int8],
+            output
+        );
         bench!(rows, "gvsoc-sine-graph-v7", fx("gvsoc-sine-graph-v7"), g::sine_v7, [dense_2_input], identity);
         bench!(rows, "kws-int8-graph", fx("kws-int8-graph"), g::kws_int8_graph, [input_1], identity);
         bench!(rows, "multi-io-graph", fx("multi-io-graph"), g::multi_io_graph, [audio, gain], output0);
-        bench!(rows, "resnet8-int8-graph", fx("resnet8-int8-graph"), g::resnet8_int8_graph, [input_1_int8], identity_int8);
+        bench!(
+            rows,
+            "resnet8-int8-graph",
+            fx("resnet8-int8-graph"),
+            g::resnet8_int8_graph,
+            [input_1_int8],
+            identity_int8
+        );
     }
     #[cfg(not(mlf_shared))]
     eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
 
-    println!("{:<40} {:>11} {:>11} {:>7} {:>12} | {:>9} {:>11} {:>7} {:>11}", "model", "mlf µs/inf", "peer µs/inf", "ratio", "peer init µs", "mlf RAM", "peer RAM", "ratio", "TVM plan");
+    println!(
+        "{:<40} {:>11} {:>11} {:>7} {:>12} | {:>9} {:>11} {:>7} {:>11}",
+        "model", "mlf µs/inf", "peer µs/inf", "ratio", "peer init µs", "mlf RAM", "peer RAM", "ratio", "TVM plan"
+    );
     let mut json = Vec::new();
     for r in &rows {
         println!(
             "{:<40} {:>11.2} {:>11.2} {:>7.2} {:>12.1} | {:>9} {:>11} {:>7.3} {:>11}",
-            r.name, r.ours_us, r.peer_us, r.ours_us / r.peer_us, r.peer_start_us, r.arena, r.peer_heap, r.arena as f64 / r.peer_heap as f64, r.tvm_plan
+            r.name,
+            r.ours_us,
+            r.peer_us,
+            r.ours_us / r.peer_us,
+            r.peer_start_us,
+            r.arena,
+            r.peer_heap,
+            r.arena as f64 / r.peer_heap as f64,
+            r.tvm_plan
         );
         assert!(r.arena <= r.tvm_plan, "{}: mlf needs more RAM than TVM's plan", r.name);
         json.push(format!(
@@ -211,5 +272,8 @@ fn main() {
     }
     let out = root.join("target/bench-graph.json");
     let _ = std::fs::write(&out, format!("[{}]\n", json.join(",\n")));
-    println!("\n(ratio < 1: mlf is faster / smaller; peer = TVM-style executor: JSON parsed at start-up, heap storage per storage id, parameters copied to RAM, same kernels)\nwritten to {}", out.display());
+    println!(
+        "\n(ratio < 1: mlf is faster / smaller; peer = TVM-style executor: JSON parsed at start-up, heap storage per storage id, parameters copied to RAM, same kernels)\nwritten to {}",
+        out.display()
+    );
 }

@@ -12,24 +12,96 @@ pub mod external {
 /// Fixtures with external parameters (../shared/fixtures/mlf).
 #[cfg(mlf_shared)]
 pub mod external_shared {
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-graph/model.tar", params = "resident", name = kws_graph_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-graph/model.tar", params = "streamed", name = kws_graph_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/resnet8-int8-graph/model.tar", params = "resident", name = resnet8_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/resnet8-int8-graph/model.tar", params = "streamed", name = resnet8_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/multi-io-graph/model.tar", params = "resident", name = multi_io_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/multi-io-graph/model.tar", params = "streamed", name = multi_io_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar", params = "resident", name = cifar_v2_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar", params = "streamed", name = cifar_v2_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-graph/model.tar", params = "resident", name = digits_graph_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-graph/model.tar", params = "streamed", name = digits_graph_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar", params = "resident", name = digits_aot_usmp_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar", params = "streamed", name = digits_aot_usmp_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar", params = "resident", name = digits_aot_packed_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar", params = "streamed", name = digits_aot_packed_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar", params = "resident", name = kws_aot_usmp_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar", params = "streamed", name = kws_aot_usmp_streamed);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model", params = "resident", name = cifar_esp32_resident);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model", params = "streamed", name = cifar_esp32_streamed);
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-graph/model.tar",
+        params = "resident",
+        name = kws_graph_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-graph/model.tar",
+        params = "streamed",
+        name = kws_graph_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/resnet8-int8-graph/model.tar",
+        params = "resident",
+        name = resnet8_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/resnet8-int8-graph/model.tar",
+        params = "streamed",
+        name = resnet8_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/multi-io-graph/model.tar",
+        params = "resident",
+        name = multi_io_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/multi-io-graph/model.tar",
+        params = "streamed",
+        name = multi_io_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar",
+        params = "resident",
+        name = cifar_v2_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar",
+        params = "streamed",
+        name = cifar_v2_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph/model.tar",
+        params = "resident",
+        name = digits_graph_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph/model.tar",
+        params = "streamed",
+        name = digits_graph_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar",
+        params = "resident",
+        name = digits_aot_usmp_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar",
+        params = "streamed",
+        name = digits_aot_usmp_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar",
+        params = "resident",
+        name = digits_aot_packed_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar",
+        params = "streamed",
+        name = digits_aot_packed_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar",
+        params = "resident",
+        name = kws_aot_usmp_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar",
+        params = "streamed",
+        name = kws_aot_usmp_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model",
+        params = "resident",
+        name = cifar_esp32_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model",
+        params = "streamed",
+        name = cifar_esp32_streamed
+    );
 }
 
 /// The two modules of one metadata-v7 archive, built side by side.
@@ -41,10 +113,19 @@ pub mod two_modules {
 /// Graph-executor fixtures from ../shared/fixtures/mlf.
 #[cfg(mlf_shared)]
 pub mod graph {
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar", name = yesno_v4);
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar",
+        name = yesno_v4
+    );
     mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-graph/model.tar", name = digits_mlp_graph);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/digits-mlp-graph-linked/model.tar", name = digits_mlp_graph_linked);
-    mlf_runtime::include_model!("../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar", name = cifar_v2);
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph-linked/model.tar",
+        name = digits_mlp_graph_linked
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar",
+        name = cifar_v2
+    );
     mlf_runtime::include_model!("../../shared/fixtures/mlf/gvsoc-sine-graph-v7/model", name = sine_v7);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/kws-int8-graph/model.tar", name = kws_int8_graph);
     mlf_runtime::include_model!("../../shared/fixtures/mlf/multi-io-graph/model.tar", name = multi_io_graph);

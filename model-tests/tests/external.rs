@@ -7,8 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use mlf_runtime::params::{FlashArchive, Folder, PackedArchive, ParamErrorKind, ParamSource};
 use mlf_runtime::Error;
+use mlf_runtime::params::{FlashArchive, Folder, PackedArchive, ParamErrorKind, ParamSource};
 
 fn split_dir(name: &str) -> PathBuf {
     PathBuf::from(env!("OUT_DIR")).join("split").join(name)
@@ -83,8 +83,8 @@ fn digits_resident_and_streamed_from_every_source() {
 
 #[test]
 fn resident_run_before_load_is_an_error() {
-    use model_tests::external::digits_resident as model;
     use mlf_runtime::params::{ParamError, ParamRef};
+    use model_tests::external::digits_resident as model;
     /// A source that has nothing.
     struct Nothing;
     impl ParamSource for Nothing {
@@ -135,7 +135,10 @@ fn streamed_staging_is_the_largest_operators_parameters() {
         use model_tests::external_shared as e;
         assert_eq!(e::kws_graph_streamed::STAGING_BYTES, largest_operator_params(&f("kws-int8-graph")));
         assert_eq!(e::resnet8_streamed::STAGING_BYTES, largest_operator_params(&f("resnet8-int8-graph")));
-        assert_eq!(e::cifar_v2_streamed::STAGING_BYTES, largest_operator_params(&f("guberti-tvm-graph-v2-cifar-lp0-syslib")));
+        assert_eq!(
+            e::cifar_v2_streamed::STAGING_BYTES,
+            largest_operator_params(&f("guberti-tvm-graph-v2-cifar-lp0-syslib"))
+        );
         eprintln!(
             "staging vs all parameters: kws {} / {} bytes, resnet8 {} / {} bytes",
             e::kws_graph_streamed::STAGING_BYTES,
@@ -159,26 +162,138 @@ mod shared {
     fn graph_fixtures_with_external_parameters() {
         check_external!(resident, e::kws_graph_resident, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
         check_external!(streamed, e::kws_graph_streamed, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
-        check_external!(resident, e::resnet8_resident, fixture("resnet8-int8-graph"), "resnet8", [input_1_int8], [identity_int8]);
-        check_external!(streamed, e::resnet8_streamed, fixture("resnet8-int8-graph"), "resnet8", [input_1_int8], [identity_int8]);
-        check_external!(resident, e::multi_io_resident, fixture("multi-io-graph"), "multi_io", [audio, gain], [output0, output1]);
-        check_external!(streamed, e::multi_io_streamed, fixture("multi-io-graph"), "multi_io", [audio, gain], [output0, output1]);
-        check_external!(resident, e::cifar_v2_resident, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), "cifar_v2", [input_1_int8], [output]);
-        check_external!(streamed, e::cifar_v2_streamed, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), "cifar_v2", [input_1_int8], [output]);
-        check_external!(resident, e::digits_graph_resident, fixture("digits-mlp-graph"), "digits_graph", [pixels], [output]);
-        check_external!(streamed, e::digits_graph_streamed, fixture("digits-mlp-graph"), "digits_graph", [pixels], [output]);
+        check_external!(
+            resident,
+            e::resnet8_resident,
+            fixture("resnet8-int8-graph"),
+            "resnet8",
+            [input_1_int8],
+            [identity_int8]
+        );
+        check_external!(
+            streamed,
+            e::resnet8_streamed,
+            fixture("resnet8-int8-graph"),
+            "resnet8",
+            [input_1_int8],
+            [identity_int8]
+        );
+        check_external!(
+            resident,
+            e::multi_io_resident,
+            fixture("multi-io-graph"),
+            "multi_io",
+            [audio, gain],
+            [output0, output1]
+        );
+        check_external!(
+            streamed,
+            e::multi_io_streamed,
+            fixture("multi-io-graph"),
+            "multi_io",
+            [audio, gain],
+            [output0, output1]
+        );
+        check_external!(
+            resident,
+            e::cifar_v2_resident,
+            fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"),
+            "cifar_v2",
+            [input_1_int8],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::cifar_v2_streamed,
+            fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"),
+            "cifar_v2",
+            [input_1_int8],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::digits_graph_resident,
+            fixture("digits-mlp-graph"),
+            "digits_graph",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_graph_streamed,
+            fixture("digits-mlp-graph"),
+            "digits_graph",
+            [pixels],
+            [output]
+        );
     }
 
     #[test]
     fn aot_constant_pools_read_from_outside_the_code() {
-        check_external!(resident, e::digits_aot_usmp_resident, fixture("digits-mlp-aot-usmp"), "digits_aot_usmp", [pixels], [output]);
-        check_external!(streamed, e::digits_aot_usmp_streamed, fixture("digits-mlp-aot-usmp"), "digits_aot_usmp", [pixels], [output]);
-        check_external!(resident, e::digits_aot_packed_resident, fixture("digits-mlp-aot-packed"), "digits_aot_packed", [pixels], [output]);
-        check_external!(streamed, e::digits_aot_packed_streamed, fixture("digits-mlp-aot-packed"), "digits_aot_packed", [pixels], [output]);
-        check_external!(resident, e::kws_aot_usmp_resident, fixture("kws-int8-aot-usmp"), "kws_aot_usmp", [input_1], [identity]);
-        check_external!(streamed, e::kws_aot_usmp_streamed, fixture("kws-int8-aot-usmp"), "kws_aot_usmp", [input_1], [identity]);
-        check_external!(resident, e::cifar_esp32_resident, fixture("esp32-cifar-aot-v7-usmp"), "cifar_esp32", [input_1], [output]);
-        check_external!(streamed, e::cifar_esp32_streamed, fixture("esp32-cifar-aot-v7-usmp"), "cifar_esp32", [input_1], [output]);
+        check_external!(
+            resident,
+            e::digits_aot_usmp_resident,
+            fixture("digits-mlp-aot-usmp"),
+            "digits_aot_usmp",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_aot_usmp_streamed,
+            fixture("digits-mlp-aot-usmp"),
+            "digits_aot_usmp",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::digits_aot_packed_resident,
+            fixture("digits-mlp-aot-packed"),
+            "digits_aot_packed",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_aot_packed_streamed,
+            fixture("digits-mlp-aot-packed"),
+            "digits_aot_packed",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::kws_aot_usmp_resident,
+            fixture("kws-int8-aot-usmp"),
+            "kws_aot_usmp",
+            [input_1],
+            [identity]
+        );
+        check_external!(
+            streamed,
+            e::kws_aot_usmp_streamed,
+            fixture("kws-int8-aot-usmp"),
+            "kws_aot_usmp",
+            [input_1],
+            [identity]
+        );
+        check_external!(
+            resident,
+            e::cifar_esp32_resident,
+            fixture("esp32-cifar-aot-v7-usmp"),
+            "cifar_esp32",
+            [input_1],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::cifar_esp32_streamed,
+            fixture("esp32-cifar-aot-v7-usmp"),
+            "cifar_esp32",
+            [input_1],
+            [output]
+        );
         // The pool as the compiler laid it out: metadata's 9640 bytes, rounded up by `sizeof` to
         // the struct's 16-byte alignment.
         assert_eq!(e::digits_aot_usmp_resident::PARAMS[0].bytes, 9648);

@@ -44,12 +44,22 @@ mod shared {
 
     #[test]
     fn digits_mlp_graph_linked() {
-        check_cases!(model_tests::graph::digits_mlp_graph_linked, fixture("digits-mlp-graph-linked"), [pixels], [output]);
+        check_cases!(
+            model_tests::graph::digits_mlp_graph_linked,
+            fixture("digits-mlp-graph-linked"),
+            [pixels],
+            [output]
+        );
     }
 
     #[test]
     fn cifar_v2() {
-        check_cases!(model_tests::graph::cifar_v2, fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"), [input_1_int8], [output]);
+        check_cases!(
+            model_tests::graph::cifar_v2,
+            fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"),
+            [input_1_int8],
+            [output]
+        );
     }
 
     #[test]
@@ -69,7 +79,12 @@ mod shared {
 
     #[test]
     fn resnet8_int8_graph() {
-        check_cases!(model_tests::graph::resnet8_int8_graph, fixture("resnet8-int8-graph"), [input_1_int8], [identity_int8]);
+        check_cases!(
+            model_tests::graph::resnet8_int8_graph,
+            fixture("resnet8-int8-graph"),
+            [input_1_int8],
+            [identity_int8]
+        );
     }
 }
 

@@ -15,7 +15,10 @@ fn fixture_f32(rel: &str) -> Vec<f32> {
 
 #[cfg(mlf_shared)]
 fn input() -> Vec<u8> {
-    std::fs::read(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-fast-facedetect/input_face_320x240_rgb_chw_u8.bin")).unwrap()
+    std::fs::read(
+        mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-fast-facedetect/input_face_320x240_rgb_chw_u8.bin"),
+    )
+    .unwrap()
 }
 
 /// Checks one model's (boxes, scores): equal to the emulator's outputs, and the faces it finds
@@ -33,7 +36,13 @@ fn check(name: &str, boxes: &[f32], scores: &[f32], emulated: [&str; 2], min_rec
     let top_iou = got[0].iou(&want[0]);
     eprintln!(
         "{name}: {} faces (face.bin: {}), {found} of face.bin's found (IoU > 0.5); best face {:.3} at ({:.0},{:.0})-({:.0},{:.0}), IoU {top_iou:.2} with face.bin's best",
-        got.len(), want.len(), got[0].prob, got[0].x1, got[0].y1, got[0].x2, got[0].y2
+        got.len(),
+        want.len(),
+        got[0].prob,
+        got[0].x1,
+        got[0].y1,
+        got[0].x2,
+        got[0].y2
     );
     assert!(top_iou > 0.6, "{name}: best face IoU {top_iou}");
     assert!(recall >= min_recall, "{name}: recall {recall}");
@@ -46,7 +55,13 @@ fn rfb320_finds_the_face() {
     let input = input();
     let mut model = m::Model::take().unwrap();
     let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
-    check("RFB-320", out.output0, out.output1, ["emulated_RFB-320_out0_boxes_f32.bin", "emulated_RFB-320_out1_scores_f32.bin"], 0.9);
+    check(
+        "RFB-320",
+        out.output0,
+        out.output1,
+        ["emulated_RFB-320_out0_boxes_f32.bin", "emulated_RFB-320_out1_scores_f32.bin"],
+        0.9,
+    );
 }
 
 #[test]
@@ -56,7 +71,13 @@ fn slim320_finds_the_face() {
     let input = input();
     let mut model = m::Model::take().unwrap();
     let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
-    check("slim-320", out.output1, out.output0, ["emulated_slim-320_out1_boxes_f32.bin", "emulated_slim-320_out0_scores_f32.bin"], 0.8);
+    check(
+        "slim-320",
+        out.output1,
+        out.output0,
+        ["emulated_slim-320_out1_boxes_f32.bin", "emulated_slim-320_out0_scores_f32.bin"],
+        0.8,
+    );
 }
 
 #[test]

@@ -35,7 +35,8 @@ fn iris_v4_matches_within_1e6() {
     assert_eq!(m::INPUT_SHAPE, [1, 1, 1, 4]);
     let mut model = m::Model::take().expect("take");
     let out = model.run(&m::Inputs { input: &FEATURES }).expect("run");
-    let want = std::fs::read(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris/expected_output_f32le.bin")).unwrap();
+    let want =
+        std::fs::read(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris/expected_output_f32le.bin")).unwrap();
     for (g, w) in out.output.iter().zip(want.chunks_exact(4)) {
         let w = f32::from_le_bytes(w.try_into().unwrap());
         assert!((g - w).abs() <= 1e-6 * w.abs(), "{g} vs {w}");

@@ -10,8 +10,8 @@ mod models {
 
 #[cfg(mlf_shared)]
 mod common {
-    use kmodel_yolo::region::{self, VOC_ANCHORS, VOC_CLASSES};
     use kmodel_yolo::Detection;
+    use kmodel_yolo::region::{self, VOC_ANCHORS, VOC_CLASSES};
 
     pub fn fixture(rel: &str) -> Vec<u8> {
         std::fs::read(mlf_fixtures::fixtures_dir().unwrap().join("kmodel").join(rel)).unwrap()
@@ -25,7 +25,10 @@ mod common {
     pub fn detect(name: &str, out: &[f32], threshold: f32) -> Vec<(String, Detection)> {
         let dets = region::decode(out, 10, 7, &VOC_ANCHORS, 20, 320.0, 240.0, threshold, 0.2);
         for d in &dets {
-            eprintln!("{name}: {:<10} {:.3} ({:.0},{:.0})-({:.0},{:.0})", VOC_CLASSES[d.class], d.prob, d.x1, d.y1, d.x2, d.y2);
+            eprintln!(
+                "{name}: {:<10} {:.3} ({:.0},{:.0})-({:.0},{:.0})",
+                VOC_CLASSES[d.class], d.prob, d.x1, d.y1, d.x2, d.y2
+            );
         }
         dets.into_iter().map(|d| (VOC_CLASSES[d.class].to_string(), d)).collect()
     }
@@ -41,7 +44,8 @@ mod common {
     /// recovered from the dequantised f32 output and the emulator's f32 output (both are the
     /// same affine map of the u8 values).
     pub fn f32_agreement(got: &[f32], want_file: &str) -> (usize, f32) {
-        let want: Vec<f32> = fixture(want_file).chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        let want: Vec<f32> =
+            fixture(want_file).chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(got.len(), want.len());
         let same = got.iter().zip(&want).filter(|(a, b)| a == b).count();
         let max = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
@@ -65,7 +69,8 @@ fn take<M>(f: fn() -> Option<M>) -> M {
 #[cfg(mlf_shared)]
 fn the_dog_picture_is_the_reference_input() {
     // dog.bmp, converted to planar RGB, is byte-identical to the fixture's input vector.
-    let img = image::open(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v3-20classes-yolo/dog.bmp")).unwrap().to_rgb8();
+    let img =
+        image::open(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v3-20classes-yolo/dog.bmp")).unwrap().to_rgb8();
     assert_eq!(kmodel_yolo::draw::to_chw(&img), common::dog());
 }
 
@@ -77,7 +82,11 @@ fn yolo_v3_finds_dog_bicycle_and_car() {
     assert_eq!(m::OUTPUT_SHAPE, [1, 125, 7, 10]);
     eprintln!(
         "yolo_v3: ARENA_BYTES {} (main {}, KPU RAM {}, scratch {}, {} steps)",
-        m::ARENA_BYTES, m::MAIN_MEMORY_BYTES, m::KPU_RAM_BYTES, m::SCRATCH_BYTES, m::STEPS
+        m::ARENA_BYTES,
+        m::MAIN_MEMORY_BYTES,
+        m::KPU_RAM_BYTES,
+        m::SCRATCH_BYTES,
+        m::STEPS
     );
     let input = common::dog();
     let mut model = take(m::Model::take);

@@ -21,7 +21,8 @@ fn no_std_program_runs_a_model_without_a_heap() {
     use object::{Object, ObjectSymbol};
     let bin = std::fs::read(target.join("debug/no-std-host")).unwrap();
     let file = object::File::parse(&*bin).unwrap();
-    let imports: Vec<String> = file.dynamic_symbols().filter(|s| s.is_undefined()).filter_map(|s| s.name().ok().map(str::to_string)).collect();
+    let imports: Vec<String> =
+        file.dynamic_symbols().filter(|s| s.is_undefined()).filter_map(|s| s.name().ok().map(str::to_string)).collect();
     for heap in ["malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc"] {
         assert!(!imports.iter().any(|i| i == heap), "the no_std program imports {heap}: {imports:?}");
     }

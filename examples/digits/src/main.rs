@@ -27,7 +27,11 @@ fn pixels(bytes: &[u8; 256]) -> [f32; 64] {
 /// Draws an 8×8 digit (intensities scaled to 0..1) with characters.
 fn draw(p: &[f32; 64]) -> [String; 8] {
     core::array::from_fn(|row| {
-        p[row * 8..row * 8 + 8].iter().map(|&v| [' ', '.', ':', '#'][(v.clamp(0.0, 1.0) * 3.99) as usize]).flat_map(|c| [c, c]).collect()
+        p[row * 8..row * 8 + 8]
+            .iter()
+            .map(|&v| [' ', '.', ':', '#'][(v.clamp(0.0, 1.0) * 3.99) as usize])
+            .flat_map(|c| [c, c])
+            .collect()
     })
 }
 
@@ -45,7 +49,8 @@ fn main() -> Result<(), mlf_runtime::Error> {
     for (i, (bytes, label)) in CASES.iter().enumerate() {
         let input = pixels(bytes);
         let out = model.run(&digits::Inputs { pixels: &input })?;
-        let (predicted, p) = out.output.iter().enumerate().fold((0, f32::MIN), |best, (k, &v)| if v > best.1 { (k, v) } else { best });
+        let (predicted, p) =
+            out.output.iter().enumerate().fold((0, f32::MIN), |best, (k, &v)| if v > best.1 { (k, v) } else { best });
         let ok = predicted == *label as usize;
         correct += ok as usize;
         println!("case {i}: label {label}, predicted {predicted} (p = {p:.3}) {}", if ok { "ok" } else { "WRONG" });

@@ -51,12 +51,30 @@ pub fn nms(mut dets: Vec<Detection>, iou: f32) -> Vec<Detection> {
 pub mod region {
     //! The YOLOv2 region layer used by the Kendryte 20-class and face demos.
 
-    use super::{nms, Detection};
+    use super::{Detection, nms};
 
     /// PASCAL VOC class names, in the demo's order.
     pub const VOC_CLASSES: [&str; 20] = [
-        "aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow", "diningtable", "dog", "horse",
-        "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor",
+        "aeroplane",
+        "bicycle",
+        "bird",
+        "boat",
+        "bottle",
+        "bus",
+        "car",
+        "cat",
+        "chair",
+        "cow",
+        "diningtable",
+        "dog",
+        "horse",
+        "motorbike",
+        "person",
+        "pottedplant",
+        "sheep",
+        "sofa",
+        "train",
+        "tvmonitor",
     ];
 
     /// The 20-class demo's anchors (w, h in grid cells).
@@ -118,7 +136,7 @@ pub mod region {
 pub mod ultraface {
     //! Ultra-Light-Fast-Generic-Face-Detector (320 × 240): priors and decoding.
 
-    use super::{nms, Detection};
+    use super::{Detection, nms};
 
     const MIN_BOXES: [&[f32]; 4] = [&[10.0, 16.0, 24.0], &[32.0, 48.0], &[64.0, 96.0], &[128.0, 192.0, 256.0]];
     const STRIDES: [f32; 4] = [8.0, 16.0, 32.0, 64.0];
@@ -178,7 +196,16 @@ pub mod draw {
 
     /// A colour per class (fixed palette).
     pub fn color(class: usize) -> Rgb<u8> {
-        const P: [[u8; 3]; 8] = [[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180], [70, 240, 240], [240, 50, 230]];
+        const P: [[u8; 3]; 8] = [
+            [230, 25, 75],
+            [60, 180, 75],
+            [255, 225, 25],
+            [0, 130, 200],
+            [245, 130, 48],
+            [145, 30, 180],
+            [70, 240, 240],
+            [240, 50, 230],
+        ];
         Rgb(P[class % P.len()])
     }
 

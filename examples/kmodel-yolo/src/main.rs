@@ -12,19 +12,28 @@ mlf_runtime::include_model!("../../../shared/fixtures/kmodel/v3-20classes-yolo/y
 
 #[cfg(not(mlf_shared))]
 fn main() {
-    println!("kmodel-yolo: ../shared/fixtures/kmodel is not present beside the repository, so there is no model or picture to run; nothing to do.");
+    println!(
+        "kmodel-yolo: ../shared/fixtures/kmodel is not present beside the repository, so there is no model or picture to run; nothing to do."
+    );
 }
 
 #[cfg(mlf_shared)]
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     use kmodel_yolo::{draw, region};
 
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/kmodel/v3-20classes-yolo/dog.bmp");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/kmodel/v3-20classes-yolo/dog.bmp");
     let out_path = std::env::args().nth(1).unwrap_or_else(|| "kmodel-yolo-detections.png".into());
     let picture = image::open(&fixture)?.to_rgb8();
     let [_, _, h, w] = yolo::INPUT_SHAPE;
     if (picture.width() as usize, picture.height() as usize) != (w, h) {
-        return Err(format!("{} is {}x{}, the model takes {w}x{h}", fixture.display(), picture.width(), picture.height()).into());
+        return Err(format!(
+            "{} is {}x{}, the model takes {w}x{h}",
+            fixture.display(),
+            picture.width(),
+            picture.height()
+        )
+        .into());
     }
     let chw = draw::to_chw(&picture);
     let input: &[u8; 3 * 240 * 320] = chw.as_slice().try_into()?;
@@ -41,12 +50,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [_, _, gh, gw] = yolo::OUTPUT_SHAPE;
     let dets = region::decode(out.output, gw, gh, &region::VOC_ANCHORS, 20, w as f32, h as f32, 0.5, 0.2);
 
-    println!("{} on {} ({:.1} ms, {} KPU MACs emulated)", yolo::NAME, fixture.display(), elapsed.as_secs_f64() * 1e3, yolo::KPU_MACS);
+    println!(
+        "{} on {} ({:.1} ms, {} KPU MACs emulated)",
+        yolo::NAME,
+        fixture.display(),
+        elapsed.as_secs_f64() * 1e3,
+        yolo::KPU_MACS
+    );
     let mut annotated = picture.clone();
     for d in &dets {
         println!(
             "  {:<12} {:.3}  box ({:.0}, {:.0}) - ({:.0}, {:.0})",
-            region::VOC_CLASSES[d.class], d.prob, d.x1, d.y1, d.x2, d.y2
+            region::VOC_CLASSES[d.class],
+            d.prob,
+            d.x1,
+            d.y1,
+            d.x2,
+            d.y2
         );
         draw::rect(&mut annotated, d.x1, d.y1, d.x2, d.y2, draw::color(d.class), 2);
     }

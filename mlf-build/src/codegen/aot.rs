@@ -20,7 +20,12 @@ pub const SAFETY: &str = "the entry point is the model's own (found among the C 
 
 /// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
 /// with; `external` is set when the constant pool is read through a `ParamSource`.
-pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, external: Option<(Placement, &Split)>) -> Result<TokenStream> {
+pub fn module_tokens(
+    desc: &ModelDesc,
+    plan: &AotPlan,
+    symbol_prefix: &str,
+    external: Option<(Placement, &Split)>,
+) -> Result<TokenStream> {
     let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -70,7 +75,9 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
         binds.push(quote!(r.arena(#n, #o, #b, &#shape, #dt);));
         let f = ident(&t.ident);
         out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #o)));
-        out_checks.push(quote!(const _: () = assert!(#o + #b <= ARENA_BYTES);));
+        out_checks.push(quote!(
+            const _: () = assert!(#o + #b <= ARENA_BYTES);
+        ));
     }
     for (k, (_, off, bytes)) in plan.pools.iter().enumerate() {
         let n = usize_lit(n_in + n_out + k);
@@ -91,7 +98,12 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
             const_slot_of.push(slot);
             let f = &split.files[k];
             if f.bytes() != p.bytes {
-                return Err(Error::mismatch(format!("constant pool {} is {} bytes but its file holds {}", p.name, p.bytes, f.bytes())));
+                return Err(Error::mismatch(format!(
+                    "constant pool {} is {} bytes but its file holds {}",
+                    p.name,
+                    p.bytes,
+                    f.bytes()
+                )));
             }
             // Resident or streamed, the pools sit one after the other: the only call (the main)
             // reads them all, so streaming stages them all before it.
@@ -109,7 +121,8 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
     }
     let slots_in: Vec<_> = (0..n_in).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
     let mut slots_out: Vec<_> = (n_in..n_in + n_out).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
-    let slots_pools: Vec<_> = (n_in + n_out..n_in + n_out + n_pools).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
+    let slots_pools: Vec<_> =
+        (n_in + n_out..n_in + n_out + n_pools).map(|i| proc_macro2::Literal::u16_unsuffixed(i as u16)).collect();
     // A directly called main takes its pools after the outputs, in its own order.
     let mut const_k = 0;
     for p in &a.main_pools {
@@ -117,7 +130,12 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
             const_k += 1;
             const_slot_of[const_k - 1]
         } else {
-            n_in + n_out + plan.pools.iter().position(|(n, _, _)| *n == p.name).ok_or_else(|| Error::invalid(format!("pool {} has no place", p.name)))?
+            n_in + n_out
+                + plan
+                    .pools
+                    .iter()
+                    .position(|(n, _, _)| *n == p.name)
+                    .ok_or_else(|| Error::invalid(format!("pool {} has no place", p.name)))?
         };
         slots_out.push(proc_macro2::Literal::u16_unsuffixed(slot as u16));
     }
@@ -130,9 +148,16 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
         AotCall::CInterface { pools, .. } => {
             let arity = if *pools { 3 } else { 2 };
             if *pools != (n_pools > 0) {
-                return Err(Error::invalid(format!("{symbol} takes a workspace_pools struct but the header declares {n_pools} pools")));
+                return Err(Error::invalid(format!(
+                    "{symbol} takes a workspace_pools struct but the header declares {n_pools} pools"
+                )));
             }
-            let params: Vec<TokenStream> = (0..arity).map(|i| { let p = ident(&format!("arg{i}")); quote!(#p: #void) }).collect();
+            let params: Vec<TokenStream> = (0..arity)
+                .map(|i| {
+                    let p = ident(&format!("arg{i}"));
+                    quote!(#p: #void)
+                })
+                .collect();
             let tys: Vec<TokenStream> = (0..arity).map(|_| void.clone()).collect();
             let a_lit = usize_lit(arity);
             (
@@ -154,7 +179,8 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
             quote!(r.call(0, #symbol, entry::#f, [#(#slots_in,)* #(#slots_out),*])?;),
         ),
         AotCall::Unpacked { .. } => {
-            let (_, def) = desc.code.definition(&symbol).ok_or_else(|| Error::missing(format!("definition of {symbol}")))?;
+            let (_, def) =
+                desc.code.definition(&symbol).ok_or_else(|| Error::missing(format!("definition of {symbol}")))?;
             let n_args = n_in + n_out + a.main_pools.len();
             if def.params.len() != n_args {
                 return Err(Error::unsupported(format!(
@@ -165,7 +191,12 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
             if n_args > 16 {
                 return Err(Error::unsupported(format!("{symbol} takes more than 16 pointers")));
             }
-            let params: Vec<TokenStream> = (0..n_args).map(|i| { let p = ident(&format!("arg{i}")); quote!(#p: #void) }).collect();
+            let params: Vec<TokenStream> = (0..n_args)
+                .map(|i| {
+                    let p = ident(&format!("arg{i}"));
+                    quote!(#p: #void)
+                })
+                .collect();
             let tys: Vec<TokenStream> = (0..n_args).map(|_| void.clone()).collect();
             (
                 quote!(pub fn #f(#(#params),*) -> i32;),
@@ -184,7 +215,10 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
                 quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
             });
             let n = usize_lit(split.files.len());
-            let doc = format!(" The constant pool this model reads from a `ParamSource` ({} bytes).", split.files.iter().map(|f| f.bytes()).sum::<u64>());
+            let doc = format!(
+                " The constant pool this model reads from a `ParamSource` ({} bytes).",
+                split.files.iter().map(|f| f.bytes()).sum::<u64>()
+            );
             quote! {
                 #[doc = #doc]
                 pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
@@ -201,7 +235,11 @@ pub fn module_tokens(desc: &ModelDesc, plan: &AotPlan, symbol_prefix: &str, exte
         plan.arena_bytes,
         plan.workspace_bytes,
         a.workspace_source,
-        if plan.slack_bytes > 0 { format!(" plus {} bytes of alignment slack", plan.slack_bytes) } else { String::new() }
+        if plan.slack_bytes > 0 {
+            format!(" plus {} bytes of alignment slack", plan.slack_bytes)
+        } else {
+            String::new()
+        }
     );
     let body = quote! {
         #(#binds)*

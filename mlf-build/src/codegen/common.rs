@@ -33,7 +33,10 @@ pub fn interface(desc: &ModelDesc) -> Result<TokenStream> {
             let c = ident(&format!("{}_SHAPE", names::const_ident(&t.ident)));
             let dims = t.shape.iter().map(|&d| Literal::usize_unsuffixed(d as usize));
             let rank = super::usize_lit(t.shape.len());
-            let doc = format!(" Shape of {kind} `{}` ({}, raw name `{}`; shape from {}).", t.ident, t.dtype, t.name, t.shape_source);
+            let doc = format!(
+                " Shape of {kind} `{}` ({}, raw name `{}`; shape from {}).",
+                t.ident, t.dtype, t.name, t.shape_source
+            );
             consts.push(quote! {
                 #[doc = #doc]
                 pub const #c: [usize; #rank] = [#(#dims),*];
@@ -96,14 +99,20 @@ pub fn dtype_consts(dtypes: impl IntoIterator<Item = DType>) -> (TokenStream, BT
 }
 
 /// `static SHAPE_…: [i64; N]` items for the shapes in `shapes`, and a map from shape to item.
-pub fn shape_statics<'a>(shapes: impl IntoIterator<Item = &'a Vec<u64>>) -> (TokenStream, BTreeMap<Vec<u64>, proc_macro2::Ident>) {
+pub fn shape_statics<'a>(
+    shapes: impl IntoIterator<Item = &'a Vec<u64>>,
+) -> (TokenStream, BTreeMap<Vec<u64>, proc_macro2::Ident>) {
     let mut map = BTreeMap::new();
     let mut items = Vec::new();
     for s in shapes {
         if map.contains_key(s) {
             continue;
         }
-        let name = if s.is_empty() { "SHAPE_SCALAR".to_string() } else { format!("SHAPE_{}", s.iter().map(u64::to_string).collect::<Vec<_>>().join("_")) };
+        let name = if s.is_empty() {
+            "SHAPE_SCALAR".to_string()
+        } else {
+            format!("SHAPE_{}", s.iter().map(u64::to_string).collect::<Vec<_>>().join("_"))
+        };
         let id = ident(&name);
         let n = super::usize_lit(s.len());
         let dims = s.iter().map(|&d| Literal::i64_unsuffixed(d as i64));
@@ -145,7 +154,13 @@ pub struct ParamApi {
 
 /// The [`ParamApi`] for `placement` (`None` = embedded). `region` is the resident region or the
 /// staging buffer in bytes; `offsets` the resident offset of each entry of `PARAMS`.
-pub fn param_api(placement: Option<crate::external::Placement>, n_slots: &Literal, align: u64, region: u64, offsets: &[u64]) -> ParamApi {
+pub fn param_api(
+    placement: Option<crate::external::Placement>,
+    n_slots: &Literal,
+    align: u64,
+    region: u64,
+    offsets: &[u64],
+) -> ParamApi {
     use crate::external::Placement;
     let align = lit(align);
     let region = lit(region);
@@ -214,7 +229,14 @@ pub fn param_api(placement: Option<crate::external::Placement>, n_slots: &Litera
 
 /// The static state, `Model`, `take()`, `run()` (around `body`, which binds and calls with the
 /// run `r`, returning `outputs`) and `workspace_high_water()` of a TVM model.
-pub fn tvm_model(arena: &Literal, api: &ParamApi, model_doc: &str, body: TokenStream, outputs: TokenStream, high_water_doc: &str) -> TokenStream {
+pub fn tvm_model(
+    arena: &Literal,
+    api: &ParamApi,
+    model_doc: &str,
+    body: TokenStream,
+    outputs: TokenStream,
+    high_water_doc: &str,
+) -> TokenStream {
     let ParamApi { consts, state_fields, state_init, enter, load_fn, run_sig, check_loaded } = api;
     quote! {
         #consts

@@ -98,7 +98,12 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
     // Kernels.
     let mut kernel_decls = Vec::new();
     let mut kernel_ids: BTreeMap<String, proc_macro2::Ident> = BTreeMap::new();
-    for f in plan.calls.iter().map(|c| c.func.as_str()).chain(desc.params.iter().filter_map(|p| p.linked.as_ref().map(|_| "_lookup_linked_param"))) {
+    for f in plan
+        .calls
+        .iter()
+        .map(|c| c.func.as_str())
+        .chain(desc.params.iter().filter_map(|p| p.linked.as_ref().map(|_| "_lookup_linked_param")))
+    {
         if kernel_ids.contains_key(f) {
             continue;
         }
@@ -135,7 +140,13 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
             for (k, p) in desc.params.iter().enumerate() {
                 if let Some(Some(path)) = files.get(k) {
                     let id = ident(&format!("PARAM_{}", crate::names::const_ident(&p.name)));
-                    let doc = format!(" Parameter `{}`: {} {:?}, {} bytes, used in place.", p.name, p.dtype, p.shape, p.bytes());
+                    let doc = format!(
+                        " Parameter `{}`: {} {:?}, {} bytes, used in place.",
+                        p.name,
+                        p.dtype,
+                        p.shape,
+                        p.bytes()
+                    );
                     param_items.push(common::embedded_param(&id, path, p.bytes(), &doc));
                     param_ids.insert(k, id);
                 }
@@ -153,7 +164,12 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 " The parameters this model reads from a `ParamSource` ({} files, {} bytes): {}.",
                 split.files.len(),
                 split.files.iter().map(|f| f.bytes()).sum::<u64>(),
-                split.files.iter().map(|f| format!("`{}` = {}", f.id, f.names.join(", "))).collect::<Vec<_>>().join("; ")
+                split
+                    .files
+                    .iter()
+                    .map(|f| format!("`{}` = {}", f.id, f.names.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
             param_items.push(quote! {
                 #[doc = #doc]
@@ -191,7 +207,9 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
             }
             Slot::Param { index } => match external {
                 None => {
-                    let p = param_ids.get(&index).ok_or_else(|| Error::invalid(format!("parameter {} has no embedded file", desc.params[index].name)))?;
+                    let p = param_ids.get(&index).ok_or_else(|| {
+                        Error::invalid(format!("parameter {} has no embedded file", desc.params[index].name))
+                    })?;
                     binds.push(quote!(r.constant(#n, &#p.0, &#shape, #dt);));
                 }
                 Some((Placement::Resident, split)) => {
@@ -275,7 +293,9 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
             copies_out.push(quote!(r.copy_slot(#n, #off, #bytes);));
         }
         out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #off)));
-        out_checks.push(quote!(const _: () = assert!(#off + #bytes <= ARENA_BYTES);));
+        out_checks.push(quote!(
+            const _: () = assert!(#off + #bytes <= ARENA_BYTES);
+        ));
     }
 
     let arena = lit(plan.arena_bytes);

@@ -37,7 +37,8 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(path));
     }
     let [input] = desc.inputs.as_slice() else {
-        return Err(Error::invalid(format!("a kmodel takes one input, this description has {}", desc.inputs.len())).in_file(path));
+        return Err(Error::invalid(format!("a kmodel takes one input, this description has {}", desc.inputs.len()))
+            .in_file(path));
     };
     let name = &desc.name;
     let lit = Literal::usize_unsuffixed;
@@ -91,9 +92,13 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
         });
     }
 
-    let name_doc = format!(" Model name (from the file name of `{}`).", path.file_name().and_then(|n| n.to_str()).unwrap_or(""));
+    let name_doc =
+        format!(" Model name (from the file name of `{}`).", path.file_name().and_then(|n| n.to_str()).unwrap_or(""));
     let version_doc = format!(" kmodel version (V{version}, written by {}).", k.compiler);
-    let main_doc = format!(" Main (CPU working) memory, from the header ({}).", if k.version == 3 { "`main_mem_usage` rounded up to 8, plus 8 bytes of DMA slack" } else { "`main_mem`" });
+    let main_doc = format!(
+        " Main (CPU working) memory, from the header ({}).",
+        if k.version == 3 { "`main_mem_usage` rounded up to 8, plus 8 bytes of DMA slack" } else { "`main_mem`" }
+    );
     let model_doc = format!(
         " The model file ({} bytes, {model_len} of them the model), embedded 256-byte aligned as the KPU requires.",
         k.file_bytes

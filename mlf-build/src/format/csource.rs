@@ -152,7 +152,8 @@ impl CFile {
 
     /// The source with the named top-level items removed (definitions and declarations).
     pub fn without_items(&self, text: &str, names: &[&str]) -> String {
-        let mut ranges: Vec<std::ops::Range<usize>> = self.items.iter().filter(|i| names.contains(&i.name.as_str())).map(|i| i.range.clone()).collect();
+        let mut ranges: Vec<std::ops::Range<usize>> =
+            self.items.iter().filter(|i| names.contains(&i.name.as_str())).map(|i| i.range.clone()).collect();
         ranges.sort_by_key(|r| r.start);
         let mut out = String::with_capacity(text.len());
         let mut last = 0;
@@ -284,7 +285,9 @@ fn tokenize(text: &str, includes: &mut Vec<Include>) -> (Vec<Tok>, Vec<(usize, u
         if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             let s = i;
             while i < b.len()
-                && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || ((b[i] == b'+' || b[i] == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')))
+                && (b[i].is_ascii_alphanumeric()
+                    || b[i] == b'.'
+                    || ((b[i] == b'+' || b[i] == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')))
             {
                 i += 1;
             }
@@ -399,7 +402,11 @@ fn parse_items(toks: &[Tok], spans: &[(usize, usize)], file: &mut CFile) {
                 let added_global = file.globals.len() > ng;
                 let added_fn = file.functions.len() > nf;
                 if added_global || added_fn {
-                    let name = if added_global { file.globals.last().map(|g| g.name.clone()) } else { file.functions.last().map(|f| f.name.clone()) };
+                    let name = if added_global {
+                        file.globals.last().map(|g| g.name.clone())
+                    } else {
+                        file.functions.last().map(|f| f.name.clone())
+                    };
                     if let Some(name) = name {
                         file.items.push(CItem { name, is_function_definition: false, range: span(item_start, i) });
                     }
@@ -418,7 +425,11 @@ fn parse_items(toks: &[Tok], spans: &[(usize, usize)], file: &mut CFile) {
                     finish_function(&item, &toks[i + 1..end.saturating_sub(1)], file);
                     if file.functions.len() > before {
                         let name = file.functions[before].name.clone();
-                        file.items.push(CItem { name, is_function_definition: true, range: span(item_start, end.saturating_sub(1)) });
+                        file.items.push(CItem {
+                            name,
+                            is_function_definition: true,
+                            range: span(item_start, end.saturating_sub(1)),
+                        });
                     }
                     item.clear();
                 } else {
@@ -452,9 +463,34 @@ fn declarator_name(clean: &[Tok]) -> Option<(usize, String)> {
 fn is_keyword(s: &str) -> bool {
     matches!(
         s,
-        "if" | "for" | "while" | "switch" | "return" | "sizeof" | "case" | "else" | "do" | "void" | "int" | "char"
-            | "float" | "double" | "unsigned" | "signed" | "long" | "short" | "struct" | "const" | "static"
-            | "extern" | "typedef" | "__attribute__" | "TVM_DLL" | "default" | "goto" | "break" | "continue"
+        "if" | "for"
+            | "while"
+            | "switch"
+            | "return"
+            | "sizeof"
+            | "case"
+            | "else"
+            | "do"
+            | "void"
+            | "int"
+            | "char"
+            | "float"
+            | "double"
+            | "unsigned"
+            | "signed"
+            | "long"
+            | "short"
+            | "struct"
+            | "const"
+            | "static"
+            | "extern"
+            | "typedef"
+            | "__attribute__"
+            | "TVM_DLL"
+            | "default"
+            | "goto"
+            | "break"
+            | "continue"
     )
 }
 
@@ -513,7 +549,8 @@ fn signature(item: &[Tok]) -> Option<(String, String, Vec<CParam>, bool)> {
 
 fn finish_function(item: &[Tok], body: &[Tok], file: &mut CFile) {
     let Some((name, ret, params, is_static)) = signature(item) else { return };
-    let mut f = CFunction { name, ret, params, is_static, defined: true, workspace_allocs: Vec::new(), calls: Vec::new() };
+    let mut f =
+        CFunction { name, ret, params, is_static, defined: true, workspace_allocs: Vec::new(), calls: Vec::new() };
     scan_body(body, &mut f);
     if f.name == "_lookup_linked_param" {
         scan_linked_params(body, &mut file.linked_params);
@@ -629,7 +666,9 @@ fn scan_body(body: &[Tok], f: &mut CFunction) {
     let mut k = 0;
     while k + 1 < body.len() {
         if let (Tok::Ident(callee), Tok::Punct('(')) = (&body[k], &body[k + 1]) {
-            if !is_keyword(callee) && !matches!(k.checked_sub(1).map(|j| &body[j]), Some(Tok::Punct('.')) | Some(Tok::Punct('>'))) {
+            if !is_keyword(callee)
+                && !matches!(k.checked_sub(1).map(|j| &body[j]), Some(Tok::Punct('.')) | Some(Tok::Punct('>')))
+            {
                 let end = skip_group(body, k + 1);
                 let inner = &body[k + 2..end.saturating_sub(1).max(k + 2)];
                 let args = split_args(inner);

@@ -124,7 +124,9 @@ impl Graph {
                 for i in ins.array()? {
                     let r = entry_ref(&i)?;
                     if r.node >= nid {
-                        return Err(i.err(format!("input refers to node {} which does not come before node {nid}", r.node)));
+                        return Err(
+                            i.err(format!("input refers to node {} which does not come before node {nid}", r.node))
+                        );
                     }
                     inputs.push(r);
                 }
@@ -136,7 +138,9 @@ impl Graph {
                         return Err(nj.get("inputs")?.err("a null node has no inputs"));
                     }
                     if num_outputs != 1 {
-                        return Err(nj.err(format!("a null node has exactly one output, node_row_ptr gives {num_outputs}")));
+                        return Err(
+                            nj.err(format!("a null node has exactly one output, node_row_ptr gives {num_outputs}"))
+                        );
                     }
                     NodeOp::Null
                 }
@@ -154,12 +158,16 @@ impl Graph {
                     };
                     if let Some(n) = num_str("num_inputs")? {
                         if n != inputs.len() {
-                            return Err(attrs.get("num_inputs")?.err(format!("says {n} but the node has {} inputs", inputs.len())));
+                            return Err(attrs
+                                .get("num_inputs")?
+                                .err(format!("says {n} but the node has {} inputs", inputs.len())));
                         }
                     }
                     if let Some(n) = num_str("num_outputs")? {
                         if n != num_outputs {
-                            return Err(attrs.get("num_outputs")?.err(format!("says {n} but node_row_ptr gives {num_outputs}")));
+                            return Err(attrs
+                                .get("num_outputs")?
+                                .err(format!("says {n} but node_row_ptr gives {num_outputs}")));
                         }
                     }
                     let flatten_data = num_str("flatten_data")?.unwrap_or(0) != 0;
@@ -174,7 +182,9 @@ impl Graph {
                         _ => NodeOp::Call { func_name, flatten_data },
                     }
                 }
-                other => return Err(nj.get("op")?.err(format!("unknown op {other:?} (expected \"null\" or \"tvm_op\")"))),
+                other => {
+                    return Err(nj.get("op")?.err(format!("unknown op {other:?} (expected \"null\" or \"tvm_op\")")));
+                }
             };
             nodes.push(Node { name, op, inputs, num_outputs });
         }
@@ -217,10 +227,8 @@ impl Graph {
             .iter()
             .map(|d| DType::parse(d.str()?).map_err(|e| d.err(e.kind.to_string())))
             .collect::<Result<Vec<_>>>()?;
-        let storage_id = typed("storage_id", "list_int")?
-            .iter()
-            .map(|s| s.index(num_entries.max(1)))
-            .collect::<Result<Vec<_>>>()?;
+        let storage_id =
+            typed("storage_id", "list_int")?.iter().map(|s| s.index(num_entries.max(1))).collect::<Result<Vec<_>>>()?;
         let mut shape = Vec::with_capacity(num_entries);
         for s in typed("shape", "list_shape")? {
             let dims = s.array()?;
@@ -274,7 +282,8 @@ impl Graph {
         for (nid, node) in self.nodes.iter().enumerate() {
             if node.op == NodeOp::Nop {
                 let (Some(input), 1) = (node.inputs.first(), node.num_outputs) else {
-                    return Err(Error::invalid(format!("__nop node {nid} must have one input and one output")).at(format!("nodes[{nid}]")));
+                    return Err(Error::invalid(format!("__nop node {nid} must have one input and one output"))
+                        .at(format!("nodes[{nid}]")));
                 };
                 let out = self.node_row_ptr[nid];
                 let inp = self.eid(*input);
@@ -286,7 +295,8 @@ impl Graph {
                     .at(format!("nodes[{nid}]")));
                 }
                 if self.entry_bytes(out) > self.entry_bytes(inp) {
-                    return Err(Error::invalid(format!("__nop node {nid} is larger than its input")).at(format!("nodes[{nid}]")));
+                    return Err(Error::invalid(format!("__nop node {nid} is larger than its input"))
+                        .at(format!("nodes[{nid}]")));
                 }
             }
         }

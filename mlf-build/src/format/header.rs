@@ -42,18 +42,17 @@ impl InterfaceHeader {
             }
         }
         let upper = m.to_ascii_uppercase();
-        h.workspace_size = h
-            .defines
-            .iter()
-            .find(|(n, _)| *n == format!("TVMGEN_{upper}_WORKSPACE_SIZE"))
-            .map(|(_, v)| *v);
+        h.workspace_size =
+            h.defines.iter().find(|(n, _)| *n == format!("TVMGEN_{upper}_WORKSPACE_SIZE")).map(|(_, v)| *v);
         h.inputs = struct_members(&text, &format!("tvmgen_{m}_inputs"))?.unwrap_or_default();
         h.outputs = struct_members(&text, &format!("tvmgen_{m}_outputs"))?.unwrap_or_default();
         h.workspace_pools = struct_members(&text, &format!("tvmgen_{m}_workspace_pools"))?.unwrap_or_default();
         h.devices = struct_members(&text, &format!("tvmgen_{m}_devices"))?.unwrap_or_default();
         h.maps_io = text.contains(&format!("tvmgen_{m}_map_inputs"));
         if h.inputs.is_empty() && h.outputs.is_empty() {
-            return Err(Error::invalid(format!("declares neither struct tvmgen_{m}_inputs nor struct tvmgen_{m}_outputs")));
+            return Err(Error::invalid(format!(
+                "declares neither struct tvmgen_{m}_inputs nor struct tvmgen_{m}_outputs"
+            )));
         }
         Ok(h)
     }

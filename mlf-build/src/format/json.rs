@@ -107,10 +107,7 @@ impl<'a> J<'a> {
     /// The items of an array.
     pub fn array(&self) -> Result<Vec<J<'a>>> {
         let a = self.v.as_array().ok_or_else(|| self.err(format!("expected an array, found {}", kind(self.v))))?;
-        Ok(a.iter()
-            .enumerate()
-            .map(|(i, v)| J { v, path: format!("{}[{i}]", self.path) })
-            .collect())
+        Ok(a.iter().enumerate().map(|(i, v)| J { v, path: format!("{}[{i}]", self.path) }).collect())
     }
 
     /// The entries of an object, in document order.

@@ -149,10 +149,9 @@ impl Metadata {
             for (name, m) in modules.entries()? {
                 let meta = parse_module(&m, version)?;
                 if meta.name != name {
-                    return Err(m.get("model_name")?.err(format!(
-                        "model_name {:?} differs from its key {name:?} in `modules`",
-                        meta.name
-                    )));
+                    return Err(m
+                        .get("model_name")?
+                        .err(format!("model_name {:?} differs from its key {name:?} in `modules`", meta.name)));
                 }
                 out.push(meta);
             }
@@ -162,7 +161,9 @@ impl Metadata {
             Ok(Metadata { version, modules: out })
         } else {
             if root.has("modules") {
-                return Err(root.get("modules")?.err(format!("`modules` appears only in version 7, but version is {version}")));
+                return Err(root
+                    .get("modules")?
+                    .err(format!("`modules` appears only in version 7, but version is {version}")));
             }
             Ok(Metadata { version, modules: vec![parse_module(&root, version)?] })
         }
@@ -173,9 +174,11 @@ impl Metadata {
     pub fn module(&self, name: Option<&str>) -> Result<&ModuleMeta> {
         let names = || self.modules.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
         match name {
-            Some(n) => self.modules.iter().find(|m| m.name == n).ok_or_else(|| {
-                Error::new(ErrorKind::NoSuchModule { name: n.to_string(), available: names() })
-            }),
+            Some(n) => self
+                .modules
+                .iter()
+                .find(|m| m.name == n)
+                .ok_or_else(|| Error::new(ErrorKind::NoSuchModule { name: n.to_string(), available: names() })),
             None if self.modules.len() == 1 => Ok(&self.modules[0]),
             None => Err(Error::new(ErrorKind::AmbiguousModule(names()))),
         }
@@ -187,9 +190,9 @@ fn parse_module(m: &J<'_>, version: u32) -> Result<ModuleMeta> {
     // Executor: `runtimes` up to v4, `executors` from v5.
     let (exec_key, other_key) = if version <= 4 { ("runtimes", "executors") } else { ("executors", "runtimes") };
     if m.has(other_key) && !m.has(exec_key) {
-        return Err(m.get(other_key)?.err(format!(
-            "`{other_key}` does not belong to metadata version {version} (expected `{exec_key}`)"
-        )));
+        return Err(m
+            .get(other_key)?
+            .err(format!("`{other_key}` does not belong to metadata version {version} (expected `{exec_key}`)")));
     }
     let execs = m.get(exec_key)?;
     let list = execs.array()?;

@@ -1,5 +1,6 @@
 //! One reader per format. Readers know formats and nothing else.
 
+pub mod blob;
 pub mod csource;
 pub mod graph;
 pub mod header;
@@ -8,4 +9,3 @@ pub mod metadata;
 pub mod params;
 pub mod relay;
 pub mod target;
-pub mod blob;

@@ -55,7 +55,9 @@ pub fn read_named_tensors(buf: &Bytes, r: &mut Reader<'_>, names: Vec<String>) -
     let mut out = Vec::new();
     for (i, name) in names.into_iter().enumerate() {
         let (dtype, shape, range) = read_ndarray(r).map_err(|e| e.at(format!("arrays[{i}] ({name})")))?;
-        let data = buf.slice(range).ok_or_else(|| Error::invalid("tensor data lies outside the buffer").at(format!("arrays[{i}]")))?;
+        let data = buf
+            .slice(range)
+            .ok_or_else(|| Error::invalid("tensor data lies outside the buffer").at(format!("arrays[{i}]")))?;
         out.push(ParamTensor { name, dtype, shape, data });
     }
     let mut seen = std::collections::HashSet::new();
@@ -78,7 +80,9 @@ pub fn read_ndarray(r: &mut Reader<'_>) -> Result<(DType, Vec<u64>, std::ops::Ra
     let device_type = r.i32()?;
     let _device_id = r.i32()?;
     if device_type != 1 {
-        return Err(Error::invalid(format!("device_type {device_type}: only CPU (1) tensors can be stored")).at("device_type"));
+        return Err(
+            Error::invalid(format!("device_type {device_type}: only CPU (1) tensors can be stored")).at("device_type")
+        );
     }
     let ndim = r.i32()?;
     if !(0..=MAX_NDIM).contains(&ndim) {
@@ -105,10 +109,8 @@ pub fn read_ndarray(r: &mut Reader<'_>) -> Result<(DType, Vec<u64>, std::ops::Ra
         .and_then(|n| n.checked_mul((bits as u64).div_ceil(8)))
         .ok_or_else(|| Error::invalid("tensor size overflows").at("shape"))?;
     if data_bytes < 0 || data_bytes as u64 != expected {
-        return Err(Error::mismatch(format!(
-            "data_bytes is {data_bytes}, but {dtype} {shape:?} needs {expected}"
-        ))
-        .at("data_bytes"));
+        return Err(Error::mismatch(format!("data_bytes is {data_bytes}, but {dtype} {shape:?} needs {expected}"))
+            .at("data_bytes"));
     }
     let range = r.take_range(data_bytes as u64).map_err(|e| e.at("data"))?;
     Ok((dtype, shape, range))

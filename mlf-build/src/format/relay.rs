@@ -213,7 +213,9 @@ pub fn parse_tensor_type(t: &str) -> Result<TensorType> {
     for d in dims.split(',').map(str::trim).filter(|d| !d.is_empty()) {
         let d = d.trim_end_matches("i64");
         let n: u64 = d.parse().map_err(|_| {
-            Error::unsupported(format!("dimension {d:?} is dynamic or not a number; microcontroller models need static shapes"))
+            Error::unsupported(format!(
+                "dimension {d:?} is dynamic or not a number; microcontroller models need static shapes"
+            ))
         })?;
         out.push(n);
     }

@@ -67,5 +67,14 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
         pools.push((name.clone(), cursor, *bytes));
         cursor += *bytes;
     }
-    Ok(AotPlan { align, workspace_bytes, tvm_workspace_bytes: a.workspace_bytes, slack_bytes: slack, input_copies, outputs, pools, arena_bytes: cursor })
+    Ok(AotPlan {
+        align,
+        workspace_bytes,
+        tvm_workspace_bytes: a.workspace_bytes,
+        slack_bytes: slack,
+        input_copies,
+        outputs,
+        pools,
+        arena_bytes: cursor,
+    })
 }

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::pack::{self, align_up, Interval};
+use super::pack::{self, Interval, align_up};
 use crate::error::{Error, Result};
 use crate::format::graph::NodeOp;
 use crate::model::{ArgBinding, Executor, GraphExec, ModelDesc};
@@ -226,7 +226,14 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
         let mut by_key: std::collections::BTreeMap<usize, Buffer> = std::collections::BTreeMap::new();
         for (e, sp) in span.iter().enumerate() {
             let Some((a, b)) = *sp else { continue };
-            let buf = by_key.entry(key(e)).or_insert(Buffer { entries: Vec::new(), size: 0, first: a, last: b, external: None, copy_in: None });
+            let buf = by_key.entry(key(e)).or_insert(Buffer {
+                entries: Vec::new(),
+                size: 0,
+                first: a,
+                last: b,
+                external: None,
+                copy_in: None,
+            });
             buf.entries.push(e);
             buf.size = buf.size.max(graph.entry_bytes(e));
             buf.first = buf.first.min(a);
@@ -267,7 +274,8 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     let layout_liveness = |bufs: &[Buffer]| -> Layout {
         let arena: Vec<&Buffer> = bufs.iter().filter(|b| b.external.is_none()).collect();
         let extra: Vec<usize> = graph.heads.iter().map(|h| graph.eid(*h)).filter(|&e| head_external(bufs, e)).collect();
-        let mut items: Vec<Interval> = arena.iter().map(|b| Interval { size: b.size, first: b.first, last: b.last }).collect();
+        let mut items: Vec<Interval> =
+            arena.iter().map(|b| Interval { size: b.size, first: b.first, last: b.last }).collect();
         items.extend(scratch.iter().copied());
         items.extend(extra.iter().map(|&e| Interval { size: graph.entry_bytes(e), first: end_step, last: end_step }));
         let (off, total) = pack::pack(&items, align);
@@ -278,7 +286,8 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     let layout_sequential = |bufs: &[Buffer]| -> Layout {
         let arena: Vec<&Buffer> = bufs.iter().filter(|b| b.external.is_none()).collect();
         let extra: Vec<usize> = graph.heads.iter().map(|h| graph.eid(*h)).filter(|&e| head_external(bufs, e)).collect();
-        let mut items: Vec<Interval> = arena.iter().map(|b| Interval { size: b.size, first: b.first, last: b.last }).collect();
+        let mut items: Vec<Interval> =
+            arena.iter().map(|b| Interval { size: b.size, first: b.first, last: b.last }).collect();
         items.extend(scratch.iter().copied());
         items.extend(extra.iter().map(|&e| Interval { size: graph.entry_bytes(e), first: end_step, last: end_step }));
         let mut cursor = 0;
@@ -303,7 +312,8 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     ];
     let storage_id_layout_bytes = candidates[2].2.total;
     let (layout, bufs, chosen) = candidates.into_iter().min_by_key(|c| c.2.total).expect("three candidates");
-    let offsets: Vec<u64> = chosen.bufs_offsets.iter().chain(&chosen.scratch_offsets).chain(&chosen.extra_offsets).copied().collect();
+    let offsets: Vec<u64> =
+        chosen.bufs_offsets.iter().chain(&chosen.scratch_offsets).chain(&chosen.extra_offsets).copied().collect();
     if !pack::verify(&chosen.items, &offsets, chosen.total) {
         return Err(Error::invalid("internal error: the memory plan overlaps live buffers"));
     }

@@ -1,7 +1,7 @@
 //! A packed parameter archive held in memory or mapped from a flash partition (`no_std`).
 
 use super::tar::{self, TarError};
-use super::{member_name, ParamError, ParamErrorKind, ParamRef, ParamSource};
+use super::{ParamError, ParamErrorKind, ParamRef, ParamSource, member_name};
 use crate::error::Message;
 
 /// The archive `cargo mlf pack` writes, as bytes in memory or flash (`&'static [u8]`).

@@ -2,10 +2,10 @@
 //! through their `configure.json`.
 
 use std::collections::HashMap;
+use std::format;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
@@ -47,7 +47,9 @@ impl Folder {
     }
 
     fn entry(&self, p: &ParamRef) -> Result<&(String, usize), ParamError> {
-        self.config.get(p.id).ok_or_else(|| ParamError::new(ParamErrorKind::UnknownId, p.id, &self.dir.join("configure.json").display().to_string()))
+        self.config.get(p.id).ok_or_else(|| {
+            ParamError::new(ParamErrorKind::UnknownId, p.id, &self.dir.join("configure.json").display().to_string())
+        })
     }
 }
 
@@ -96,13 +98,21 @@ impl PackedArchive {
             if !entry.header().entry_type().is_file() {
                 continue;
             }
-            let name = entry.path().map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &shown))?.to_string_lossy().trim_start_matches("./").to_string();
+            let name = entry
+                .path()
+                .map_err(|_| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &shown))?
+                .to_string_lossy()
+                .trim_start_matches("./")
+                .to_string();
             let start = entry.raw_file_position() as usize;
             let end = start.checked_add(entry.size() as usize).filter(|&e| e <= data.len());
-            let end = end.ok_or_else(|| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &format!("{shown}: {name}")))?;
+            let end =
+                end.ok_or_else(|| ParamError::new(ParamErrorKind::ArchiveTruncated, "", &format!("{shown}: {name}")))?;
             members.insert(name, start..end);
         }
-        let cfg = members.get("configure.json").ok_or_else(|| ParamError::new(ParamErrorKind::ConfigMissing, "", &format!("{shown}: configure.json")))?;
+        let cfg = members
+            .get("configure.json")
+            .ok_or_else(|| ParamError::new(ParamErrorKind::ConfigMissing, "", &format!("{shown}: configure.json")))?;
         let config = parse_config(&data[cfg.clone()], &format!("{shown}: configure.json"))?;
         Ok(PackedArchive { path, data, members, config })
     }
@@ -111,8 +121,14 @@ impl PackedArchive {
 impl ParamSource for PackedArchive {
     fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
         let shown = self.path.display().to_string();
-        let (file, _) = self.config.get(p.id).ok_or_else(|| ParamError::new(ParamErrorKind::UnknownId, p.id, &format!("{shown}: configure.json")))?;
-        let range = self.members.get(file.as_str()).ok_or_else(|| ParamError::new(ParamErrorKind::Missing, p.id, &format!("{shown}: {file}")))?;
+        let (file, _) = self
+            .config
+            .get(p.id)
+            .ok_or_else(|| ParamError::new(ParamErrorKind::UnknownId, p.id, &format!("{shown}: configure.json")))?;
+        let range = self
+            .members
+            .get(file.as_str())
+            .ok_or_else(|| ParamError::new(ParamErrorKind::Missing, p.id, &format!("{shown}: {file}")))?;
         let data = &self.data[range.clone()];
         if data.len() != p.bytes {
             return Err(ParamError::size(p.bytes, data.len(), p.id, &format!("{shown}: {file}")));

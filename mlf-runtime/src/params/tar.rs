@@ -67,7 +67,10 @@ pub(crate) fn find<'a>(archive: &'a [u8], wanted: &[u8]) -> Result<Member<'a>, T
                 strip_dot(name) == wanted
             } else {
                 let p = strip_dot(prefix);
-                wanted.len() == p.len() + 1 + name.len() && wanted.starts_with(p) && wanted[p.len()] == b'/' && &wanted[p.len() + 1..] == name
+                wanted.len() == p.len() + 1 + name.len()
+                    && wanted.starts_with(p)
+                    && wanted[p.len()] == b'/'
+                    && &wanted[p.len() + 1..] == name
             };
             if matches {
                 return Ok(Member { data: &archive[data_start..data_end] });

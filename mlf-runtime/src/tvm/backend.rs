@@ -73,7 +73,11 @@ pub unsafe extern "C" fn TVMAPISetLastError(msg: *const c_char) {
 /// # Safety
 /// `flambda` must be a valid function pointer from generated code.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TVMBackendParallelLaunch(flambda: Option<FTVMParallelLambda>, cdata: *mut c_void, _num_task: c_int) -> c_int {
+pub unsafe extern "C" fn TVMBackendParallelLaunch(
+    flambda: Option<FTVMParallelLambda>,
+    cdata: *mut c_void,
+    _num_task: c_int,
+) -> c_int {
     let Some(f) = flambda else { return -1 };
     let mut env = TVMParallelGroupEnv { sync_handle: core::ptr::null_mut(), num_task: 1 };
     // SAFETY: generated code passes its own lambda and closure data; task 0 of 1 is the whole job.

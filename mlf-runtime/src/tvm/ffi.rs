@@ -99,7 +99,8 @@ pub struct TVMParallelGroupEnv {
 }
 
 /// `FTVMParallelLambda`.
-pub type FTVMParallelLambda = unsafe extern "C" fn(task_id: c_int, penv: *mut TVMParallelGroupEnv, cdata: *mut c_void) -> c_int;
+pub type FTVMParallelLambda =
+    unsafe extern "C" fn(task_id: c_int, penv: *mut TVMParallelGroupEnv, cdata: *mut c_void) -> c_int;
 
 /// `TVMBackendPackedCFunc`: the six-parameter packed-function signature of every generated
 /// kernel.

@@ -6,4 +6,4 @@ pub mod ffi;
 mod run;
 pub mod workspace;
 
-pub use run::{Run, UnpackedFn, MAX_PACKED_ARGS};
+pub use run::{MAX_PACKED_ARGS, Run, UnpackedFn};

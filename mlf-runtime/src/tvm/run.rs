@@ -4,7 +4,7 @@
 use core::ffi::{c_int, c_void};
 use core::marker::PhantomData;
 
-use super::ffi::{DLDataType, DLDevice, DLTensor, PackedFn, TVMValue, K_ARG_INT, K_DL_TENSOR_HANDLE, K_OPAQUE_HANDLE};
+use super::ffi::{DLDataType, DLDevice, DLTensor, K_ARG_INT, K_DL_TENSOR_HANDLE, K_OPAQUE_HANDLE, PackedFn, TVMValue};
 use super::workspace::Session;
 use crate::element::Element;
 use crate::error::{Error, Message};
@@ -28,7 +28,15 @@ impl<'a, const N: usize> Run<'a, N> {
         let base = arena.as_mut_ptr();
         let len = arena.len();
         let session = Session::enter(arena, align)?;
-        Ok(Run { session, base, len, params: core::ptr::null_mut(), params_len: 0, tensors: [DLTensor::EMPTY; N], _borrow: PhantomData })
+        Ok(Run {
+            session,
+            base,
+            len,
+            params: core::ptr::null_mut(),
+            params_len: 0,
+            tensors: [DLTensor::EMPTY; N],
+            _borrow: PhantomData,
+        })
     }
 
     /// Starts a run with a second region for external parameters: loaded before the run
@@ -53,7 +61,12 @@ impl<'a, const N: usize> Run<'a, N> {
 
     /// Reads parameter `p` from `source` into the parameter region at `offset` (checking size and
     /// hash), for the next call (streamed placement).
-    pub fn stage(&mut self, source: &mut dyn crate::params::ParamSource, p: &crate::params::ParamRef, offset: usize) -> Result<(), Error> {
+    pub fn stage(
+        &mut self,
+        source: &mut dyn crate::params::ParamSource,
+        p: &crate::params::ParamRef,
+        offset: usize,
+    ) -> Result<(), Error> {
         assert!(offset.checked_add(p.bytes).is_some_and(|end| end <= self.params_len), "parameter outside its region");
         // SAFETY: the range is inside the parameter region borrowed mutably for 'a (checked above);
         // no call is running, so no C code reads it while it is rewritten.
@@ -131,7 +144,13 @@ impl<'a, const N: usize> Run<'a, N> {
     /// `f` must be the model's generated packed function of that name, and the tensors in
     /// `slots` must be bound with the shapes and dtypes it was compiled for (the code generator
     /// checks both against the model at build time).
-    pub unsafe fn call<const K: usize>(&mut self, index: u16, name: &'static str, f: PackedFn, slots: [u16; K]) -> Result<(), Error> {
+    pub unsafe fn call<const K: usize>(
+        &mut self,
+        index: u16,
+        name: &'static str,
+        f: PackedFn,
+        slots: [u16; K],
+    ) -> Result<(), Error> {
         // Packed AOT entries forward their arrays to a main that reads type codes for the pools
         // they append, so the arrays are padded well past K.
         const PAD: usize = 8;
@@ -145,7 +164,9 @@ impl<'a, const N: usize> Run<'a, N> {
         let mut ret_code: c_int = 0;
         // SAFETY: per the caller's contract `f` is a generated kernel taking K tensors; every
         // handle points at a DLTensor in `self.tensors` whose data is live for 'a.
-        let rc = unsafe { f(values.as_mut_ptr(), codes.as_mut_ptr(), K as c_int, &mut ret, &mut ret_code, core::ptr::null_mut()) };
+        let rc = unsafe {
+            f(values.as_mut_ptr(), codes.as_mut_ptr(), K as c_int, &mut ret, &mut ret_code, core::ptr::null_mut())
+        };
         self.finish(index, name, rc)
     }
 
@@ -154,7 +175,13 @@ impl<'a, const N: usize> Run<'a, N> {
     ///
     /// # Safety
     /// As for [`Run::call`]: `f` is the generated function and `slots` match its parameters.
-    pub unsafe fn call_unpacked<F: UnpackedFn<K>, const K: usize>(&mut self, index: u16, name: &'static str, f: F, slots: [u16; K]) -> Result<(), Error> {
+    pub unsafe fn call_unpacked<F: UnpackedFn<K>, const K: usize>(
+        &mut self,
+        index: u16,
+        name: &'static str,
+        f: F,
+        slots: [u16; K],
+    ) -> Result<(), Error> {
         let mut ptrs = [core::ptr::null_mut(); K];
         for (p, &s) in ptrs.iter_mut().zip(slots.iter()) {
             *p = self.tensors[s as usize].data;
@@ -170,7 +197,13 @@ impl<'a, const N: usize> Run<'a, N> {
     ///
     /// # Safety
     /// As for [`Run::call`]; the struct layouts are the header's (all members `void*`).
-    pub unsafe fn call_struct_entry<F: UnpackedFn<A>, const A: usize, const I: usize, const O: usize, const P: usize>(
+    pub unsafe fn call_struct_entry<
+        F: UnpackedFn<A>,
+        const A: usize,
+        const I: usize,
+        const O: usize,
+        const P: usize,
+    >(
         &mut self,
         name: &'static str,
         f: F,
@@ -203,7 +236,14 @@ impl<'a, const N: usize> Run<'a, N> {
     ///
     /// # Safety
     /// `lookup` must be the model's generated `_lookup_linked_param`.
-    pub unsafe fn linked(&mut self, i: usize, lookup: PackedFn, sid: i64, shape: &'static [i64], dtype: DLDataType) -> Result<(), Error> {
+    pub unsafe fn linked(
+        &mut self,
+        i: usize,
+        lookup: PackedFn,
+        sid: i64,
+        shape: &'static [i64],
+        dtype: DLDataType,
+    ) -> Result<(), Error> {
         let mut arg = TVMValue { v_int64: sid };
         let mut code = K_ARG_INT;
         let mut ret = TVMValue { v_int64: 0 };

@@ -190,7 +190,12 @@ impl<'a> Session<'a> {
     pub fn check_balanced(&self, index: u16, function: &'static str) -> Result<(), Error> {
         let (depth, bad) = with_state(|s| (s.depth, s.bad_free));
         if depth != 0 || bad {
-            return Err(Error::OperatorFailed { index, function, code: 0, message: Message::new("workspace not freed in LIFO order") });
+            return Err(Error::OperatorFailed {
+                index,
+                function,
+                code: 0,
+                message: Message::new("workspace not freed in LIFO order"),
+            });
         }
         Ok(())
     }

@@ -147,7 +147,10 @@ mod tests {
     #[test]
     fn ffi_wins() {
         let mut s = AbiScan::default();
-        s.c_text("a.c", "#include \"tvm/runtime/c_backend_api.h\"\n#include \"tvm/ffi/c_api.h\"\nint32_t __tvm_ffi_f(void*);");
+        s.c_text(
+            "a.c",
+            "#include \"tvm/runtime/c_backend_api.h\"\n#include \"tvm/ffi/c_api.h\"\nint32_t __tvm_ffi_f(void*);",
+        );
         s.symbols("x.so", ["TVMBackendAllocWorkspace"]);
         let abi = s.finish();
         assert_eq!(abi.generation, Generation::TvmFfi);

@@ -188,8 +188,11 @@ fn read_initialiser(b: &[u8], open: usize, symbol: &str, line: usize) -> Result<
             Some(b'}') => {}
             other => {
                 let found = other.map_or("the end of the file".to_string(), |c| format!("{:?}", *c as char));
-                return Err(Error::invalid(format!("expected ',' or '}}' after the value, found {found} (line {})", at_line(i)))
-                    .at(format!("{symbol}[{k}]")));
+                return Err(Error::invalid(format!(
+                    "expected ',' or '}}' after the value, found {found} (line {})",
+                    at_line(i)
+                ))
+                .at(format!("{symbol}[{k}]")));
             }
         }
     }

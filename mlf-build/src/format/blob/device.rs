@@ -4,7 +4,7 @@
 
 use super::payload::ModuleClass;
 use super::source::{scan_c, scan_object};
-use super::{parse, LIB_KEY};
+use super::{LIB_KEY, parse};
 use crate::error::{Context, Result};
 use crate::model::Code;
 

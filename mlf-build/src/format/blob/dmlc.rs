@@ -93,11 +93,7 @@ pub fn expect_end(r: &Reader<'_>, what: &str) -> Result<()> {
     if r.is_empty() {
         Ok(())
     } else {
-        Err(Error::mismatch(format!(
-            "{} bytes are left over at offset {} after the {what}",
-            r.remaining(),
-            r.pos()
-        )))
+        Err(Error::mismatch(format!("{} bytes are left over at offset {} after the {what}", r.remaining(), r.pos())))
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::payload::{self, Ctx, Framing, Payload};
 use super::tree::ImportTree;
-use super::{dmlc, Blob, Layout, Module, LIB_KEY};
+use super::{Blob, LIB_KEY, Layout, Module, dmlc};
 use crate::bytes::{Bytes, Reader};
 use crate::error::{Error, Result};
 

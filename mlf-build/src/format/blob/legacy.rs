@@ -11,7 +11,7 @@
 
 use super::payload::{self, Ctx, Framing, Payload};
 use super::tree::ImportTree;
-use super::{dmlc, Blob, Layout, Module, IMPORT_TREE_KEY};
+use super::{Blob, IMPORT_TREE_KEY, Layout, Module, dmlc};
 use crate::bytes::{Bytes, Reader};
 use crate::error::{Error, Result};
 
@@ -69,7 +69,9 @@ fn parse_with(bytes: &Bytes, layout: Layout, framing: Framing, used: &mut bool) 
             Some(p) => p,
             None => return Err(payload::unknown_key(&key, offset).at("type_key").at(&field)),
         };
-        let payload = if matches!(decoded, Payload::Lib) { Bytes::new(Vec::new()) } else {
+        let payload = if matches!(decoded, Payload::Lib) {
+            Bytes::new(Vec::new())
+        } else {
             bytes.slice(start..r.pos()).ok_or_else(|| Error::invalid("payload outside the blob").at(&field))?
         };
         modules.push(Module { index, type_key: key, offset, payload, decoded });

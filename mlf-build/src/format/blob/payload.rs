@@ -29,7 +29,7 @@ use super::dmlc;
 use crate::bytes::{Bytes, Reader};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::params::{read_named_tensors, ParamTensor};
+use crate::format::params::{ParamTensor, read_named_tensors};
 
 /// Smallest possible `NDArray` record (magic, reserved, device, ndim, dtype, nbytes).
 const MIN_NDARRAY_BYTES: u64 = 8 + 8 + 4 + 4 + 4 + 4 + 8;
@@ -87,7 +87,8 @@ pub enum ModuleClass {
 /// Type keys of device modules.
 pub const DEVICE_KEYS: &[&str] = &["cuda", "hip", "opencl", "sdaccel", "aocl", "vulkan", "metal", "webgpu", "hexagon"];
 /// Type keys of the BYOC JSON runtimes whose framing is `JSONRuntimeBase`'s.
-pub const JSON_RUNTIME_KEYS: &[&str] = &["dnnl_json", "bnns_json", "tensorrt", "arm_compute_lib", "cublas_json", "cudnn_json"];
+pub const JSON_RUNTIME_KEYS: &[&str] =
+    &["dnnl_json", "bnns_json", "tensorrt", "arm_compute_lib", "cublas_json", "cudnn_json"];
 
 impl ModuleClass {
     /// The class of a type key.

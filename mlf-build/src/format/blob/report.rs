@@ -9,13 +9,13 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::abi::Generation;
 use super::payload::{DeviceCode, Factory, ModuleClass, Payload};
-use super::source::{scan, Found, Scan};
+use super::source::{Found, Scan, scan};
 use super::tree::implicit_root_json;
-use super::{parse, Blob, Module};
+use super::{Blob, Module, parse};
 use crate::error::{Context, Result};
 use crate::format::graph::Graph;
 
@@ -134,11 +134,7 @@ fn factory_io(f: &Factory, warnings: &mut Vec<String>) -> Option<FactoryIo> {
             json!({"name": name, "dtype": graph.dltype[eid].to_string(), "shape": graph.shape[eid]})
         })
         .collect();
-    let operators = graph
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.op, crate::format::graph::NodeOp::Call { .. }))
-        .count();
+    let operators = graph.nodes.iter().filter(|n| matches!(n.op, crate::format::graph::NodeOp::Call { .. })).count();
     Some(FactoryIo { inputs, outputs, nodes: graph.nodes.len(), operators })
 }
 
@@ -176,7 +172,11 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
             .map(|m| format!("{} ({} bytes)", m.type_key, m.bytes()))
             .collect();
         if !device.is_empty() {
-            blockers.push(format!("{} carries device modules {} that cannot run on the CPU target", f.place(), device.join(", ")));
+            blockers.push(format!(
+                "{} carries device modules {} that cannot run on the CPU target",
+                f.place(),
+                device.join(", ")
+            ));
         }
         warnings.extend(b.warnings.iter().cloned());
     }
@@ -270,7 +270,8 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
                 let d = detail(m);
                 let d = if d.is_null() { String::new() } else { d.to_string() };
                 let d = if d.len() > 100 { format!("{}…", d.chars().take(100).collect::<String>()) } else { d };
-                let _ = writeln!(s, "  {:<3} {:<26} {:<16} {:>9}  {d}", m.index, m.type_key, m.class().name(), m.bytes());
+                let _ =
+                    writeln!(s, "  {:<3} {:<26} {:<16} {:>9}  {d}", m.index, m.type_key, m.class().name(), m.bytes());
             }
             s.push_str("\nimport tree\n");
             match &b.import_tree {

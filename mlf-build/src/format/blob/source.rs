@@ -9,7 +9,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 
 use super::abi::{Abi, AbiScan};
 use super::c_array::find_blob_arrays;
-use super::{blob_extent, sniff_layout, Layout};
+use super::{Layout, blob_extent, sniff_layout};
 use crate::archive::{Archive, MAX_ARCHIVE_BYTES};
 use crate::bytes::Bytes;
 use crate::error::{Context, Error, ErrorKind, Result};
@@ -82,8 +82,9 @@ pub struct ObjectScan {
 /// Reads an object file's symbols (static and dynamic) and the bytes of every blob symbol.
 /// Errors name the symbol as the member and `nbytes` as the field.
 pub fn scan_object(data: &Bytes) -> Result<ObjectScan> {
-    let file = object::File::parse(data.as_slice())
-        .map_err(|e| Error::new(ErrorKind::UnknownFormat(format!("not an object file the `object` crate can read: {e}"))))?;
+    let file = object::File::parse(data.as_slice()).map_err(|e| {
+        Error::new(ErrorKind::UnknownFormat(format!("not an object file the `object` crate can read: {e}")))
+    })?;
     let format = match file.format() {
         object::BinaryFormat::Elf => "ELF",
         object::BinaryFormat::MachO => "Mach-O",
@@ -111,12 +112,22 @@ pub fn scan_object(data: &Bytes) -> Result<ObjectScan> {
         }
         done.insert(name.to_string());
         let blob = symbol_bytes(&file, &sym, data).in_member(name)?;
-        scan.blobs.push(ObjectBlob { symbol: name.to_string(), layout, section: blob.0, file_offset: blob.1, bytes: blob.2 });
+        scan.blobs.push(ObjectBlob {
+            symbol: name.to_string(),
+            layout,
+            section: blob.0,
+            file_offset: blob.1,
+            bytes: blob.2,
+        });
     }
     Ok(scan)
 }
 
-fn symbol_bytes<'d>(file: &object::File<'d>, sym: &object::Symbol<'d, '_>, data: &Bytes) -> Result<(String, u64, Bytes)> {
+fn symbol_bytes<'d>(
+    file: &object::File<'d>,
+    sym: &object::Symbol<'d, '_>,
+    data: &Bytes,
+) -> Result<(String, u64, Bytes)> {
     let idx = sym
         .section_index()
         .ok_or_else(|| Error::invalid("the symbol is not defined in a section (absolute or common symbol)"))?;
@@ -204,7 +215,11 @@ pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>> {
         .read_to_end(&mut out)
         .map_err(|e| Error::new(ErrorKind::CorruptTar(format!("gzip: {e}"))))?;
     if out.len() as u64 > limit {
-        return Err(Error::new(ErrorKind::TooLarge { what: "decompressed export".into(), size: out.len() as u64, limit }));
+        return Err(Error::new(ErrorKind::TooLarge {
+            what: "decompressed export".into(),
+            size: out.len() as u64,
+            limit,
+        }));
     }
     Ok(out)
 }
@@ -226,7 +241,8 @@ fn is_c_text<'a>(data: &'a [u8], ext: &str) -> Option<&'a str> {
         return None;
     }
     let c_ext = matches!(ext, "c" | "cc" | "cpp" | "cxx" | "h" | "hpp");
-    (c_ext || text.contains("__tvm_dev_mblob") || text.contains("library_bin") || text.contains("#include")).then_some(text)
+    (c_ext || text.contains("__tvm_dev_mblob") || text.contains("library_bin") || text.contains("#include"))
+        .then_some(text)
 }
 
 /// What one file or member is, with the blobs and ABI evidence it holds.
@@ -276,7 +292,8 @@ fn scan_one(
 /// source or a raw blob. `path` names the file in messages and evidence.
 pub fn scan_bytes(path: &Path, data: Bytes) -> Result<Scan> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    let fname = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+    let fname =
+        path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
     let mut abi = AbiScan::default();
     let mut found = Vec::new();
     let mut members = Vec::new();
@@ -309,7 +326,12 @@ pub fn scan_bytes(path: &Path, data: Bytes) -> Result<Scan> {
 pub fn scan(path: &Path) -> Result<Scan> {
     let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
     if meta.len() > MAX_ARCHIVE_BYTES {
-        return Err(Error::new(ErrorKind::TooLarge { what: "file".into(), size: meta.len(), limit: MAX_ARCHIVE_BYTES }).in_file(path));
+        return Err(Error::new(ErrorKind::TooLarge {
+            what: "file".into(),
+            size: meta.len(),
+            limit: MAX_ARCHIVE_BYTES,
+        })
+        .in_file(path));
     }
     let data = std::fs::read(path).map_err(Error::from).in_file(path)?;
     scan_bytes(path, Bytes::new(data)).in_file(path)

@@ -4,7 +4,7 @@
 //! TVM numbers modules so that every import comes after its importer (it refuses to export
 //! otherwise), so a valid tree has no cycles; this reader requires that.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::Module;
 use crate::error::{Error, Result};
@@ -59,8 +59,12 @@ impl ImportTree {
         }
         for i in 1..self.row_ptr.len() {
             if self.row_ptr[i] < self.row_ptr[i - 1] {
-                return Err(Error::invalid(format!("row_ptr decreases ({} after {})", self.row_ptr[i], self.row_ptr[i - 1]))
-                    .at(format!("row_ptr[{i}]")));
+                return Err(Error::invalid(format!(
+                    "row_ptr decreases ({} after {})",
+                    self.row_ptr[i],
+                    self.row_ptr[i - 1]
+                ))
+                .at(format!("row_ptr[{i}]")));
             }
         }
         let last = self.row_ptr[modules];
@@ -76,8 +80,10 @@ impl ImportTree {
             for j in a..b {
                 let c = self.child_indices[j];
                 if c >= modules as u64 {
-                    return Err(Error::invalid(format!("module {parent} imports module {c}, but there are only {modules}"))
-                        .at(format!("child_indices[{j}]")));
+                    return Err(Error::invalid(format!(
+                        "module {parent} imports module {c}, but there are only {modules}"
+                    ))
+                    .at(format!("child_indices[{j}]")));
                 }
                 if c <= parent as u64 {
                     return Err(Error::invalid(format!(

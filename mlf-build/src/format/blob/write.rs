@@ -4,11 +4,13 @@
 
 use std::fmt::Write as _;
 
-use super::dmlc::{put_bytes, put_dtype, put_u64, put_vec_dtype, put_vec_i32, put_vec_string, put_vec_u32, put_vec_u64};
+use super::dmlc::{
+    put_bytes, put_dtype, put_u64, put_vec_dtype, put_vec_i32, put_vec_string, put_vec_u32, put_vec_u64,
+};
 use super::payload::{DeviceCode, Factory, Payload};
 use super::tree::ImportTree;
-use super::{Blob, Layout, IMPORT_TREE_KEY, LIB_KEY};
-use crate::format::params::{write_ndarray, ParamTensor};
+use super::{Blob, IMPORT_TREE_KEY, LIB_KEY, Layout};
+use crate::format::params::{ParamTensor, write_ndarray};
 
 /// A module to write: its type key and its payload as stored (ignored for `_lib`).
 #[derive(Clone, Copy, Debug)]
@@ -191,7 +193,12 @@ pub fn graph_executor_factory(graph_json: &[u8], params: &[ParamTensor], module_
 
 /// A device module payload with one data string (`cuda`, `opencl`, `hip`, …). Each function is
 /// `(name, arg_types, launch_param_tags)`; `extra_tags` adds `arg_extra_tags` (all 0) to each.
-pub fn device_payload(fmt: &str, functions: &[(&str, &[crate::dtype::DType], &[&str])], data: &[u8], extra_tags: bool) -> Vec<u8> {
+pub fn device_payload(
+    fmt: &str,
+    functions: &[(&str, &[crate::dtype::DType], &[&str])],
+    data: &[u8],
+    extra_tags: bool,
+) -> Vec<u8> {
     let mut out = Vec::new();
     put_bytes(&mut out, fmt.as_bytes());
     put_u64(&mut out, functions.len() as u64);
@@ -265,14 +272,21 @@ pub fn devc_c(symbol: &str, blob: &[u8], style: CStyle, system_lib: bool) -> Str
 
 #[cfg(test)]
 mod tests {
-    use super::super::payload::{ConstLoader, CSourceModule, DeviceModule, FunctionInfo, JsonRuntime, RelaxExecutable, SpirvShader};
-    use super::super::{parse, Framing};
+    use super::super::payload::{
+        CSourceModule, ConstLoader, DeviceModule, FunctionInfo, JsonRuntime, RelaxExecutable, SpirvShader,
+    };
+    use super::super::{Framing, parse};
     use super::*;
     use crate::bytes::Bytes;
     use crate::dtype::DType;
 
     fn tensor(name: &str, data: &[u8]) -> ParamTensor {
-        ParamTensor { name: name.into(), dtype: DType::U8, shape: vec![data.len() as u64], data: Bytes::new(data.to_vec()) }
+        ParamTensor {
+            name: name.into(),
+            dtype: DType::U8,
+            shape: vec![data.len() as u64],
+            data: Bytes::new(data.to_vec()),
+        }
     }
 
     fn info(name: &str, extra: bool) -> FunctionInfo {
@@ -291,17 +305,33 @@ mod tests {
         vec![
             (
                 "GraphExecutorFactory",
-                Payload::Factory(Factory { graph_json: Some(b(b"{}")), params: vec![tensor("p0", &[1, 2])], module_name: "default".into() }),
+                Payload::Factory(Factory {
+                    graph_json: Some(b(b"{}")),
+                    params: vec![tensor("p0", &[1, 2])],
+                    module_name: "default".into(),
+                }),
             ),
             (LIB_KEY, Payload::Lib),
-            ("cuda", Payload::Device(DeviceModule { version: None, fmt: "ptx".into(), functions: vec![info("k0", extra)], code: DeviceCode::Data(b(b"PTX")) })),
+            (
+                "cuda",
+                Payload::Device(DeviceModule {
+                    version: None,
+                    fmt: "ptx".into(),
+                    functions: vec![info("k0", extra)],
+                    code: DeviceCode::Data(b(b"PTX")),
+                }),
+            ),
             (
                 "vulkan",
                 Payload::Device(DeviceModule {
                     version: None,
                     fmt: "vulkan".into(),
                     functions: vec![info("k1", extra)],
-                    code: DeviceCode::Spirv(vec![SpirvShader { name: "k1".into(), flag: 1, words: vec![0x0723_0203, 7] }]),
+                    code: DeviceCode::Spirv(vec![SpirvShader {
+                        name: "k1".into(),
+                        flag: 1,
+                        words: vec![0x0723_0203, 7],
+                    }]),
                 }),
             ),
             (
@@ -310,16 +340,39 @@ mod tests {
                     version: metal_map.then(|| "0.1.0".to_string()),
                     fmt: "metal".into(),
                     functions: vec![info("k2", extra)],
-                    code: if metal_map { DeviceCode::Sources(vec![("k2".into(), b(b"kernel void k2"))]) } else { DeviceCode::Data(b(b"src")) },
+                    code: if metal_map {
+                        DeviceCode::Sources(vec![("k2".into(), b(b"kernel void k2"))])
+                    } else {
+                        DeviceCode::Data(b(b"src"))
+                    },
                 }),
             ),
-            ("c", Payload::CSource(CSourceModule { code: b(b"int x;"), fmt: "c".into(), func_names: vec!["f".into()], const_vars: vec![] })),
+            (
+                "c",
+                Payload::CSource(CSourceModule {
+                    code: b(b"int x;"),
+                    fmt: "c".into(),
+                    func_names: vec!["f".into()],
+                    const_vars: vec![],
+                }),
+            ),
             (
                 "const_loader",
-                Payload::ConstLoader(ConstLoader { arrays: vec![tensor("c0", &[9])], symbols: vec!["f".into()], const_vars: vec![vec!["c0".into()]] }),
+                Payload::ConstLoader(ConstLoader {
+                    arrays: vec![tensor("c0", &[9])],
+                    symbols: vec!["f".into()],
+                    const_vars: vec![vec!["c0".into()]],
+                }),
             ),
             ("metadata_module", Payload::MetadataModule),
-            ("dnnl_json", Payload::Json(JsonRuntime { symbol: "dnnl_0".into(), graph_json: b(b"{\"nodes\":[]}"), const_names: vec!["c0".into()] })),
+            (
+                "dnnl_json",
+                Payload::Json(JsonRuntime {
+                    symbol: "dnnl_0".into(),
+                    graph_json: b(b"{\"nodes\":[]}"),
+                    const_names: vec!["c0".into()],
+                }),
+            ),
             (
                 "relax.VMExecutable",
                 Payload::Relax(RelaxExecutable {
@@ -358,7 +411,10 @@ mod tests {
                     }
                 }
                 assert_eq!(blob.import_tree.as_ref(), Some(&t));
-                assert_eq!(blob.framing, Some(Framing { function_info_extra_tags: extra, metal_source_map: metal_map }));
+                assert_eq!(
+                    blob.framing,
+                    Some(Framing { function_info_extra_tags: extra, metal_source_map: metal_map })
+                );
                 assert_eq!(blob.to_bytes(), bytes);
             }
         }
@@ -379,7 +435,10 @@ mod tests {
     fn ffi_keeps_unknown_kinds_opaque() {
         let bytes = write_blob(
             Layout::Ffi,
-            &[ModuleSpec { type_key: "my.Custom", payload: b"anything" }, ModuleSpec { type_key: LIB_KEY, payload: &[] }],
+            &[
+                ModuleSpec { type_key: "my.Custom", payload: b"anything" },
+                ModuleSpec { type_key: LIB_KEY, payload: &[] },
+            ],
             Some(&ImportTree::from_imports(&[vec![1], vec![]])),
         );
         let blob = parse(&Bytes::new(bytes.clone()), Layout::Ffi).unwrap();
