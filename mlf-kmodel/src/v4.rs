@@ -1020,6 +1020,33 @@ impl Checker {
         Ok(())
     }
 
+    /// A convolution's ranges: `hw` are the input's spatial dimensions (NCHW or NHWC), `elem`
+    /// the element size of input and output.
+    #[allow(clippy::too_many_arguments)]
+    fn conv(
+        &mut self,
+        input: &MemRange,
+        output: &MemRange,
+        in_shape: &Shape,
+        out_channels: u32,
+        win: &Window,
+        hw: (u32, u32),
+        elem: u64,
+    ) -> Result<(), KmodelError> {
+        self.read(input)?;
+        self.write(output)?;
+        self.holds(input, numel(in_shape), elem)?;
+        let (oh, ow) = self.window_out(hw.0, hw.1, win)?;
+        self.holds(output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), elem)
+    }
+
+    fn requant(&self, q: &Requant) -> Result<(), KmodelError> {
+        if q.shift > 63 {
+            return Err(self.inv("requantisation shift above 63"));
+        }
+        Ok(())
+    }
+
     fn elem(&self, r: &MemRange) -> u64 {
         r.dtype.bytes() as u64
     }
@@ -1067,9 +1094,7 @@ impl Checker {
                 self.holds(&output, on, 1)?;
                 self.broadcast(&a_shape, &b_shape, &out_shape)?;
                 for q in [qa, qb, qo] {
-                    if q.shift > 63 {
-                        return Err(self.inv("requantisation shift above 63"));
-                    }
+                    self.requant(&q)?;
                 }
             }
             Node::Concat { output, inner, outer, inputs, dims } => {
@@ -1089,21 +1114,11 @@ impl Checker {
                 self.holds(&output, total.saturating_mul(outer as u64), 1)?;
             }
             Node::Conv2d { input, output, in_shape, out_channels, win, .. } => {
-                self.read(&input)?;
-                self.write(&output)?;
-                self.holds(&input, numel(&in_shape), 4)?;
-                let (oh, ow) = self.window_out(in_shape[2], in_shape[3], &win)?;
-                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 4)?;
+                self.conv(&input, &output, &in_shape, out_channels, &win, (in_shape[2], in_shape[3]), 4)?;
             }
             Node::QuantizedConv2d { input, output, in_shape, out_channels, win, qo, .. } => {
-                self.read(&input)?;
-                self.write(&output)?;
-                self.holds(&input, numel(&in_shape), 1)?;
-                let (oh, ow) = self.window_out(in_shape[2], in_shape[3], &win)?;
-                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 1)?;
-                if qo.shift > 63 {
-                    return Err(self.inv("requantisation shift above 63"));
-                }
+                self.conv(&input, &output, &in_shape, out_channels, &win, (in_shape[2], in_shape[3]), 1)?;
+                self.requant(&qo)?;
             }
             Node::Conv2dTranspose { input, output, in_shape, out_shape, win, .. } => {
                 self.read(&input)?;
@@ -1140,9 +1155,7 @@ impl Checker {
                 self.holds(&a, a_rows as u64 * a_cols as u64, 1)?;
                 self.holds(&b, a_cols as u64 * b_cols as u64, 1)?;
                 self.holds(&output, a_rows as u64 * b_cols as u64, 1)?;
-                if qo.shift > 63 {
-                    return Err(self.inv("requantisation shift above 63"));
-                }
+                self.requant(&qo)?;
             }
             Node::MemoryCopy { input, output } => {
                 self.read(&input)?;
@@ -1246,21 +1259,11 @@ impl Checker {
                 self.holds(&output, input.size as u64, 1)?;
             }
             Node::CpuConv2d { input, output, in_shape, out_channels, win, .. } => {
-                self.read(&input)?;
-                self.write(&output)?;
-                self.holds(&input, numel(&in_shape), 4)?;
-                let (oh, ow) = self.window_out(in_shape[1], in_shape[2], &win)?;
-                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 4)?;
+                self.conv(&input, &output, &in_shape, out_channels, &win, (in_shape[1], in_shape[2]), 4)?;
             }
             Node::CpuQuantizedConv2d { input, output, in_shape, out_channels, win, qo, .. } => {
-                self.read(&input)?;
-                self.write(&output)?;
-                self.holds(&input, numel(&in_shape), 1)?;
-                let (oh, ow) = self.window_out(in_shape[1], in_shape[2], &win)?;
-                self.holds(&output, prod(&[in_shape[0] as u64, out_channels as u64, oh, ow]), 1)?;
-                if qo.shift > 63 {
-                    return Err(self.inv("requantisation shift above 63"));
-                }
+                self.conv(&input, &output, &in_shape, out_channels, &win, (in_shape[1], in_shape[2]), 1)?;
+                self.requant(&qo)?;
             }
             Node::KpuUpload { input, output, in_shape } => {
                 self.read(&input)?;
