@@ -345,6 +345,29 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     case("V3 first layer not conv or FC", m3(&|b| put(b, l3.headers, 12)), |e| {
         matches!(e, KmodelError::FirstLayer { kind: 12 })
     });
+    // v4_qconv: 40-byte header, input range + shape, output range, one node header; the body
+    // (at 96) holds two ranges, in_shape at 128, groups 144, out_channels 148, window 152..192,
+    // input_offset, filter_offset, mul, shift at 204.
+    let q4 = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = v4_qconv();
+        f(&mut b);
+        b
+    };
+    case(
+        "V4 dimension above 2^24",
+        q4(&|b| put(b, 140, 1 << 25)),
+        |e| matches!(e, KmodelError::Invalid { index: 0, what } if what.contains("2^24")),
+    );
+    case(
+        "V4 quantized conv groups 0",
+        q4(&|b| put(b, 144, 0)),
+        |e| matches!(e, KmodelError::Invalid { index: 0, what } if what.contains("groups")),
+    );
+    case(
+        "V4 quantized conv shift 64",
+        q4(&|b| put(b, 204, 64)),
+        |e| matches!(e, KmodelError::Invalid { index: 0, what } if what.contains("shift above 63")),
+    );
     case("V4 header truncated", v4[..30].to_vec(), |e| matches!(e, KmodelError::Truncated { part: Part::Header, .. }));
     case("V4 target 7", m4(&|b| put(b, 12, 7)), |e| *e == KmodelError::BadTarget { target: 7 });
     case("V4 no inputs", m4(&|b| put(b, 28, 0)), |e| *e == KmodelError::Empty { part: Part::Inputs });

@@ -300,7 +300,7 @@ pub(crate) fn run_node(
             // Simulator expression (docs/kmodel.md §10-11): (q - zp) * (1 / scale).
             let div = 1.0f32 / scale;
             for i in 0..input.size as usize {
-                let v = (m.u(&input, i) as i32 - zero_point) as f32 * div;
+                let v = (m.u(&input, i) as i32).wrapping_sub(zero_point) as f32 * div;
                 m.set_f(&output, i, v);
             }
         }

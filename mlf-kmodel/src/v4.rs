@@ -595,12 +595,19 @@ fn range(r: &mut Reader<'_>) -> Result<MemRange, KmodelError> {
     Ok(MemRange { pool, dtype, start, size })
 }
 
+/// Largest tensor dimension a V4 model may declare.
+const MAX_DIM: i32 = 1 << 24;
+
 fn shape(r: &mut Reader<'_>, index: u32) -> Result<Shape, KmodelError> {
     let mut s = [0u32; 4];
     for d in &mut s {
         let v = r.i32()?;
         if v < 0 {
             return Err(KmodelError::Invalid { index, what: "negative dimension" });
+        }
+        // Far above any K210 tensor (8 MiB of RAM); keeps window arithmetic inside i32.
+        if v > MAX_DIM {
+            return Err(KmodelError::Invalid { index, what: "dimension above 2^24" });
         }
         *d = v as u32;
     }
