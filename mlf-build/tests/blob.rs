@@ -734,3 +734,25 @@ fn mlf_whose_codegen_carries_device_modules_is_blocked() {
     assert!(e.member.as_deref().unwrap_or("").starts_with("codegen/host/src/devc.c"), "{e}");
     assert!(matches!(e.kind, ErrorKind::Truncated { .. }), "{e}");
 }
+
+#[test]
+fn mlf_whose_object_carries_a_damaged_blob_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mlf: PathBuf = dir.path().join("model");
+    write_tree(&mlf, &digits_archive());
+    let lib_dir = mlf.join("codegen/host/lib");
+    std::fs::create_dir_all(&lib_dir).unwrap();
+    let good = write_blob(Layout::Legacy, &[lib()], Some(&tree(&[&[]])));
+
+    // An object the `object` crate cannot read is left to the linker, blob name or not.
+    std::fs::write(lib_dir.join("devc.o"), b"not an object, but it names __tvm_dev_mblob").unwrap();
+    let desc = mlf_build::open(&mlf).unwrap();
+    assert!(desc.blockers.is_empty(), "{:?}", desc.blockers);
+
+    // A damaged blob symbol in an object is an error naming the object and the symbol, as in devc.c.
+    for (blob, section, size) in [(&good, ".rodata", Some(good.len() as u64 + 4)), (&good, ".bss", None)] {
+        std::fs::write(lib_dir.join("devc.o"), elf_object(&[("__tvm_dev_mblob", blob, section, size)])).unwrap();
+        let Err(e) = mlf_build::open(&mlf) else { panic!("{section}: the damaged blob was dropped") };
+        assert_eq!(e.member.as_deref(), Some("codegen/host/lib/devc.o (__tvm_dev_mblob)"), "{section}: {e}");
+    }
+}

@@ -5,7 +5,7 @@
 use super::payload::ModuleClass;
 use super::source::{scan_c, scan_object};
 use super::{LIB_KEY, parse};
-use crate::error::{Context, Result};
+use crate::error::{Context, ErrorKind, Result};
 use crate::model::Code;
 
 /// A non-host module found in a blob inside generated code.
@@ -31,8 +31,8 @@ fn mentions_blob(data: &[u8]) -> bool {
 
 /// Every module other than the host library (`_lib`) in a blob carried by the code: C sources
 /// holding a `__tvm_dev_mblob`/`…library_bin` array and objects defining the symbol. An error
-/// only when such a blob is malformed (named by member and symbol); objects the `object` crate
-/// cannot read are left to the linker.
+/// only when such a blob is malformed (named by member and symbol), in a C source or an object
+/// alike; objects the `object` crate cannot read are left to the linker.
 pub fn device_modules_in_code(code: &Code) -> Result<Vec<EmbeddedModule>> {
     let mut out = Vec::new();
     let mut add = |member: &str, symbol: &str, blob: super::Blob| {
@@ -64,7 +64,19 @@ pub fn device_modules_in_code(code: &Code) -> Result<Vec<EmbeddedModule>> {
         if !mentions_blob(&o.bytes) {
             continue;
         }
-        let Ok(scan) = scan_object(&o.bytes) else { continue };
+        let scan = match scan_object(&o.bytes) {
+            Ok(scan) => scan,
+            // Not an object the `object` crate reads: left to the linker.
+            Err(e) if matches!(e.kind, ErrorKind::UnknownFormat(_)) => continue,
+            // A damaged blob symbol: named like a damaged blob in C source, `member (symbol)`.
+            Err(mut e) => {
+                e.member = Some(match e.member.take() {
+                    Some(symbol) => format!("{} ({symbol})", o.member),
+                    None => o.member.clone(),
+                });
+                return Err(e);
+            }
+        };
         for b in scan.blobs {
             let blob = parse(&b.bytes, b.layout).in_member(format!("{} ({})", o.member, b.symbol))?;
             add(&o.member, &b.symbol, blob);
