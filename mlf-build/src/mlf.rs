@@ -91,7 +91,7 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
     // A module blob in the code (never written by TVM into an MLF) must not be dropped silently.
     let embedded = crate::format::blob::device::device_modules_in_code(&desc.code)?;
     desc.blockers.extend(crate::format::blob::device::blockers(&embedded));
-    desc.code.constants = c_constants(&desc.code.sources, desc.memory.constants_bytes);
+    desc.code.constants = c_constants(&desc.code.sources, desc.memory.constants_bytes)?;
     if desc.code.sources.is_empty() && desc.code.objects.is_empty() {
         return Err(Error::missing(format!(
             "generated code: no codegen/host/src/*.c and no codegen/host/lib/*.o{}",
@@ -124,21 +124,35 @@ fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
     Ok(desc)
 }
 
-/// Constant arrays defined in the C, with their sizes.
-fn c_constants(sources: &[CSource], constants_size_bytes: u64) -> Vec<CConstant> {
-    let mut out = Vec::new();
+/// Constant arrays defined in the C, with their sizes. An error when a size, or the total that
+/// reports and budgets add up, does not fit in a `u64` (a damaged array length).
+fn c_constants(sources: &[CSource], constants_size_bytes: u64) -> Result<Vec<CConstant>> {
+    let mut out: Vec<CConstant> = Vec::new();
+    let mut total = 0u64;
+    let mut push = |c: CConstant, what: String| -> Result<()> {
+        total = c.bytes.checked_add(total).ok_or_else(|| {
+            Error::invalid(format!("{what}: the constants in the C add up to more than 2^64 bytes"))
+                .in_member(c.member.clone())
+        })?;
+        out.push(c);
+        Ok(())
+    };
     for s in sources {
         for g in &s.scan.globals {
             if g.is_extern {
                 continue;
             }
             if g.name == "global_const_workspace" {
-                out.push(CConstant {
-                    name: g.name.clone(),
-                    member: s.member.clone(),
-                    bytes: constants_size_bytes,
-                    kind: ConstantKind::Pool,
-                });
+                let what = format!("{} ({constants_size_bytes} bytes)", g.name);
+                push(
+                    CConstant {
+                        name: g.name.clone(),
+                        member: s.member.clone(),
+                        bytes: constants_size_bytes,
+                        kind: ConstantKind::Pool,
+                    },
+                    what,
+                )?;
                 continue;
             }
             let is_const = g.ty.split_whitespace().any(|w| w == "const");
@@ -156,16 +170,23 @@ fn c_constants(sources: &[CSource], constants_size_bytes: u64) -> Vec<CConstant>
                 _ => continue,
             };
             if let Some(n) = g.array_len {
-                out.push(CConstant {
-                    name: g.name.clone(),
-                    member: s.member.clone(),
-                    bytes: n * elem,
-                    kind: ConstantKind::StaticArray,
-                });
+                let what = format!("{} ({n} elements of {elem} bytes)", g.name);
+                let bytes = n.checked_mul(elem).ok_or_else(|| {
+                    Error::invalid(format!("{what}: the array is larger than 2^64 bytes")).in_member(s.member.clone())
+                })?;
+                push(
+                    CConstant {
+                        name: g.name.clone(),
+                        member: s.member.clone(),
+                        bytes,
+                        kind: ConstantKind::StaticArray,
+                    },
+                    what,
+                )?;
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn memory_info(module: &ModuleMeta) -> MemoryInfo {

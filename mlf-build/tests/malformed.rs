@@ -419,3 +419,29 @@ fn directory_with_symlink_is_refused() {
         assert!(matches!(e.kind, ErrorKind::NotARegularFile { what: "symbolic link", .. }), "{e}");
     }
 }
+
+/// The digits MLF with `extra` appended to default_lib1.c.
+fn with_c(extra: &str) -> Vec<(String, Vec<u8>)> {
+    let mut m = base();
+    let name = "codegen/host/src/default_lib1.c";
+    let c = [get(&m, name), extra.as_bytes().to_vec()].concat();
+    set(&mut m, name, c);
+    m
+}
+
+#[test]
+fn constant_array_sizes_that_overflow_are_refused() {
+    // One array of 2^62 floats: 2^64 bytes.
+    let m = with_c("\nstatic const float tvmgen_default_fused_constant_0[0x4000000000000000];\n");
+    let e = read_members(&m);
+    assert!(matches!(e.kind, ErrorKind::Invalid(ref s) if s.contains("tvmgen_default_fused_constant_0")), "{e}");
+    assert_located(&e, "codegen/host/src/default_lib1.c");
+    // Two arrays of 2^63 bytes each: each fits, their total does not.
+    let m = with_c(
+        "\nstatic const uint8_t tvmgen_default_fused_constant_0[0x8000000000000000];\n\
+         static const uint8_t tvmgen_default_fused_constant_1[0x8000000000000000];\n",
+    );
+    let e = read_members(&m);
+    assert!(matches!(e.kind, ErrorKind::Invalid(ref s) if s.contains("tvmgen_default_fused_constant_1")), "{e}");
+    assert_located(&e, "codegen/host/src/default_lib1.c");
+}
