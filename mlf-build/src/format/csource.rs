@@ -369,7 +369,7 @@ fn strip_attributes(toks: &[Tok]) -> (Vec<Tok>, Attrs) {
             for (k, t) in inner.iter().enumerate() {
                 if *t == Tok::Ident("aligned".into()) {
                     if let Some(Tok::Number(n)) = inner.get(k + 2) {
-                        attrs.aligned = n.parse().ok();
+                        attrs.aligned = parse_c_int(n);
                     }
                 }
                 if *t == Tok::Ident("section".into()) {
@@ -652,14 +652,26 @@ fn init_numbers(clean: &[Tok]) -> Vec<u64> {
     out
 }
 
-/// Parses a C integer literal (decimal or hex, with `u`/`l` suffixes).
+/// Parses a C integer literal as C reads it: decimal, `0x` hex or `0` octal, with an optional
+/// `u`/`U` and `l`/`L`/`ll`/`LL` suffix in either order. `None` when malformed or larger than
+/// `u64`. The one integer reader of the C scanners (here and the blob arrays of `devc.c`).
 pub fn parse_c_int(s: &str) -> Option<u64> {
-    let s = s.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()
-    } else {
-        s.parse().ok()
+    let digits = s.trim_end_matches(['u', 'U', 'l', 'L']);
+    let suffix = &s[digits.len()..];
+    let unsigned = suffix.chars().filter(|c| matches!(c, 'u' | 'U')).count();
+    let long = suffix.trim_matches(['u', 'U']);
+    if unsigned > 1 || !matches!(long, "" | "l" | "L" | "ll" | "LL") || suffix.len() != unsigned + long.len() {
+        return None;
     }
+    let (radix, body) = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => (16, hex),
+        None if digits.len() > 1 && digits.starts_with('0') => (8, &digits[1..]),
+        None => (10, digits),
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(body, radix).ok()
 }
 
 fn scan_body(body: &[Tok], f: &mut CFunction) {
@@ -815,6 +827,36 @@ int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_de
         let again = CFile::scan(&out);
         assert!(again.globals.is_empty());
         assert_eq!(again.functions.len(), 1);
+    }
+
+    #[test]
+    fn integers_are_read_as_c_reads_them() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("10", Some(10)),
+            ("010", Some(8)),
+            ("0x1F", Some(31)),
+            ("0X1f", Some(31)),
+            ("255u", Some(255)),
+            ("1024UL", Some(1024)),
+            ("16ull", Some(16)),
+            ("7LU", Some(7)),
+            ("0777", Some(511)),
+            ("18446744073709551615ULL", Some(u64::MAX)),
+            ("18446744073709551616", None),
+            ("08", None),
+            ("0x", None),
+            ("1.5", None),
+            ("1e3", None),
+            ("+1", None),
+            ("1uu", None),
+            ("1lul", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_c_int(text), want, "{text}");
+        }
+        let f = CFile::scan("static const float fused_constant[010];\n");
+        assert_eq!(f.globals[0].array_len, Some(8));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use super::Layout;
 use crate::error::{Error, Result};
+use crate::format::csource::parse_c_int;
 
 /// A blob array found in C source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,32 +134,12 @@ fn definition_body(b: &[u8], i: usize) -> Option<Body> {
     Some(Body { declared, open: i + 1 })
 }
 
-/// A C integer literal (decimal, `0x` hex or `0` octal, with `u`/`l` suffixes); `None` when
-/// malformed or larger than `u64`.
+/// The C integer literal starting at `b[i]` ([`parse_c_int`]) and the index after it; `None`
+/// when malformed or larger than `u64`.
 fn number(b: &[u8], i: usize) -> Option<(u64, usize)> {
-    let (radix, mut j) = if b.get(i) == Some(&b'0') && matches!(b.get(i + 1), Some(b'x' | b'X')) {
-        (16, i + 2)
-    } else if b.get(i) == Some(&b'0') {
-        (8, i)
-    } else {
-        (10, i)
-    };
-    let start = j;
-    let mut v: u64 = 0;
-    while let Some(d) = b.get(j).and_then(|&c| (c as char).to_digit(radix)) {
-        v = v.checked_mul(radix as u64)?.checked_add(d as u64)?;
-        j += 1;
-    }
-    if j == start {
-        return None;
-    }
-    while matches!(b.get(j), Some(b'u' | b'U' | b'l' | b'L')) {
-        j += 1;
-    }
-    if b.get(j).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.') {
-        return None;
-    }
-    Some((v, j))
+    let len = b[i..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'.').count();
+    let text = std::str::from_utf8(&b[i..i + len]).ok()?;
+    Some((parse_c_int(text)?, i + len))
 }
 
 fn read_initialiser(b: &[u8], open: usize, symbol: &str, line: usize) -> Result<(Vec<u8>, usize)> {
@@ -215,6 +196,15 @@ mod tests {
         assert_eq!(found[0].line, 2);
         assert_eq!(found[1].symbol, "p___tvm_ffi__library_bin");
         assert_eq!(found[1].bytes, vec![1, 2]);
+    }
+
+    #[test]
+    fn reads_integers_as_c_does() {
+        // Octal, hex, decimal and suffixes, like the C scanner's array lengths.
+        let found = find_blob_arrays("const unsigned char __tvm_dev_mblob[04] = {010, 0x10, 10u, 0};").unwrap();
+        assert_eq!(found[0].bytes, vec![8, 16, 10, 0]);
+        let e = find_blob_arrays("const unsigned char __tvm_dev_mblob[] = {1, 09};").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("__tvm_dev_mblob[1]"));
     }
 
     #[test]
