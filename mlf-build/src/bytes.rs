@@ -120,7 +120,12 @@ impl<'a> Reader<'a> {
     pub fn take(&mut self, n: u64) -> Result<&'a [u8]> {
         let available = self.remaining() as u64;
         if n > available {
-            return Err(Error::new(ErrorKind::Truncated { offset: self.pos as u64, needed: n, available }));
+            return Err(Error::new(ErrorKind::Truncated {
+                offset: self.pos as u64,
+                needed: n,
+                available,
+                count: None,
+            }));
         }
         let n = n as usize;
         let s = &self.data[self.pos..self.pos + n];
@@ -177,7 +182,8 @@ impl<'a> Reader<'a> {
 
     /// Reads a count that is followed by at least `min_item_bytes` per item, and checks that the
     /// rest of the input can hold that many items (so no allocation is ever sized by an
-    /// unchecked length).
+    /// unchecked length). The error names the count and its offset in its message; the field is
+    /// left to the caller.
     pub fn count(&mut self, min_item_bytes: u64) -> Result<u64> {
         let at = self.pos;
         let n = self.u64()?;
@@ -188,8 +194,8 @@ impl<'a> Reader<'a> {
                 offset: at as u64,
                 needed: need.unwrap_or(u64::MAX),
                 available: self.remaining() as u64,
-            })
-            .at(format!("count {n} at offset {at}"))),
+                count: Some(n),
+            })),
         }
     }
 }

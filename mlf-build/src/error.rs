@@ -85,7 +85,10 @@ pub enum ErrorKind {
     #[error("{0}")]
     Invalid(String),
     /// A binary structure ends before a length it declares.
-    #[error("truncated: needs {needed} bytes at offset {offset}, but only {available} remain")]
+    #[error(
+        "truncated: {}needs {needed} bytes at offset {offset}, but only {available} remain",
+        count.map(|n| format!("a count of {n} items ")).unwrap_or_default()
+    )]
     Truncated {
         /// Offset where the read started.
         offset: u64,
@@ -93,6 +96,8 @@ pub enum ErrorKind {
         needed: u64,
         /// Bytes left.
         available: u64,
+        /// The item count read at `offset`, when the bytes are those a count needs.
+        count: Option<u64>,
     },
     /// A magic number does not match.
     #[error("bad magic {found:#018x}, expected {expected:#018x}")]

@@ -9,15 +9,6 @@ use crate::bytes::Reader;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
-/// Reads a count followed by at least `min_item_bytes` per item ([`Reader::count`]), without the
-/// reader's own field note, so that errors carry the caller's field name alone.
-pub fn count(r: &mut Reader<'_>, min_item_bytes: u64) -> Result<u64> {
-    r.count(min_item_bytes).map_err(|mut e| {
-        e.field = None;
-        e
-    })
-}
-
 /// Reads a `std::string` whose bytes need not be UTF-8 (kernel binaries, payloads) and returns
 /// the range of its bytes inside the reader's slice.
 pub fn bytes(r: &mut Reader<'_>) -> Result<Range<usize>> {
@@ -32,7 +23,7 @@ pub fn string(r: &mut Reader<'_>) -> Result<String> {
 
 /// Reads a `std::vector<uint64_t>`.
 pub fn vec_u64(r: &mut Reader<'_>) -> Result<Vec<u64>> {
-    let n = count(r, 8)?;
+    let n = r.count(8)?;
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         v.push(r.u64()?);
@@ -42,7 +33,7 @@ pub fn vec_u64(r: &mut Reader<'_>) -> Result<Vec<u64>> {
 
 /// Reads a `std::vector<uint32_t>`.
 pub fn vec_u32(r: &mut Reader<'_>) -> Result<Vec<u32>> {
-    let n = count(r, 4)?;
+    let n = r.count(4)?;
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         v.push(r.u32()?);
@@ -52,7 +43,7 @@ pub fn vec_u32(r: &mut Reader<'_>) -> Result<Vec<u32>> {
 
 /// Reads a `std::vector<int32_t>` (also used for vectors of `int`-sized enums).
 pub fn vec_i32(r: &mut Reader<'_>) -> Result<Vec<i32>> {
-    let n = count(r, 4)?;
+    let n = r.count(4)?;
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         v.push(r.i32()?);
@@ -62,7 +53,7 @@ pub fn vec_i32(r: &mut Reader<'_>) -> Result<Vec<i32>> {
 
 /// Reads a `std::vector<std::string>`.
 pub fn vec_string(r: &mut Reader<'_>) -> Result<Vec<String>> {
-    let n = count(r, 8)?;
+    let n = r.count(8)?;
     let mut v = Vec::with_capacity(n as usize);
     for i in 0..n {
         v.push(string(r).map_err(|e| e.at(format!("[{i}]")))?);
@@ -80,7 +71,7 @@ pub fn dtype(r: &mut Reader<'_>) -> Result<DType> {
 
 /// Reads a `std::vector<DLDataType>`.
 pub fn vec_dtype(r: &mut Reader<'_>) -> Result<Vec<DType>> {
-    let n = count(r, 4)?;
+    let n = r.count(4)?;
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
         v.push(dtype(r)?);
@@ -182,7 +173,12 @@ mod tests {
     fn huge_counts_do_not_allocate() {
         let mut out = Vec::new();
         put_u64(&mut out, u64::MAX);
-        assert!(vec_u64(&mut Reader::new(&out)).is_err());
+        let e = vec_u64(&mut Reader::new(&out)).unwrap_err();
+        assert_eq!(e.field, None);
+        assert_eq!(
+            e.to_string(),
+            format!("truncated: a count of {} items needs {} bytes at offset 0, but only 0 remain", u64::MAX, u64::MAX)
+        );
         assert!(vec_string(&mut Reader::new(&out)).is_err());
         assert!(bytes(&mut Reader::new(&out)).is_err());
     }

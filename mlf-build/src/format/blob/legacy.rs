@@ -38,7 +38,7 @@ fn parse_with(bytes: &Bytes, layout: Layout, framing: Framing, used: &mut bool) 
     let mut r = Reader::new(bytes.as_slice());
     r.u64().map_err(|e| e.at("nbytes"))?;
     // Every entry has at least its key's length field.
-    let count = dmlc::count(&mut r, 8).map_err(|e| e.at("count"))?;
+    let count = r.count(8).map_err(|e| e.at("count"))?;
     let mut ctx = Ctx { buf: bytes, framing, framing_used: false, legacy: true };
     let mut modules: Vec<Module> = Vec::new();
     let mut import_tree = None;

@@ -157,8 +157,13 @@ pub fn blob_extent(data: &Bytes) -> Result<Bytes> {
     let mut r = Reader::new(data.as_slice());
     let nbytes = r.u64().map_err(|e| e.at("nbytes"))?;
     let total = nbytes.checked_add(8).filter(|t| *t <= data.len() as u64).ok_or_else(|| {
-        Error::new(ErrorKind::Truncated { offset: 8, needed: nbytes, available: data.len().saturating_sub(8) as u64 })
-            .at("nbytes")
+        Error::new(ErrorKind::Truncated {
+            offset: 8,
+            needed: nbytes,
+            available: data.len().saturating_sub(8) as u64,
+            count: None,
+        })
+        .at("nbytes")
     })?;
     Ok(data.slice(0..total as usize).unwrap_or_else(|| data.clone()))
 }

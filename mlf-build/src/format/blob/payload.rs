@@ -317,7 +317,7 @@ pub(super) fn decode(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result
 
 fn factory(ctx: &mut Ctx<'_>, r: &mut Reader<'_>, with_graph: bool) -> Result<Factory> {
     let graph_json = if with_graph { Some(ctx.slice(dmlc::bytes(r).map_err(|e| e.at("graph_json"))?)?) } else { None };
-    let n = dmlc::count(r, MIN_NDARRAY_BYTES + 8).map_err(|e| e.at("params.count"))?;
+    let n = r.count(MIN_NDARRAY_BYTES + 8).map_err(|e| e.at("params.count"))?;
     let names = dmlc::vec_string(r).map_err(|e| e.at("params.names"))?;
     if names.len() as u64 != n {
         return Err(Error::mismatch(format!("{n} parameters but {} names", names.len())).at("params.names"));
@@ -329,13 +329,13 @@ fn factory(ctx: &mut Ctx<'_>, r: &mut Reader<'_>, with_graph: bool) -> Result<Fa
 
 fn const_loader(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<ConstLoader> {
     let vars = dmlc::vec_string(r).map_err(|e| e.at("vars"))?;
-    let n = dmlc::count(r, MIN_NDARRAY_BYTES).map_err(|e| e.at("arrays.count"))?;
+    let n = r.count(MIN_NDARRAY_BYTES).map_err(|e| e.at("arrays.count"))?;
     if n != vars.len() as u64 {
         return Err(Error::mismatch(format!("{} variables but {n} arrays", vars.len())).at("arrays.count"));
     }
     let arrays = read_named_tensors(ctx.buf, r, vars).map_err(|e| e.at("arrays"))?;
     let symbols = dmlc::vec_string(r).map_err(|e| e.at("symbols"))?;
-    let m = dmlc::count(r, 8).map_err(|e| e.at("const_vars.count"))?;
+    let m = r.count(8).map_err(|e| e.at("const_vars.count"))?;
     if m != symbols.len() as u64 {
         return Err(Error::mismatch(format!("{} symbols but {m} variable lists", symbols.len())).at("const_vars.count"));
     }
@@ -361,7 +361,7 @@ fn function_info(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<FunctionInfo> 
 }
 
 fn fmap(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<Vec<FunctionInfo>> {
-    let n = dmlc::count(r, 32).map_err(|e| e.at("fmap"))?;
+    let n = r.count(32).map_err(|e| e.at("fmap"))?;
     let mut functions = Vec::with_capacity(n as usize);
     for i in 0..n {
         functions.push(function_info(ctx, r).map_err(|e| e.at(format!("fmap[{i}]")))?);
@@ -374,7 +374,7 @@ fn device(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<DeviceModu
         ctx.framing_used = true;
         if ctx.framing.metal_source_map {
             let version = dmlc::string(r).map_err(|e| e.at("version"))?;
-            let n = dmlc::count(r, 16).map_err(|e| e.at("smap"))?;
+            let n = r.count(16).map_err(|e| e.at("smap"))?;
             let mut sources = Vec::with_capacity(n as usize);
             for i in 0..n {
                 let name = dmlc::string(r).map_err(|e| e.at(format!("smap[{i}].name")))?;
@@ -389,7 +389,7 @@ fn device(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<DeviceModu
     let fmt = dmlc::string(r).map_err(|e| e.at("fmt"))?;
     let functions = fmap(ctx, r)?;
     let code = if key == "vulkan" {
-        let n = dmlc::count(r, 20).map_err(|e| e.at("smap"))?;
+        let n = r.count(20).map_err(|e| e.at("smap"))?;
         let mut shaders = Vec::with_capacity(n as usize);
         for i in 0..n {
             let at = |e: Error| e.at(format!("smap[{i}]"));
