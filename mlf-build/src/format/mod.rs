@@ -2,6 +2,7 @@
 
 pub mod blob;
 pub mod csource;
+pub mod dmlc;
 pub mod graph;
 pub mod header;
 pub mod json;

@@ -6,6 +6,7 @@
 use crate::bytes::{Bytes, Reader};
 use crate::dtype::{self, DType};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::dmlc;
 
 /// `kTVMNDArrayListMagic`.
 pub const LIST_MAGIC: u64 = 0xF7E5_8D4F_0504_9CB7;
@@ -13,6 +14,9 @@ pub const LIST_MAGIC: u64 = 0xF7E5_8D4F_0504_9CB7;
 pub const NDARRAY_MAGIC: u64 = 0xDD5E_40F0_96B4_A13F;
 /// Most dimensions a stored tensor may have.
 pub const MAX_NDIM: i32 = 32;
+/// Smallest possible `NDArray` record (magic, reserved, device, ndim, dtype, nbytes), for
+/// bounding a count of records by the bytes left.
+pub const MIN_NDARRAY_BYTES: u64 = 8 + 8 + 4 + 4 + 4 + 4 + 8;
 
 /// One stored tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,11 +39,8 @@ pub fn parse_params(buf: &Bytes) -> Result<Vec<ParamTensor>> {
         return Err(Error::new(ErrorKind::BadMagic { found: magic, expected: LIST_MAGIC }).at("header"));
     }
     let _reserved = r.u64()?;
-    let n_names = r.count(8).map_err(|e| e.at("names"))?;
-    let mut names = Vec::new();
-    for i in 0..n_names {
-        names.push(r.dmlc_string().map_err(|e| e.at(format!("names[{i}]")))?.to_string());
-    }
+    let names = dmlc::vec_string(&mut r).map_err(|e| e.at("names"))?;
+    let n_names = names.len() as u64;
     let n_arrays = r.count(8).map_err(|e| e.at("arrays"))?;
     if n_arrays != n_names {
         return Err(Error::mismatch(format!("{n_names} names but {n_arrays} arrays")).at("arrays"));
@@ -121,12 +122,9 @@ pub fn write_params(tensors: &[(&str, DType, &[u64], &[u8])]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&LIST_MAGIC.to_le_bytes());
     out.extend_from_slice(&0u64.to_le_bytes());
-    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
-    for (name, ..) in tensors {
-        out.extend_from_slice(&(name.len() as u64).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-    }
-    out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+    let names: Vec<&str> = tensors.iter().map(|(name, ..)| *name).collect();
+    dmlc::put_vec_string(&mut out, &names);
+    dmlc::put_u64(&mut out, tensors.len() as u64);
     for (_, dtype, shape, data) in tensors {
         write_ndarray(&mut out, *dtype, shape, data);
     }

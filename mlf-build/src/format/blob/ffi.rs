@@ -9,16 +9,17 @@
 
 use super::payload::{self, Ctx, Framing, Payload};
 use super::tree::ImportTree;
-use super::{Blob, LIB_KEY, Layout, Module, dmlc};
+use super::{Blob, LIB_KEY, Layout, Module};
 use crate::bytes::{Bytes, Reader};
 use crate::error::{Error, Result};
+use crate::format::dmlc;
 
 /// Reads a tvm-ffi-layout blob (`bytes` is exactly `8 + nbytes` long).
 pub(super) fn parse(bytes: &Bytes) -> Result<Blob> {
     let mut r = Reader::new(bytes.as_slice());
     r.u64().map_err(|e| e.at("nbytes"))?;
-    let row_ptr = dmlc::vec_u64(&mut r).map_err(|e| e.at("import_tree.row_ptr"))?;
-    let child_indices = dmlc::vec_u64(&mut r).map_err(|e| e.at("import_tree.child_indices"))?;
+    let row_ptr = dmlc::vec::<u64>(&mut r).map_err(|e| e.at("import_tree.row_ptr"))?;
+    let child_indices = dmlc::vec::<u64>(&mut r).map_err(|e| e.at("import_tree.child_indices"))?;
     if row_ptr.len() < 2 {
         return Err(Error::invalid(format!(
             "indptr has {} items: the blob must list at least one module (n_modules = items - 1)",

@@ -11,9 +11,10 @@
 
 use super::payload::{self, Ctx, Framing, Payload};
 use super::tree::ImportTree;
-use super::{Blob, IMPORT_TREE_KEY, Layout, Module, dmlc};
+use super::{Blob, IMPORT_TREE_KEY, Layout, Module};
 use crate::bytes::{Bytes, Reader};
 use crate::error::{Error, Result};
+use crate::format::dmlc;
 
 /// Reads a legacy-layout blob (`bytes` is exactly `8 + nbytes` long). Tries each payload framing
 /// variant while the failure depended on it.
@@ -57,8 +58,8 @@ fn parse_with(bytes: &Bytes, layout: Layout, framing: Framing, used: &mut bool) 
             return Err(Error::invalid(format!("empty type key at offset {offset}")).at("type_key").at(&field));
         }
         if key == IMPORT_TREE_KEY {
-            let row_ptr = dmlc::vec_u64(&mut r).map_err(|e| e.at("import_tree.row_ptr"))?;
-            let child_indices = dmlc::vec_u64(&mut r).map_err(|e| e.at("import_tree.child_indices"))?;
+            let row_ptr = dmlc::vec::<u64>(&mut r).map_err(|e| e.at("import_tree.row_ptr"))?;
+            let child_indices = dmlc::vec::<u64>(&mut r).map_err(|e| e.at("import_tree.child_indices"))?;
             import_tree = Some(ImportTree { row_ptr, child_indices });
             continue;
         }

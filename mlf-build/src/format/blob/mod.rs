@@ -18,7 +18,6 @@
 pub mod abi;
 pub mod c_array;
 pub mod device;
-pub mod dmlc;
 mod ffi;
 mod legacy;
 pub mod payload;

@@ -25,14 +25,11 @@
 
 use serde::Serialize;
 
-use super::dmlc;
 use crate::bytes::{Bytes, Reader};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::format::params::{ParamTensor, read_named_tensors};
-
-/// Smallest possible `NDArray` record (magic, reserved, device, ndim, dtype, nbytes).
-const MIN_NDARRAY_BYTES: u64 = 8 + 8 + 4 + 4 + 4 + 4 + 8;
+use crate::format::dmlc;
+use crate::format::params::{MIN_NDARRAY_BYTES, ParamTensor, read_named_tensors};
 
 /// Framing variants that changed between TVM releases with nothing in the blob to mark them.
 /// The legacy reader tries [`Framing::CANDIDATES`] in order and keeps the first that reads the
@@ -349,11 +346,11 @@ fn const_loader(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<ConstLoader> {
 fn function_info(ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<FunctionInfo> {
     let key = dmlc::string(r).map_err(|e| e.at("key"))?;
     let name = dmlc::string(r).map_err(|e| e.at("name"))?;
-    let arg_types = dmlc::vec_dtype(r).map_err(|e| e.at("arg_types"))?;
+    let arg_types = dmlc::vec::<DType>(r).map_err(|e| e.at("arg_types"))?;
     let launch_param_tags = dmlc::vec_string(r).map_err(|e| e.at("launch_param_tags"))?;
     ctx.framing_used = true;
     let arg_extra_tags = if ctx.framing.function_info_extra_tags {
-        Some(dmlc::vec_i32(r).map_err(|e| e.at("arg_extra_tags"))?)
+        Some(dmlc::vec::<i32>(r).map_err(|e| e.at("arg_extra_tags"))?)
     } else {
         None
     };
@@ -395,7 +392,7 @@ fn device(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<DeviceModu
             let at = |e: Error| e.at(format!("smap[{i}]"));
             let name = dmlc::string(r).map_err(at)?;
             let flag = r.u32().map_err(at)?;
-            let words = dmlc::vec_u32(r).map_err(at)?;
+            let words = dmlc::vec::<u32>(r).map_err(at)?;
             shaders.push(SpirvShader { name, flag, words });
         }
         DeviceCode::Spirv(shaders)

@@ -4,12 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::dmlc::{
-    put_bytes, put_dtype, put_u64, put_vec_dtype, put_vec_i32, put_vec_string, put_vec_u32, put_vec_u64,
-};
 use super::payload::{DeviceCode, Factory, Payload};
 use super::tree::ImportTree;
 use super::{Blob, IMPORT_TREE_KEY, LIB_KEY, Layout};
+use crate::format::dmlc::{Pod, put_bytes, put_u64, put_vec, put_vec_string};
 use crate::format::params::{ParamTensor, write_ndarray};
 
 /// A module to write: its type key and its payload as stored (ignored for `_lib`).
@@ -36,8 +34,8 @@ pub fn write_blob(layout: Layout, modules: &[ModuleSpec<'_>], tree: Option<&Impo
         }
         if let Some(t) = tree {
             put_bytes(&mut body, IMPORT_TREE_KEY.as_bytes());
-            put_vec_u64(&mut body, &t.row_ptr);
-            put_vec_u64(&mut body, &t.child_indices);
+            put_vec(&mut body, &t.row_ptr);
+            put_vec(&mut body, &t.child_indices);
         }
     } else {
         let flat;
@@ -48,8 +46,8 @@ pub fn write_blob(layout: Layout, modules: &[ModuleSpec<'_>], tree: Option<&Impo
                 &flat
             }
         };
-        put_vec_u64(&mut body, &t.row_ptr);
-        put_vec_u64(&mut body, &t.child_indices);
+        put_vec(&mut body, &t.row_ptr);
+        put_vec(&mut body, &t.child_indices);
         for m in modules {
             put_bytes(&mut body, m.type_key.as_bytes());
             if m.type_key != LIB_KEY {
@@ -109,10 +107,10 @@ pub fn encode_payload(p: &Payload, layout: Layout) -> Option<Vec<u8>> {
                 for f in &d.functions {
                     put_bytes(out, f.key.as_bytes());
                     put_bytes(out, f.name.as_bytes());
-                    put_vec_dtype(out, &f.arg_types);
+                    put_vec(out, &f.arg_types);
                     put_vec_string(out, &f.launch_param_tags);
                     if let Some(tags) = &f.arg_extra_tags {
-                        put_vec_i32(out, tags);
+                        put_vec(out, tags);
                     }
                 }
             };
@@ -144,7 +142,7 @@ pub fn encode_payload(p: &Payload, layout: Layout) -> Option<Vec<u8>> {
                     for s in v {
                         put_bytes(&mut out, s.name.as_bytes());
                         out.extend_from_slice(&s.flag.to_le_bytes());
-                        put_vec_u32(&mut out, &s.words);
+                        put_vec(&mut out, &s.words);
                     }
                 }
             }
@@ -207,11 +205,11 @@ pub fn device_payload(
         put_bytes(&mut out, name.as_bytes());
         put_u64(&mut out, types.len() as u64);
         for t in *types {
-            put_dtype(&mut out, *t);
+            t.put(&mut out);
         }
         put_vec_string(&mut out, tags);
         if extra_tags {
-            put_vec_i32(&mut out, &vec![0; types.len()]);
+            put_vec(&mut out, &vec![0i32; types.len()]);
         }
     }
     put_bytes(&mut out, data);

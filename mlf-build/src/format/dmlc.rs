@@ -1,13 +1,71 @@
 //! dmlc stream primitives as TVM serializes them (little-endian): `std::string` is a `u64` length
 //! and the bytes, `std::vector<POD>` a `u64` count and the raw elements, `std::vector<std::string>`
-//! a `u64` count and each string. Readers bound every count by the bytes left (no allocation is
-//! sized by an unchecked length); writers are their exact inverse.
+//! a `u64` count and each string. Shared by `.params` files and module blobs. Readers bound every
+//! count by the bytes left ([`Reader::count`]: no allocation is sized by an unchecked length);
+//! writers are their exact inverse.
 
 use std::ops::Range;
 
 use crate::bytes::Reader;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+
+/// A plain item of a `std::vector<POD>`: its stored size, how to read it and how to write it.
+pub trait Pod: Copy {
+    /// Bytes one item takes.
+    const BYTES: u64;
+    /// Reads one item.
+    fn read(r: &mut Reader<'_>) -> Result<Self>;
+    /// Appends one item.
+    fn put(self, out: &mut Vec<u8>);
+}
+
+impl Pod for u64 {
+    const BYTES: u64 = 8;
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        r.u64()
+    }
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+impl Pod for u32 {
+    const BYTES: u64 = 4;
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        r.u32()
+    }
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// Also used for vectors of `int`-sized enums.
+impl Pod for i32 {
+    const BYTES: u64 = 4;
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        r.i32()
+    }
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
+/// A `DLDataType`: `u8 code, u8 bits, u16 lanes`.
+impl Pod for DType {
+    const BYTES: u64 = 4;
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        let code = r.u8()?;
+        let bits = r.u8()?;
+        let lanes = r.u16()?;
+        Ok(DType::from_dl(code, bits, lanes))
+    }
+    fn put(self, out: &mut Vec<u8>) {
+        out.push(self.code.code());
+        out.push(self.bits);
+        out.extend_from_slice(&self.lanes.to_le_bytes());
+    }
+}
 
 /// Reads a `std::string` whose bytes need not be UTF-8 (kernel binaries, payloads) and returns
 /// the range of its bytes inside the reader's slice.
@@ -21,32 +79,12 @@ pub fn string(r: &mut Reader<'_>) -> Result<String> {
     Ok(r.dmlc_string()?.to_string())
 }
 
-/// Reads a `std::vector<uint64_t>`.
-pub fn vec_u64(r: &mut Reader<'_>) -> Result<Vec<u64>> {
-    let n = r.count(8)?;
+/// Reads a `std::vector<T>` of plain items.
+pub fn vec<T: Pod>(r: &mut Reader<'_>) -> Result<Vec<T>> {
+    let n = r.count(T::BYTES)?;
     let mut v = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        v.push(r.u64()?);
-    }
-    Ok(v)
-}
-
-/// Reads a `std::vector<uint32_t>`.
-pub fn vec_u32(r: &mut Reader<'_>) -> Result<Vec<u32>> {
-    let n = r.count(4)?;
-    let mut v = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        v.push(r.u32()?);
-    }
-    Ok(v)
-}
-
-/// Reads a `std::vector<int32_t>` (also used for vectors of `int`-sized enums).
-pub fn vec_i32(r: &mut Reader<'_>) -> Result<Vec<i32>> {
-    let n = r.count(4)?;
-    let mut v = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        v.push(r.i32()?);
+        v.push(T::read(r)?);
     }
     Ok(v)
 }
@@ -57,24 +95,6 @@ pub fn vec_string(r: &mut Reader<'_>) -> Result<Vec<String>> {
     let mut v = Vec::with_capacity(n as usize);
     for i in 0..n {
         v.push(string(r).map_err(|e| e.at(format!("[{i}]")))?);
-    }
-    Ok(v)
-}
-
-/// Reads one `DLDataType` (`u8 code, u8 bits, u16 lanes`).
-pub fn dtype(r: &mut Reader<'_>) -> Result<DType> {
-    let code = r.u8()?;
-    let bits = r.u8()?;
-    let lanes = r.u16()?;
-    Ok(DType::from_dl(code, bits, lanes))
-}
-
-/// Reads a `std::vector<DLDataType>`.
-pub fn vec_dtype(r: &mut Reader<'_>) -> Result<Vec<DType>> {
-    let n = r.count(4)?;
-    let mut v = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        v.push(dtype(r)?);
     }
     Ok(v)
 }
@@ -99,30 +119,6 @@ pub fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
-/// Appends a `std::vector<uint64_t>`.
-pub fn put_vec_u64(out: &mut Vec<u8>, v: &[u64]) {
-    put_u64(out, v.len() as u64);
-    for x in v {
-        put_u64(out, *x);
-    }
-}
-
-/// Appends a `std::vector<uint32_t>`.
-pub fn put_vec_u32(out: &mut Vec<u8>, v: &[u32]) {
-    put_u64(out, v.len() as u64);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-}
-
-/// Appends a `std::vector<int32_t>`.
-pub fn put_vec_i32(out: &mut Vec<u8>, v: &[i32]) {
-    put_u64(out, v.len() as u64);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-}
-
 /// Appends a `std::vector<std::string>`.
 pub fn put_vec_string<S: AsRef<str>>(out: &mut Vec<u8>, v: &[S]) {
     put_u64(out, v.len() as u64);
@@ -131,18 +127,11 @@ pub fn put_vec_string<S: AsRef<str>>(out: &mut Vec<u8>, v: &[S]) {
     }
 }
 
-/// Appends one `DLDataType`.
-pub fn put_dtype(out: &mut Vec<u8>, d: DType) {
-    out.push(d.code.code());
-    out.push(d.bits);
-    out.extend_from_slice(&d.lanes.to_le_bytes());
-}
-
-/// Appends a `std::vector<DLDataType>`.
-pub fn put_vec_dtype(out: &mut Vec<u8>, v: &[DType]) {
+/// Appends a `std::vector<T>` of plain items.
+pub fn put_vec<T: Pod>(out: &mut Vec<u8>, v: &[T]) {
     put_u64(out, v.len() as u64);
-    for d in v {
-        put_dtype(out, *d);
+    for x in v {
+        x.put(out);
     }
 }
 
@@ -154,18 +143,18 @@ mod tests {
     fn round_trips() {
         let mut out = Vec::new();
         put_bytes(&mut out, b"abc");
-        put_vec_u64(&mut out, &[0, 1, 1]);
+        put_vec(&mut out, &[0u64, 1, 1]);
         put_vec_string(&mut out, &["x", "yz"]);
-        put_vec_dtype(&mut out, &[DType::F32]);
-        put_vec_u32(&mut out, &[7]);
-        put_vec_i32(&mut out, &[-1]);
+        put_vec(&mut out, &[DType::F32]);
+        put_vec(&mut out, &[7u32]);
+        put_vec(&mut out, &[-1i32]);
         let mut r = Reader::new(&out);
         assert_eq!(&out[bytes(&mut r).unwrap()], b"abc");
-        assert_eq!(vec_u64(&mut r).unwrap(), vec![0, 1, 1]);
+        assert_eq!(vec::<u64>(&mut r).unwrap(), vec![0, 1, 1]);
         assert_eq!(vec_string(&mut r).unwrap(), vec!["x", "yz"]);
-        assert_eq!(vec_dtype(&mut r).unwrap(), vec![DType::F32]);
-        assert_eq!(vec_u32(&mut r).unwrap(), vec![7]);
-        assert_eq!(vec_i32(&mut r).unwrap(), vec![-1]);
+        assert_eq!(vec::<DType>(&mut r).unwrap(), vec![DType::F32]);
+        assert_eq!(vec::<u32>(&mut r).unwrap(), vec![7]);
+        assert_eq!(vec::<i32>(&mut r).unwrap(), vec![-1]);
         expect_end(&r, "test").unwrap();
     }
 
@@ -173,7 +162,7 @@ mod tests {
     fn huge_counts_do_not_allocate() {
         let mut out = Vec::new();
         put_u64(&mut out, u64::MAX);
-        let e = vec_u64(&mut Reader::new(&out)).unwrap_err();
+        let e = vec::<u64>(&mut Reader::new(&out)).unwrap_err();
         assert_eq!(e.field, None);
         assert_eq!(
             e.to_string(),
