@@ -59,46 +59,24 @@ pub(super) fn parse(bytes: &Bytes) -> Result<Blob> {
 
     // Then the payloads, with one framing variant for the whole blob when one reads them all.
     let mut warnings = Vec::new();
-    let mut framing = None;
-    let mut decoded: Option<Vec<Payload>> = None;
-    for candidate in Framing::CANDIDATES {
-        let mut used = false;
-        let all: Result<Vec<Payload>> =
-            entries.iter().map(|(key, _, body)| decode_body(key, body.as_ref(), candidate, &mut used)).collect();
-        if let Ok(all) = all {
-            framing = used.then_some(candidate);
-            decoded = Some(all);
-            break;
-        }
-        if !used {
-            break;
-        }
-    }
-    let decoded = match decoded {
-        Some(d) => d,
+    let all = Framing::first_that_reads(|framing, used| {
+        entries.iter().map(|(key, _, body)| decode_body(key, body.as_ref(), framing, used)).collect::<Result<Vec<_>>>()
+    });
+    let (decoded, framing) = match all {
+        Ok(all) => all,
         // No single variant reads every payload: decode each on its own, keeping failures opaque.
-        None => entries
-            .iter()
-            .enumerate()
-            .map(|(index, (key, _, body))| {
-                let mut err = None;
-                for candidate in Framing::CANDIDATES {
-                    let mut used = false;
-                    match decode_body(key, body.as_ref(), candidate, &mut used) {
-                        Ok(p) => return p,
-                        Err(e) => {
-                            err.get_or_insert(e);
-                            if !used {
-                                break;
-                            }
-                        }
+        Err(_) => {
+            let each = entries.iter().enumerate().map(|(index, (key, _, body))| {
+                match Framing::first_that_reads(|framing, used| decode_body(key, body.as_ref(), framing, used)) {
+                    Ok((p, _)) => p,
+                    Err(e) => {
+                        warnings.push(format!("module {index} ({key}): payload not decoded: {e}"));
+                        Payload::Opaque
                     }
                 }
-                let e = err.map(|e| e.to_string()).unwrap_or_default();
-                warnings.push(format!("module {index} ({key}): payload not decoded: {e}"));
-                Payload::Opaque
-            })
-            .collect(),
+            });
+            (each.collect(), None)
+        }
     };
     let modules = entries
         .into_iter()

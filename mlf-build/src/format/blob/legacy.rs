@@ -19,22 +19,12 @@ use crate::format::dmlc;
 /// Reads a legacy-layout blob (`bytes` is exactly `8 + nbytes` long). Tries each payload framing
 /// variant while the failure depended on it.
 pub(super) fn parse(bytes: &Bytes, layout: Layout) -> Result<Blob> {
-    let mut first_err: Option<Error> = None;
-    for framing in Framing::CANDIDATES {
-        let mut used = false;
-        match parse_with(bytes, layout, framing, &mut used) {
-            Ok(blob) => return Ok(blob),
-            Err(e) => {
-                first_err.get_or_insert(e);
-                if !used {
-                    break;
-                }
-            }
-        }
-    }
-    Err(first_err.unwrap_or_else(|| Error::invalid("no framing variant could read the blob")))
+    let (mut blob, framing) = Framing::first_that_reads(|framing, used| parse_with(bytes, layout, framing, used))?;
+    blob.framing = framing;
+    Ok(blob)
 }
 
+/// Reads the blob with one framing variant; `framing` is left for [`parse`] to set.
 fn parse_with(bytes: &Bytes, layout: Layout, framing: Framing, used: &mut bool) -> Result<Blob> {
     let mut r = Reader::new(bytes.as_slice());
     r.u64().map_err(|e| e.at("nbytes"))?;
@@ -84,12 +74,5 @@ fn parse_with(bytes: &Bytes, layout: Layout, framing: Framing, used: &mut bool) 
         }
         tree.validate(modules.len()).map_err(|e| e.at("import_tree"))?;
     }
-    Ok(Blob {
-        layout,
-        bytes: bytes.clone(),
-        modules,
-        import_tree,
-        framing: ctx.framing_used.then_some(framing),
-        warnings: Vec::new(),
-    })
+    Ok(Blob { layout, bytes: bytes.clone(), modules, import_tree, framing: None, warnings: Vec::new() })
 }

@@ -53,6 +53,31 @@ impl Framing {
     ];
 }
 
+impl Framing {
+    /// Reads with each variant in turn ([`Framing::CANDIDATES`], newest first) and returns the
+    /// first result that reads, with the variant when the read depended on it. `read` sets its
+    /// flag when its result depended on the variant; a failure that did not stops the search.
+    /// The error is the first variant's.
+    pub(super) fn first_that_reads<T>(
+        mut read: impl FnMut(Framing, &mut bool) -> Result<T>,
+    ) -> Result<(T, Option<Framing>)> {
+        let mut first_err = None;
+        for framing in Framing::CANDIDATES {
+            let mut used = false;
+            match read(framing, &mut used) {
+                Ok(v) => return Ok((v, used.then_some(framing))),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    if !used {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(first_err.expect("at least one variant is tried"))
+    }
+}
+
 impl Default for Framing {
     fn default() -> Self {
         Framing::CANDIDATES[0]
