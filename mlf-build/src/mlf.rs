@@ -7,7 +7,7 @@ use crate::archive::Archive;
 use crate::dtype::DType;
 use crate::error::{Context, Error, Result};
 use crate::format::csource::{CFile, CFunction};
-use crate::format::graph::{Graph, NodeOp};
+use crate::format::graph::{Graph, NodeOp, default_output_names, unused_param};
 use crate::format::header::InterfaceHeader;
 use crate::format::metadata::{ExecutorKind, Metadata, ModuleMeta};
 use crate::format::params::{self, ParamTensor};
@@ -246,41 +246,31 @@ fn read_graph(
     }
 
     // Bind every arg node: a parameter when `.params` has its name, else an input.
-    let by_name: BTreeMap<&str, usize> = params.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
-    let mut bindings = BTreeMap::new();
-    let mut used = vec![false; params.len()];
-    let mut inputs = Vec::new();
-    for &nid in &graph.arg_nodes {
-        let node = &graph.nodes[nid];
-        let eid = graph.node_row_ptr[nid];
-        if let Some(&pi) = by_name.get(node.name.as_str()) {
-            let p = &params[pi];
-            if p.dtype != graph.dltype[eid] || p.shape != graph.shape[eid] {
-                return Err(Error::mismatch(format!(
-                    "parameter {} is {} {:?} in {params_name} but {} {:?} in the graph",
-                    p.name, p.dtype, p.shape, graph.dltype[eid], graph.shape[eid]
-                ))
-                .in_member(gname));
-            }
-            used[pi] = true;
-            bindings.insert(nid, ArgBinding::Param(desc.params.len()));
-            let sid = graph.storage_id[eid] as u64;
-            desc.params.push(crate::model::ParamInfo {
-                name: p.name.clone(),
-                dtype: p.dtype,
-                shape: p.shape.clone(),
-                data: p.data.clone(),
-                linked: linked.get(&sid).cloned(),
-            });
-        } else {
-            bindings.insert(nid, ArgBinding::Input(inputs.len()));
-            inputs.push((node.name.clone(), graph.dltype[eid], graph.shape[eid].clone()));
-        }
+    let split = graph.split_args(&params);
+    if let Some(m) = split.mismatches.first() {
+        return Err(Error::mismatch(m.message(&params_name)).in_member(gname));
     }
-    for (i, p) in params.iter().enumerate() {
-        if !used[i] {
-            desc.warnings.push(format!("{params_name}: parameter {} is not used by the graph", p.name));
-        }
+    let mut bindings = BTreeMap::new();
+    for &(nid, pi) in &split.params {
+        let p = &params[pi];
+        bindings.insert(nid, ArgBinding::Param(desc.params.len()));
+        let sid = graph.storage_id[graph.node_row_ptr[nid]] as u64;
+        desc.params.push(crate::model::ParamInfo {
+            name: p.name.clone(),
+            dtype: p.dtype,
+            shape: p.shape.clone(),
+            data: p.data.clone(),
+            linked: linked.get(&sid).cloned(),
+        });
+    }
+    let mut inputs = Vec::new();
+    for &nid in &split.inputs {
+        bindings.insert(nid, ArgBinding::Input(inputs.len()));
+        let eid = graph.node_row_ptr[nid];
+        inputs.push((graph.nodes[nid].name.clone(), graph.dltype[eid], graph.shape[eid].clone()));
+    }
+    for name in &split.unused {
+        desc.warnings.push(format!("{params_name}: {}", unused_param(name)));
     }
     if !linked.is_empty() {
         desc.fact("parameters", "linked into the C (_lookup_linked_param); .params is a duplicate", "C source");
@@ -367,9 +357,8 @@ fn output_names(n: usize, relay: Option<&RelayMain>, module: &ModuleMeta) -> Vec
                 return vec![main.outputs[0].name.clone()];
             }
         }
-        return vec!["output".into()];
     }
-    (0..n).map(|i| format!("output{i}")).collect()
+    default_output_names(n)
 }
 
 fn read_aot(

@@ -6,11 +6,55 @@
 use super::json::{self, J};
 use crate::dtype::{self, DType};
 use crate::error::{Error, Result};
+use crate::format::params::ParamTensor;
 
 /// Most nodes a graph may have.
 pub const MAX_NODES: usize = 1 << 20;
 /// Most dimensions a tensor may have.
 pub const MAX_NDIM: usize = 32;
+
+/// The graph's arg nodes bound to stored parameters ([`Graph::split_args`]).
+#[derive(Clone, Debug, Default)]
+pub struct ArgSplit {
+    /// Arg nodes that are inputs (node ids), in `arg_nodes` order.
+    pub inputs: Vec<usize>,
+    /// Arg nodes that are parameters: node id and index in the parameter list, in `arg_nodes` order.
+    pub params: Vec<(usize, usize)>,
+    /// Parameters whose dtype or shape differs from the graph's, in `arg_nodes` order.
+    pub mismatches: Vec<ParamMismatch>,
+    /// Names of the parameters no arg node names, in stored order.
+    pub unused: Vec<String>,
+}
+
+/// A parameter stored with another dtype or shape than the graph gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamMismatch {
+    /// The parameter's name.
+    pub name: String,
+    /// Its dtype and shape where it is stored.
+    pub stored: (DType, Vec<u64>),
+    /// Its dtype and shape in the graph.
+    pub graph: (DType, Vec<u64>),
+}
+
+impl ParamMismatch {
+    /// `parameter p0 is float32 [2] in {place} but float32 [3] in the graph`.
+    pub fn message(&self, place: &str) -> String {
+        let ((sd, ss), (gd, gs)) = (&self.stored, &self.graph);
+        format!("parameter {} is {sd} {ss:?} in {place} but {gd} {gs:?} in the graph", self.name)
+    }
+}
+
+/// A message for a parameter no arg node names.
+pub fn unused_param(name: &str) -> String {
+    format!("parameter {name} is not used by the graph")
+}
+
+/// TVM's names for a graph's outputs when nothing records them: `output` for one, else
+/// `output0`, `output1`, ….
+pub fn default_output_names(n: usize) -> Vec<String> {
+    if n == 1 { vec!["output".to_string()] } else { (0..n).map(|i| format!("output{i}")).collect() }
+}
 
 /// A reference to one output of a node: `[node_id, output_index, version]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,6 +322,33 @@ impl Graph {
         dtype::numel(&self.shape[eid]).unwrap_or(0) * self.dltype[eid].elem_bytes()
     }
 
+    /// Splits the arg nodes into inputs and parameters: an arg node is a parameter when
+    /// `params` has its name. Also reports parameters whose dtype or shape differ from the
+    /// graph's and parameters no arg node names.
+    pub fn split_args(&self, params: &[ParamTensor]) -> ArgSplit {
+        let mut bound = ArgSplit::default();
+        let mut used = vec![false; params.len()];
+        for &node in &self.arg_nodes {
+            let name = self.nodes[node].name.as_str();
+            let Some(param) = params.iter().position(|p| p.name == name) else {
+                bound.inputs.push(node);
+                continue;
+            };
+            let (p, eid) = (&params[param], self.node_row_ptr[node]);
+            if p.dtype != self.dltype[eid] || p.shape != self.shape[eid] {
+                bound.mismatches.push(ParamMismatch {
+                    name: p.name.clone(),
+                    stored: (p.dtype, p.shape.clone()),
+                    graph: (self.dltype[eid], self.shape[eid].clone()),
+                });
+            }
+            used[param] = true;
+            bound.params.push((node, param));
+        }
+        bound.unused = params.iter().zip(used).filter(|(_, u)| !u).map(|(p, _)| p.name.clone()).collect();
+        bound
+    }
+
     fn check_aliases(&self) -> Result<()> {
         for (nid, node) in self.nodes.iter().enumerate() {
             if node.op == NodeOp::Nop {
@@ -301,5 +372,38 @@ impl Graph {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::Bytes;
+
+    const GRAPH: &str = r#"{"nodes":[{"op":"null","name":"x","inputs":[]},{"op":"null","name":"p0","inputs":[]},
+        {"op":"tvm_op","name":"f","inputs":[[0,0,0],[1,0,0]],"attrs":{"func_name":"f","flatten_data":"0","num_inputs":"2","num_outputs":"1"}}],
+        "arg_nodes":[0,1],"heads":[[2,0,0]],"node_row_ptr":[0,1,2,3],
+        "attrs":{"dltype":["list_str",["float32","float32","float32"]],"storage_id":["list_int",[0,1,2]],"shape":["list_shape",[[2],[2],[2]]]}}"#;
+
+    fn param(name: &str, shape: &[u64]) -> ParamTensor {
+        let bytes = shape.iter().product::<u64>() as usize * 4;
+        ParamTensor { name: name.into(), dtype: DType::F32, shape: shape.to_vec(), data: Bytes::new(vec![0; bytes]) }
+    }
+
+    #[test]
+    fn arg_nodes_split_into_inputs_and_params() {
+        let g = Graph::parse(GRAPH.as_bytes()).unwrap();
+        let split = g.split_args(&[param("unused", &[1]), param("p0", &[3])]);
+        assert_eq!(split.inputs, vec![0]);
+        assert_eq!(split.params, vec![(1, 1)]);
+        assert_eq!(split.unused, vec!["unused"]);
+        assert_eq!(
+            split.mismatches[0].message("the factory"),
+            "parameter p0 is float32 [3] in the factory but float32 [2] in the graph"
+        );
+        assert_eq!(unused_param("unused"), "parameter unused is not used by the graph");
+        assert!(g.split_args(&[param("p0", &[2])]).mismatches.is_empty());
+        assert_eq!(default_output_names(1), ["output"]);
+        assert_eq!(default_output_names(2), ["output0", "output1"]);
     }
 }

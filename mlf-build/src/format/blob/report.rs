@@ -5,7 +5,6 @@
 //! "blockers":[…]}`, and for a graph executor factory also `"inputs"`, `"outputs"` and
 //! `"params":{"count","bytes"}` like an MLF report.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -17,7 +16,7 @@ use super::source::{Found, Scan, scan};
 use super::tree::implicit_root_json;
 use super::{Blob, Module, parse};
 use crate::error::{Context, Result};
-use crate::format::graph::Graph;
+use crate::format::graph::{Graph, default_output_names, unused_param};
 
 /// Inspects a TVM export (`.so`, `.o`, `devc.c`, raw blob, `.tar`): the JSON report and a table.
 pub fn inspect(path: &Path) -> Result<(Value, String)> {
@@ -97,43 +96,13 @@ fn factory_io(f: &Factory, warnings: &mut Vec<String>) -> Option<FactoryIo> {
             return None;
         }
     };
-    let params: HashSet<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
-    let mut used = HashSet::new();
-    let mut inputs = Vec::new();
-    for &nid in &graph.arg_nodes {
-        let node = &graph.nodes[nid];
-        let eid = graph.node_row_ptr[nid];
-        let (dtype, shape) = (graph.dltype[eid], &graph.shape[eid]);
-        if params.contains(node.name.as_str()) {
-            used.insert(node.name.as_str());
-            if let Some(p) = f.params.iter().find(|p| p.name == node.name) {
-                if p.dtype != dtype || &p.shape != shape {
-                    warnings.push(format!(
-                        "parameter {} is {} {:?} in the factory but {dtype} {shape:?} in the graph",
-                        p.name, p.dtype, p.shape
-                    ));
-                }
-            }
-        } else {
-            inputs.push(json!({"name": node.name, "dtype": dtype.to_string(), "shape": shape}));
-        }
-    }
-    for p in &f.params {
-        if !used.contains(p.name.as_str()) {
-            warnings.push(format!("parameter {} is not used by the graph", p.name));
-        }
-    }
-    let n = graph.heads.len();
-    let outputs = graph
-        .heads
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let eid = graph.eid(*h);
-            let name = if n == 1 { "output".to_string() } else { format!("output{i}") };
-            json!({"name": name, "dtype": graph.dltype[eid].to_string(), "shape": graph.shape[eid]})
-        })
-        .collect();
+    let split = graph.split_args(&f.params);
+    warnings.extend(split.mismatches.iter().map(|m| m.message("the factory")));
+    warnings.extend(split.unused.iter().map(|name| unused_param(name)));
+    let tensor = |name: &str, eid: usize| json!({"name": name, "dtype": graph.dltype[eid].to_string(), "shape": graph.shape[eid]});
+    let inputs = split.inputs.iter().map(|&nid| tensor(&graph.nodes[nid].name, graph.node_row_ptr[nid])).collect();
+    let names = default_output_names(graph.heads.len());
+    let outputs = graph.heads.iter().zip(&names).map(|(h, name)| tensor(name, graph.eid(*h))).collect();
     let operators = graph.nodes.iter().filter(|n| matches!(n.op, crate::format::graph::NodeOp::Call { .. })).count();
     Some(FactoryIo { inputs, outputs, nodes: graph.nodes.len(), operators })
 }
