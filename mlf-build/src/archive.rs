@@ -41,16 +41,7 @@ impl Archive {
         if meta.is_dir() {
             Archive::read_dir(path)
         } else {
-            if meta.len() > MAX_ARCHIVE_BYTES {
-                return Err(Error::new(ErrorKind::TooLarge {
-                    what: "archive".into(),
-                    size: meta.len(),
-                    limit: MAX_ARCHIVE_BYTES,
-                })
-                .in_file(path));
-            }
-            let data = std::fs::read(path).map_err(Error::from).in_file(path)?;
-            Archive::from_tar_bytes(path, Bytes::new(data))
+            Archive::from_tar_bytes(path, read_limited(path, "archive")?)
         }
     }
 
@@ -171,6 +162,46 @@ impl Archive {
     }
 }
 
+/// Reads a whole file of at most [`MAX_ARCHIVE_BYTES`]; `what` names it in the error for a
+/// larger one (`archive`, `file`).
+pub fn read_limited(path: &Path, what: &str) -> Result<Bytes> {
+    let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
+    if meta.len() > MAX_ARCHIVE_BYTES {
+        return Err(Error::new(ErrorKind::TooLarge { what: what.into(), size: meta.len(), limit: MAX_ARCHIVE_BYTES })
+            .in_file(path));
+    }
+    let data = std::fs::read(path).map_err(Error::from).in_file(path)?;
+    Ok(Bytes::new(data))
+}
+
+/// Whether data is gzip-compressed (TVM's `export_library("x.tar")` gzips the tar).
+pub fn is_gzip(data: &[u8]) -> bool {
+    data.starts_with(&[0x1f, 0x8b])
+}
+
+/// Whether data starts with a ustar header (the archive reader checks the rest).
+pub fn is_tar(data: &[u8]) -> bool {
+    data.len() >= 512 && data.get(257..262) == Some(b"ustar")
+}
+
+/// Decompresses gzip data, refusing output larger than `limit` bytes.
+pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(data)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Error::new(ErrorKind::CorruptTar(format!("gzip: {e}"))))?;
+    if out.len() as u64 > limit {
+        return Err(Error::new(ErrorKind::TooLarge {
+            what: "decompressed export".into(),
+            size: out.len() as u64,
+            limit,
+        }));
+    }
+    Ok(out)
+}
+
 /// Normalises a member name: strips leading `./` (any number), joins with `/`, and refuses
 /// absolute paths, `..` and NUL bytes. Returns `None` for the archive root itself.
 pub fn normalise_member_name(raw: &str) -> Result<Option<String>> {
@@ -190,7 +221,7 @@ pub fn normalise_member_name(raw: &str) -> Result<Option<String>> {
 
 fn read_tar(path: &Path, data: Bytes) -> Result<Archive> {
     let bytes = data.as_slice();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
+    if is_gzip(bytes) {
         return Err(Error::new(ErrorKind::UnknownFormat(
             "gzip-compressed file; decompress it first (gunzip) and pass the .tar".into(),
         )));

@@ -32,7 +32,7 @@ pub fn detect(path: &Path) -> Result<FileKind> {
     }
     let mut head = Vec::with_capacity(4096);
     std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head)).map_err(Error::from).in_file(path)?;
-    if crate::format::blob::source::is_gzip(&head) {
+    if crate::archive::is_gzip(&head) {
         if let Some(kind) = gzip_kind(path) {
             return Ok(kind);
         }
@@ -50,9 +50,9 @@ pub fn detect(path: &Path) -> Result<FileKind> {
 /// A gzip file is a TVM export when it holds a tar that [`tar_kind`] calls one (TVM's
 /// `export_library("x.tar")` compresses); anything else is left to the readers, which refuse gzip.
 fn gzip_kind(path: &Path) -> Option<FileKind> {
-    use crate::format::blob::source::gunzip;
-    let data = std::fs::read(path).ok()?;
-    let tar = gunzip(&data, crate::archive::MAX_ARCHIVE_BYTES).ok()?;
+    use crate::archive::{MAX_ARCHIVE_BYTES, gunzip, read_limited};
+    let data = read_limited(path, "file").ok()?;
+    let tar = gunzip(&data, MAX_ARCHIVE_BYTES).ok()?;
     let archive = crate::archive::Archive::from_tar_bytes(path, crate::bytes::Bytes::new(tar)).ok()?;
     (tar_kind(&archive) == FileKind::TvmModule).then_some(FileKind::TvmModule)
 }
@@ -97,7 +97,7 @@ pub fn detect_bytes(head: &[u8], ext: &str) -> Option<FileKind> {
     if u64_at(0) == Some(crate::format::params::LIST_MAGIC) {
         return Some(FileKind::Params);
     }
-    if head.len() >= 512 && head.get(257..262) == Some(b"ustar") {
+    if crate::archive::is_tar(head) {
         // A tar: what it holds decides. Look at member names in the first blocks we have; the
         // archive reader confirms later.
         return Some(FileKind::Mlf);

@@ -6,10 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use mlf_build::archive::Archive;
+use mlf_build::archive::gunzip;
 use mlf_build::bytes::Bytes;
 use mlf_build::dtype::DType;
 use mlf_build::error::{Error, ErrorKind};
-use mlf_build::format::blob::source::{gunzip, scan, scan_bytes, scan_c, scan_object, scan_raw};
+use mlf_build::format::blob::source::{scan, scan_bytes, scan_c, scan_object, scan_raw};
 use mlf_build::format::blob::write::{
     CStyle, ModuleSpec, devc_c, device_payload, encode_payload, graph_executor_factory, write_blob,
 };

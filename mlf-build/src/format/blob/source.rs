@@ -10,7 +10,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 use super::abi::{Abi, AbiScan};
 use super::c_array::find_blob_arrays;
 use super::{Layout, blob_extent, sniff_layout};
-use crate::archive::{Archive, MAX_ARCHIVE_BYTES};
+use crate::archive::{Archive, MAX_ARCHIVE_BYTES, gunzip, is_gzip, is_tar, read_limited};
 use crate::bytes::Bytes;
 use crate::error::{Context, Error, ErrorKind, Result};
 
@@ -201,31 +201,12 @@ pub fn scan_raw(data: &Bytes) -> Result<Found> {
     Ok(Found { member: None, symbol: None, layout: sniff_layout(data), bytes: blob, location: "whole file".into() })
 }
 
-/// Whether data is gzip-compressed (TVM's `export_library("x.tar")` gzips the tar).
-pub fn is_gzip(data: &[u8]) -> bool {
-    data.starts_with(&[0x1f, 0x8b])
-}
+/// Extensions of C sources (tar members with these are scanned) and of C headers.
+const C_SOURCES: [&str; 4] = ["c", "cc", "cpp", "cxx"];
+const C_HEADERS: [&str; 2] = ["h", "hpp"];
 
-/// Decompresses gzip data, refusing output larger than `limit` bytes.
-pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(data)
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| Error::new(ErrorKind::CorruptTar(format!("gzip: {e}"))))?;
-    if out.len() as u64 > limit {
-        return Err(Error::new(ErrorKind::TooLarge {
-            what: "decompressed export".into(),
-            size: out.len() as u64,
-            limit,
-        }));
-    }
-    Ok(out)
-}
-
-fn is_tar(data: &[u8]) -> bool {
-    data.len() >= 512 && data.get(257..262) == Some(b"ustar")
+fn is_c_ext(ext: &str) -> bool {
+    C_SOURCES.contains(&ext) || C_HEADERS.contains(&ext)
 }
 
 fn is_object(data: &[u8], ext: &str) -> bool {
@@ -240,8 +221,7 @@ fn is_c_text<'a>(data: &'a [u8], ext: &str) -> Option<&'a str> {
     if text.contains('\0') {
         return None;
     }
-    let c_ext = matches!(ext, "c" | "cc" | "cpp" | "cxx" | "h" | "hpp");
-    (c_ext || text.contains("__tvm_dev_mblob") || text.contains("library_bin") || text.contains("#include"))
+    (is_c_ext(ext) || text.contains("__tvm_dev_mblob") || text.contains("library_bin") || text.contains("#include"))
         .then_some(text)
 }
 
@@ -278,7 +258,7 @@ fn scan_one(
         }
         return Ok("C source".into());
     }
-    if matches!(ext, "c" | "cc" | "cpp" | "cxx" | "h" | "hpp") {
+    if is_c_ext(ext) {
         return Err(Error::invalid("a C source that is not UTF-8 text (or holds NUL bytes)"));
     }
     let mut f = scan_raw(data)?;
@@ -305,7 +285,7 @@ pub fn scan_bytes(path: &Path, data: Bytes) -> Result<Scan> {
         for name in names {
             let Some(bytes) = archive.get(&name) else { continue };
             let mext = name.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-            let wanted = is_object(bytes, &mext) || matches!(mext.as_str(), "c" | "cc" | "cpp" | "cxx");
+            let wanted = is_object(bytes, &mext) || C_SOURCES.contains(&mext.as_str());
             if !wanted {
                 members.push((name, "not read".to_string()));
                 continue;
@@ -324,15 +304,5 @@ pub fn scan_bytes(path: &Path, data: Bytes) -> Result<Scan> {
 
 /// Reads and scans a file.
 pub fn scan(path: &Path) -> Result<Scan> {
-    let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
-    if meta.len() > MAX_ARCHIVE_BYTES {
-        return Err(Error::new(ErrorKind::TooLarge {
-            what: "file".into(),
-            size: meta.len(),
-            limit: MAX_ARCHIVE_BYTES,
-        })
-        .in_file(path));
-    }
-    let data = std::fs::read(path).map_err(Error::from).in_file(path)?;
-    scan_bytes(path, Bytes::new(data)).in_file(path)
+    scan_bytes(path, read_limited(path, "file")?).in_file(path)
 }
