@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::archive::Archive;
 use crate::error::{Context, Error, ErrorKind, Result};
 
 /// What a path holds.
@@ -21,46 +22,76 @@ pub enum FileKind {
     ParamPack,
 }
 
+/// What a path holds, with the tar archive detection had to read to decide, so that callers
+/// need not read it again.
+#[derive(Debug)]
+pub struct Detected {
+    /// What the path holds.
+    pub kind: FileKind,
+    /// The tar archive read to classify a tar file (a `.tar.gz` export's decompressed tar);
+    /// `None` for directories and other files.
+    pub archive: Option<Archive>,
+    /// Whether the file is gzip-compressed (`archive` is then its decompressed tar).
+    pub gzipped: bool,
+}
+
+impl Detected {
+    /// The archive detection read, else the file or directory read now.
+    pub fn into_archive(self, path: &Path) -> Result<Archive> {
+        match self.archive {
+            Some(a) => Ok(a),
+            None => Archive::open(path),
+        }
+    }
+}
+
 /// Detects the kind of `path`.
 pub fn detect(path: &Path) -> Result<FileKind> {
+    detect_loaded(path).map(|d| d.kind)
+}
+
+/// Detects the kind of `path`, keeping the archive a tar file was read into.
+pub fn detect_loaded(path: &Path) -> Result<Detected> {
+    let found = |kind| Ok(Detected { kind, archive: None, gzipped: false });
     let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
     if meta.is_dir() {
         if path.join("configure.json").is_file() {
-            return Ok(FileKind::ParamPack);
+            return found(FileKind::ParamPack);
         }
-        return Ok(FileKind::Mlf);
+        return found(FileKind::Mlf);
     }
     let mut head = Vec::with_capacity(4096);
     std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head)).map_err(Error::from).in_file(path)?;
     if crate::archive::is_gzip(&head) {
-        if let Some(kind) = gzip_kind(path) {
-            return Ok(kind);
+        if let Some(archive) = gzipped_export(path) {
+            return Ok(Detected { kind: FileKind::TvmModule, archive: Some(archive), gzipped: true });
         }
     }
     let kind = detect_bytes(&head, path.extension().and_then(|e| e.to_str()).unwrap_or(""))
         .ok_or_else(|| unknown(&head).in_file(path))?;
     if kind == FileKind::Mlf {
         // A tar: what it holds decides.
-        let archive = crate::archive::Archive::open(path)?;
-        return Ok(tar_kind(&archive));
+        let archive = Archive::open(path)?;
+        return Ok(Detected { kind: tar_kind(&archive), archive: Some(archive), gzipped: false });
     }
-    Ok(kind)
+    found(kind)
 }
 
 /// A gzip file is a TVM export when it holds a tar that [`tar_kind`] calls one (TVM's
-/// `export_library("x.tar")` compresses); anything else is left to the readers, which refuse gzip.
-fn gzip_kind(path: &Path) -> Option<FileKind> {
+/// `export_library("x.tar")` compresses): its decompressed tar. Anything else is left to the
+/// readers, which refuse gzip.
+fn gzipped_export(path: &Path) -> Option<Archive> {
     use crate::archive::{MAX_ARCHIVE_BYTES, gunzip, read_limited};
     let data = read_limited(path, "file").ok()?;
     let tar = gunzip(&data, MAX_ARCHIVE_BYTES).ok()?;
-    let archive = crate::archive::Archive::from_tar_bytes(path, crate::bytes::Bytes::new(tar)).ok()?;
-    (tar_kind(&archive) == FileKind::TvmModule).then_some(FileKind::TvmModule)
+    let archive = Archive::from_tar_bytes(path, crate::bytes::Bytes::new(tar)).ok()?;
+    (tar_kind(&archive) == FileKind::TvmModule).then_some(archive)
 }
 
 /// Classifies a tar by its members: `metadata.json` → MLF, `configure.json` → parameter pack,
 /// shared objects / objects / `devc.c` → TVM export. Anything else is read as an MLF, whose
 /// reader then says what is missing.
-pub fn tar_kind(archive: &crate::archive::Archive) -> FileKind {
+pub fn tar_kind(archive: &Archive) -> FileKind {
     let has = |n: &str| archive.get(n).is_some();
     if has("metadata.json") {
         FileKind::Mlf

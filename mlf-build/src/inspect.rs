@@ -296,14 +296,15 @@ pub fn report_table(desc: &ModelDesc) -> String {
 
 /// Inspects any file mlf understands; returns the JSON report and a readable summary.
 pub fn inspect_path(path: &Path, opts: &MlfOptions) -> Result<(Value, String)> {
-    match detect::detect(path)? {
+    let detected = detect::detect_loaded(path)?;
+    match detected.kind {
         FileKind::Mlf | FileKind::Kmodel => {
-            let desc = crate::open_with(path, opts)?;
+            let desc = crate::open_detected(path, detected, opts)?;
             Ok((report_json(&desc), report_table(&desc)))
         }
-        FileKind::TvmModule => crate::format::blob::inspect(path),
+        FileKind::TvmModule => crate::format::blob::inspect(path, &detected),
         FileKind::Params => params_report(path),
-        FileKind::ParamPack => param_pack_report(path),
+        FileKind::ParamPack => param_pack_report(&detected.into_archive(path)?),
     }
 }
 
@@ -335,17 +336,18 @@ fn params_report(path: &Path) -> Result<(Value, String)> {
 
 /// A split folder or packed archive: its parameters, checked against their files, and the code
 /// targets it carries.
-fn param_pack_report(path: &Path) -> Result<(Value, String)> {
-    let archive = crate::archive::Archive::open(path)?;
-    let entries = crate::external::check_folder(&archive)?;
+fn param_pack_report(archive: &crate::archive::Archive) -> Result<(Value, String)> {
+    let path = archive.path();
+    let entries = crate::external::check_folder(archive)?;
     let mut targets: Vec<String> = archive
         .names()
         .filter_map(|n| n.strip_prefix("code/").and_then(|r| r.split('/').next()).map(str::to_string))
         .collect();
     targets.dedup();
     let total: u64 = entries.iter().map(|e| e.bytes).sum();
-    let model = crate::format::json::parse(archive.get("configure.json").expect("checked"))
-        .ok()
+    let model = archive
+        .get("configure.json")
+        .and_then(|c| crate::format::json::parse(c).ok())
         .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
         .unwrap_or_default();
     let mut table = format!(

@@ -53,13 +53,15 @@ pub fn open(path: impl AsRef<Path>) -> Result<ModelDesc> {
 /// Like [`open`], choosing a module of a multi-module archive.
 pub fn open_with(path: impl AsRef<Path>, opts: &mlf::MlfOptions) -> Result<ModelDesc> {
     let path = path.as_ref();
-    match detect::detect(path)? {
-        detect::FileKind::Mlf => {
-            let archive = archive::Archive::open(path)?;
-            mlf::read(&archive, opts)
-        }
+    open_detected(path, detect::detect_loaded(path)?, opts)
+}
+
+/// [`open_with`] for a path already detected (the tar detection read is not read again).
+pub(crate) fn open_detected(path: &Path, detected: detect::Detected, opts: &mlf::MlfOptions) -> Result<ModelDesc> {
+    match detected.kind {
+        detect::FileKind::Mlf => mlf::read(&detected.into_archive(path)?, opts),
         detect::FileKind::Kmodel => kmodel::read(path),
-        detect::FileKind::TvmModule => Err(format::blob::refusal(path)),
+        detect::FileKind::TvmModule => Err(format::blob::refusal(path, &detected)),
         other => Err(Error::unsupported(format!(
             "this is a {} file, not a model that can be built (use `cargo mlf inspect` to see what it holds)",
             match other {

@@ -29,6 +29,7 @@ pub mod write;
 use std::path::Path;
 
 use crate::bytes::{Bytes, Reader};
+use crate::detect::Detected;
 use crate::error::{Error, ErrorKind, Result};
 
 pub use payload::{Framing, ModuleClass, Payload};
@@ -204,8 +205,8 @@ pub fn parse_raw(data: &Bytes) -> Result<Blob> {
 
 /// The refusal `mlf_build::open` gives for a TVM export: names the ABI generation (tvm-ffi code,
 /// TVM ≥ 0.21, can never be built) and what to export instead.
-pub fn refusal(path: &Path) -> Error {
-    let abi = source::scan(path).map(|s| s.abi.generation).unwrap_or(abi::Generation::Unknown);
+pub fn refusal(path: &Path, detected: &Detected) -> Error {
+    let abi = source::scan_detected(path, detected).map(|s| s.abi.generation).unwrap_or(abi::Generation::Unknown);
     let msg = match abi {
         abi::Generation::TvmFfi => format!(
             "this TVM export was built for the tvm-ffi ABI (TVM ≥ 0.21); mlf builds only code for the legacy TVMValue ABI \

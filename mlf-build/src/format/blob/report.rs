@@ -12,15 +12,17 @@ use serde_json::{Value, json};
 
 use super::abi::Generation;
 use super::payload::{DeviceCode, Factory, ModuleClass, Payload};
-use super::source::{Found, Scan, scan};
+use super::source::{Found, Scan, scan_detected};
 use super::tree::implicit_root_json;
 use super::{Blob, Module, parse};
+use crate::detect::Detected;
 use crate::error::{Context, Result};
 use crate::format::graph::{Graph, default_output_names, unused_param};
 
-/// Inspects a TVM export (`.so`, `.o`, `devc.c`, raw blob, `.tar`): the JSON report and a table.
-pub fn inspect(path: &Path) -> Result<(Value, String)> {
-    let scan = scan(path)?;
+/// Inspects a TVM export (`.so`, `.o`, `devc.c`, raw blob, `.tar`) that detection classified:
+/// the JSON report and a table.
+pub fn inspect(path: &Path, detected: &Detected) -> Result<(Value, String)> {
+    let scan = scan_detected(path, detected)?;
     let mut blobs = Vec::new();
     for f in &scan.found {
         blobs.push(parse(&f.bytes, f.layout).in_member(f.place()).in_file(path)?);

@@ -12,6 +12,7 @@ use super::c_array::find_blob_arrays;
 use super::{Layout, blob_extent, sniff_layout};
 use crate::archive::{Archive, MAX_ARCHIVE_BYTES, gunzip, is_gzip, is_tar, read_limited};
 use crate::bytes::Bytes;
+use crate::detect::Detected;
 use crate::error::{Context, Error, ErrorKind, Result};
 
 /// A blob found in a file.
@@ -271,38 +272,52 @@ fn scan_one(
 /// Scans file contents: a `.tar` export (each `.o`/`.so`/`.c` member), an object file, C
 /// source or a raw blob. `path` names the file in messages and evidence.
 pub fn scan_bytes(path: &Path, data: Bytes) -> Result<Scan> {
+    let gzipped = is_gzip(&data);
+    let data = if gzipped { Bytes::new(gunzip(&data, MAX_ARCHIVE_BYTES)?) } else { data };
+    if is_tar(&data) {
+        return scan_archive(&Archive::from_tar_bytes(path, data)?, gzipped);
+    }
+    if gzipped {
+        return Err(Error::new(ErrorKind::UnknownFormat("a gzip file that does not hold a tar archive".into())));
+    }
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let fname =
         path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
     let mut abi = AbiScan::default();
     let mut found = Vec::new();
+    let container = scan_one(&fname, None, &data, &ext, &mut abi, &mut found)?;
+    Ok(Scan { container, found, members: Vec::new(), abi: abi.finish() })
+}
+
+/// Scans a `.tar` export's `.o`/`.so`/`.c` members (`gzipped`: the tar was decompressed).
+pub fn scan_archive(archive: &Archive, gzipped: bool) -> Result<Scan> {
+    let mut abi = AbiScan::default();
+    let mut found = Vec::new();
     let mut members = Vec::new();
-    let gzipped = is_gzip(&data);
-    let data = if gzipped { Bytes::new(gunzip(&data, MAX_ARCHIVE_BYTES)?) } else { data };
-    let container = if is_tar(&data) {
-        let archive = Archive::from_tar_bytes(path, data)?;
-        let names: Vec<String> = archive.names().map(str::to_string).collect();
-        for name in names {
-            let Some(bytes) = archive.get(&name) else { continue };
-            let mext = name.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-            let wanted = is_object(bytes, &mext) || C_SOURCES.contains(&mext.as_str());
-            if !wanted {
-                members.push((name, "not read".to_string()));
-                continue;
-            }
-            let kind = scan_one(&name, Some(&name), bytes, &mext, &mut abi, &mut found).in_member(&name)?;
-            members.push((name, kind));
+    for (name, bytes) in archive.names().filter_map(|n| Some((n, archive.get(n)?))) {
+        let mext = name.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+        let wanted = is_object(bytes, &mext) || C_SOURCES.contains(&mext.as_str());
+        if !wanted {
+            members.push((name.to_string(), "not read".to_string()));
+            continue;
         }
-        if gzipped { "gzip-compressed tar export" } else { "tar export" }.to_string()
-    } else if gzipped {
-        return Err(Error::new(ErrorKind::UnknownFormat("a gzip file that does not hold a tar archive".into())));
-    } else {
-        scan_one(&fname, None, &data, &ext, &mut abi, &mut found)?
-    };
+        let kind = scan_one(name, Some(name), bytes, &mext, &mut abi, &mut found).in_member(name)?;
+        members.push((name.to_string(), kind));
+    }
+    let container = if gzipped { "gzip-compressed tar export" } else { "tar export" }.to_string();
     Ok(Scan { container, found, members, abi: abi.finish() })
 }
 
 /// Reads and scans a file.
 pub fn scan(path: &Path) -> Result<Scan> {
     scan_bytes(path, read_limited(path, "file")?).in_file(path)
+}
+
+/// Scans a file [`detect_loaded`](crate::detect::detect_loaded) classified, from the tar it
+/// read when it read one.
+pub fn scan_detected(path: &Path, detected: &Detected) -> Result<Scan> {
+    match &detected.archive {
+        Some(archive) => scan_archive(archive, detected.gzipped).in_file(path),
+        None => scan(path),
+    }
 }
