@@ -51,16 +51,6 @@ impl Archive {
         read_tar(path, data).in_file(path)
     }
 
-    /// Builds an archive from named members (used by tests and by the blob reader).
-    pub fn from_members(path: impl AsRef<Path>, members: impl IntoIterator<Item = (String, Bytes)>) -> Archive {
-        Archive {
-            path: path.as_ref().to_path_buf(),
-            kind: ArchiveKind::Directory,
-            members: members.into_iter().collect(),
-            warnings: Vec::new(),
-        }
-    }
-
     fn read_dir(root: &Path) -> Result<Archive> {
         let mut members = BTreeMap::new();
         let mut total = 0u64;

@@ -13,16 +13,17 @@ use crate::model::Code;
 pub struct EmbeddedModule {
     /// The source or object file (`codegen/host/src/devc.c`).
     pub member: String,
-    /// The blob's symbol.
-    pub symbol: String,
-    /// The module's index in the blob.
-    pub index: usize,
     /// Its type key (`cuda`, `opencl`, …).
     pub type_key: String,
     /// Its payload size.
     pub bytes: u64,
+}
+
+impl EmbeddedModule {
     /// What kind of module it is.
-    pub class: ModuleClass,
+    pub fn class(&self) -> ModuleClass {
+        ModuleClass::of(&self.type_key)
+    }
 }
 
 fn mentions_blob(data: &[u8]) -> bool {
@@ -35,17 +36,10 @@ fn mentions_blob(data: &[u8]) -> bool {
 /// alike; objects the `object` crate cannot read are left to the linker.
 pub fn device_modules_in_code(code: &Code) -> Result<Vec<EmbeddedModule>> {
     let mut out = Vec::new();
-    let mut add = |member: &str, symbol: &str, blob: super::Blob| {
+    let mut add = |member: &str, blob: super::Blob| {
         for m in blob.modules {
             if m.type_key != LIB_KEY {
-                out.push(EmbeddedModule {
-                    member: member.to_string(),
-                    symbol: symbol.to_string(),
-                    index: m.index,
-                    bytes: m.payload.len() as u64,
-                    class: ModuleClass::of(&m.type_key),
-                    type_key: m.type_key,
-                });
+                out.push(EmbeddedModule { member: member.to_string(), bytes: m.bytes(), type_key: m.type_key });
             }
         }
     };
@@ -57,7 +51,7 @@ pub fn device_modules_in_code(code: &Code) -> Result<Vec<EmbeddedModule>> {
         for f in scan_c(text).in_member(&s.member)? {
             let sym = f.symbol.clone().unwrap_or_default();
             let blob = parse(&f.bytes, f.layout).in_member(format!("{} ({sym})", s.member))?;
-            add(&s.member, &sym, blob);
+            add(&s.member, blob);
         }
     }
     for o in &code.objects {
@@ -79,7 +73,7 @@ pub fn device_modules_in_code(code: &Code) -> Result<Vec<EmbeddedModule>> {
         };
         for b in scan.blobs {
             let blob = parse(&b.bytes, b.layout).in_member(format!("{} ({})", o.member, b.symbol))?;
-            add(&o.member, &b.symbol, blob);
+            add(&o.member, blob);
         }
     }
     Ok(out)
@@ -101,7 +95,7 @@ pub fn blockers(modules: &[EmbeddedModule]) -> Vec<String> {
     let mut out = Vec::new();
     for member in members {
         let (device, other): (Vec<&EmbeddedModule>, Vec<&EmbeddedModule>) =
-            modules.iter().filter(|m| m.member == member).partition(|m| m.class == ModuleClass::Device);
+            modules.iter().filter(|m| m.member == member).partition(|m| m.class() == ModuleClass::Device);
         if !device.is_empty() {
             out.push(format!("{member} carries device modules {} that cannot run on the CPU target", list(device)));
         }

@@ -156,16 +156,19 @@ impl Module {
 pub fn blob_extent(data: &Bytes) -> Result<Bytes> {
     let mut r = Reader::new(data.as_slice());
     let nbytes = r.u64().map_err(|e| e.at("nbytes"))?;
-    let total = nbytes.checked_add(8).filter(|t| *t <= data.len() as u64).ok_or_else(|| {
-        Error::new(ErrorKind::Truncated {
-            offset: 8,
-            needed: nbytes,
-            available: data.len().saturating_sub(8) as u64,
-            count: None,
+    nbytes
+        .checked_add(8)
+        .and_then(|total| usize::try_from(total).ok())
+        .and_then(|total| data.slice(0..total))
+        .ok_or_else(|| {
+            Error::new(ErrorKind::Truncated {
+                offset: 8,
+                needed: nbytes,
+                available: data.len().saturating_sub(8) as u64,
+                count: None,
+            })
+            .at("nbytes")
         })
-        .at("nbytes")
-    })?;
-    Ok(data.slice(0..total as usize).unwrap_or_else(|| data.clone()))
 }
 
 /// Parses a blob of a known layout. `data` must start at the blob; bytes after `8 + nbytes` are
@@ -180,27 +183,11 @@ pub fn parse(data: &Bytes, layout: Layout) -> Result<Blob> {
 /// raw blob cannot tell TVM 0.21 from older legacy blobs, so this never returns
 /// [`Layout::Ffi021`].
 pub fn sniff_layout(data: &[u8]) -> Layout {
-    let u64_at = |o: usize| data.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8])));
+    let u64_at = |o: usize| data.get(o..o + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
     match (u64_at(8), u64_at(16)) {
         (Some(n), Some(0)) if n >= 1 => Layout::Ffi,
         _ => Layout::Legacy,
     }
-}
-
-/// Reads a raw blob file (`ModulePackImportsToTensor`/`…ToNDArray` output): the file must be
-/// exactly one blob.
-pub fn parse_raw(data: &Bytes) -> Result<Blob> {
-    let layout = sniff_layout(data);
-    let blob = parse(data, layout)?;
-    if blob.bytes.len() != data.len() {
-        return Err(Error::mismatch(format!(
-            "the file is {} bytes but the blob's nbytes says {} (+ 8 for the header)",
-            data.len(),
-            blob.bytes.len() - 8
-        ))
-        .at("nbytes"));
-    }
-    Ok(blob)
 }
 
 /// The refusal `mlf_build::open` gives for a TVM export: names the ABI generation (tvm-ffi code,
