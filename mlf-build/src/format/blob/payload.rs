@@ -106,25 +106,47 @@ pub enum ModuleClass {
     Unknown,
 }
 
-/// Type keys of device modules.
-pub const DEVICE_KEYS: &[&str] = &["cuda", "hip", "opencl", "sdaccel", "aocl", "vulkan", "metal", "webgpu", "hexagon"];
-/// Type keys of the BYOC JSON runtimes whose framing is `JSONRuntimeBase`'s.
-pub const JSON_RUNTIME_KEYS: &[&str] =
-    &["dnnl_json", "bnns_json", "tensorrt", "arm_compute_lib", "cublas_json", "cudnn_json"];
+/// Every type key [`decode`] reads, with its class: in the legacy layout, where payloads carry no
+/// length, exactly the keys the reader can step over.
+pub const DECODED_KEYS: &[(&str, ModuleClass)] = {
+    use ModuleClass::*;
+    &[
+        (super::LIB_KEY, HostLibrary),
+        ("GraphExecutorFactory", Executor),
+        ("GraphRuntimeFactory", Executor),
+        ("AotExecutorFactory", Executor),
+        ("c", HostSource),
+        ("const_loader", Constants),
+        ("metadata", Constants),
+        ("metadata_module", Constants),
+        ("cuda", Device),
+        ("hip", Device),
+        ("opencl", Device),
+        ("sdaccel", Device),
+        ("aocl", Device),
+        ("vulkan", Device),
+        ("metal", Device),
+        ("relax.Executable", VirtualMachine),
+        ("relax.VMExecutable", VirtualMachine),
+        // The BYOC JSON runtimes whose framing is `JSONRuntimeBase`'s.
+        ("dnnl_json", External),
+        ("bnns_json", External),
+        ("tensorrt", External),
+        ("arm_compute_lib", External),
+        ("cublas_json", External),
+        ("cudnn_json", External),
+    ]
+};
+/// Type keys of device modules whose payloads are not decoded.
+const UNDECODED_DEVICE_KEYS: &[&str] = &["webgpu", "hexagon"];
 
 impl ModuleClass {
     /// The class of a type key.
     pub fn of(key: &str) -> ModuleClass {
-        match key {
-            super::LIB_KEY => ModuleClass::HostLibrary,
-            "GraphExecutorFactory" | "GraphRuntimeFactory" | "AotExecutorFactory" => ModuleClass::Executor,
-            "c" => ModuleClass::HostSource,
-            "const_loader" | "metadata" | "metadata_module" => ModuleClass::Constants,
-            "relax.Executable" | "relax.VMExecutable" => ModuleClass::VirtualMachine,
-            k if JSON_RUNTIME_KEYS.contains(&k) => ModuleClass::External,
-            k if DEVICE_KEYS.contains(&k) => ModuleClass::Device,
-            _ => ModuleClass::Unknown,
+        if UNDECODED_DEVICE_KEYS.contains(&key) {
+            return ModuleClass::Device;
         }
+        DECODED_KEYS.iter().find(|(k, _)| *k == key).map_or(ModuleClass::Unknown, |(_, class)| *class)
     }
 
     /// A short name (`device`, `executor`, …).
@@ -307,20 +329,20 @@ impl Ctx<'_> {
 /// Decodes the payload of `key` from `r` (a reader over `ctx.buf`). `Ok(None)` when the key is not
 /// known.
 pub(super) fn decode(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result<Option<Payload>> {
-    Ok(Some(match key {
-        super::LIB_KEY => Payload::Lib,
-        "GraphExecutorFactory" | "GraphRuntimeFactory" => Payload::Factory(factory(ctx, r, true)?),
-        "AotExecutorFactory" => Payload::Factory(factory(ctx, r, false)?),
-        "c" => Payload::CSource(CSourceModule {
+    let Some(&(_, class)) = DECODED_KEYS.iter().find(|(k, _)| *k == key) else { return Ok(None) };
+    Ok(Some(match class {
+        ModuleClass::HostLibrary => Payload::Lib,
+        ModuleClass::Executor => Payload::Factory(factory(ctx, r, key != "AotExecutorFactory")?),
+        ModuleClass::HostSource => Payload::CSource(CSourceModule {
             code: ctx.slice(dmlc::bytes(r).map_err(|e| e.at("code"))?)?,
             fmt: dmlc::string(r).map_err(|e| e.at("fmt"))?,
             func_names: dmlc::vec_string(r).map_err(|e| e.at("func_names"))?,
             const_vars: dmlc::vec_string(r).map_err(|e| e.at("const_vars"))?,
         }),
-        "const_loader" | "metadata" => Payload::ConstLoader(const_loader(ctx, r)?),
-        "metadata_module" => Payload::MetadataModule,
-        "cuda" | "hip" | "opencl" | "sdaccel" | "aocl" | "vulkan" | "metal" => Payload::Device(device(key, ctx, r)?),
-        "relax.Executable" | "relax.VMExecutable" => {
+        ModuleClass::Constants if key == "metadata_module" => Payload::MetadataModule,
+        ModuleClass::Constants => Payload::ConstLoader(const_loader(ctx, r)?),
+        ModuleClass::Device => Payload::Device(device(key, ctx, r)?),
+        ModuleClass::VirtualMachine => {
             let range = if ctx.legacy {
                 dmlc::bytes(r).map_err(|e| e.at("executable"))?
             } else {
@@ -328,12 +350,12 @@ pub(super) fn decode(key: &str, ctx: &mut Ctx<'_>, r: &mut Reader<'_>) -> Result
             };
             Payload::Relax(relax(ctx.slice(range)?))
         }
-        k if JSON_RUNTIME_KEYS.contains(&k) => Payload::Json(JsonRuntime {
+        ModuleClass::External => Payload::Json(JsonRuntime {
             symbol: dmlc::string(r).map_err(|e| e.at("symbol"))?,
             graph_json: ctx.slice(dmlc::bytes(r).map_err(|e| e.at("graph_json"))?)?,
             const_names: dmlc::vec_string(r).map_err(|e| e.at("const_names"))?,
         }),
-        _ => return Ok(None),
+        ModuleClass::Unknown => return Ok(None),
     }))
 }
 
@@ -436,11 +458,11 @@ fn relax(code: Bytes) -> RelaxExecutable {
 
 /// The error for a type key the legacy reader cannot step over.
 pub(super) fn unknown_key(key: &str, offset: usize) -> Error {
+    let known: Vec<&str> = DECODED_KEYS.iter().map(|(k, _)| *k).collect();
     Error::new(ErrorKind::Unsupported(format!(
         "unknown module type key {key:?} at offset {offset}: legacy payloads carry no length, so the rest of the blob \
-         cannot be read (known keys: _lib, GraphExecutorFactory, AotExecutorFactory, c, const_loader, metadata, \
-         metadata_module, cuda, hip, opencl, sdaccel, aocl, vulkan, metal, relax.Executable, relax.VMExecutable, {})",
-        JSON_RUNTIME_KEYS.join(", ")
+         cannot be read (known keys: {})",
+        known.join(", ")
     )))
 }
 
@@ -456,5 +478,7 @@ mod tests {
         assert_eq!(ModuleClass::of("relax.VMExecutable"), ModuleClass::VirtualMachine);
         assert_eq!(ModuleClass::of("tensorrt"), ModuleClass::External);
         assert_eq!(ModuleClass::of("whatever"), ModuleClass::Unknown);
+        assert_eq!(ModuleClass::of("hexagon"), ModuleClass::Device);
+        assert_eq!(ModuleClass::of("GraphRuntimeFactory"), ModuleClass::Executor);
     }
 }
