@@ -7,6 +7,12 @@ use serde::Serialize;
 
 use super::Layout;
 
+/// Why tvm-ffi code is refused, for `mlf_build::open`'s refusal and `cargo mlf inspect`'s
+/// blocker alike.
+pub const TVM_FFI_REFUSAL: &str = "built for the tvm-ffi ABI (TVM ≥ 0.21): mlf builds only code for the legacy \
+                                   TVMValue ABI (TVM ≤ 0.20; Model Library Format from TVM ≤ 0.18) and refuses \
+                                   tvm-ffi code";
+
 /// Most pieces of evidence kept per generation.
 const MAX_EVIDENCE: usize = 6;
 

@@ -19,13 +19,6 @@ pub struct EmbeddedModule {
     pub bytes: u64,
 }
 
-impl EmbeddedModule {
-    /// What kind of module it is.
-    pub fn class(&self) -> ModuleClass {
-        ModuleClass::of(&self.type_key)
-    }
-}
-
 fn mentions_blob(data: &[u8]) -> bool {
     [super::LEGACY_SYMBOL.as_bytes(), b"library_bin"].iter().any(|n| data.windows(n.len()).any(|w| w == *n))
 }
@@ -89,22 +82,33 @@ pub fn blockers(modules: &[EmbeddedModule]) -> Vec<String> {
             members.push(&m.member);
         }
     }
-    let list = |ms: Vec<&EmbeddedModule>| {
-        ms.iter().map(|m| format!("{} ({} bytes)", m.type_key, m.bytes)).collect::<Vec<_>>().join(", ")
-    };
     let mut out = Vec::new();
     for member in members {
-        let (device, other): (Vec<&EmbeddedModule>, Vec<&EmbeddedModule>) =
-            modules.iter().filter(|m| m.member == member).partition(|m| m.class() == ModuleClass::Device);
+        let (device, other): (Vec<(&str, u64)>, Vec<(&str, u64)>) = modules
+            .iter()
+            .filter(|m| m.member == member)
+            .map(|m| (m.type_key.as_str(), m.bytes))
+            .partition(|(key, _)| ModuleClass::of(key) == ModuleClass::Device);
         if !device.is_empty() {
-            out.push(format!("{member} carries device modules {} that cannot run on the CPU target", list(device)));
+            out.push(device_blocker(member, &device));
         }
         if !other.is_empty() {
             out.push(format!(
                 "{member} carries modules {} that mlf does not build (only the host C/LLVM code is compiled)",
-                list(other)
+                module_list(&other)
             ));
         }
     }
     out
+}
+
+/// `cuda (1234 bytes), opencl (56 bytes)`.
+fn module_list(modules: &[(&str, u64)]) -> String {
+    modules.iter().map(|(key, bytes)| format!("{key} ({bytes} bytes)")).collect::<Vec<_>>().join(", ")
+}
+
+/// The blocker for device modules (type key, payload bytes) in `place`: `devc.c carries device
+/// modules cuda (1234 bytes) that cannot run on the CPU target`.
+pub(super) fn device_blocker(place: &str, modules: &[(&str, u64)]) -> String {
+    format!("{place} carries device modules {} that cannot run on the CPU target", module_list(modules))
 }

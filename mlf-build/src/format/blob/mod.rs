@@ -196,9 +196,8 @@ pub fn refusal(path: &Path, detected: &Detected) -> Error {
     let abi = source::scan_detected(path, detected).map(|s| s.abi.generation).unwrap_or(abi::Generation::Unknown);
     let msg = match abi {
         abi::Generation::TvmFfi => format!(
-            "this TVM export was built for the tvm-ffi ABI (TVM ≥ 0.21); mlf builds only code for the legacy TVMValue ABI \
-             (TVM ≤ 0.20, Model Library Format from TVM ≤ 0.18), so it cannot be built; {}",
-            "use `cargo mlf inspect` to see what it holds"
+            "this TVM export was {}; use `cargo mlf inspect` to see what it holds",
+            abi::TVM_FFI_REFUSAL
         ),
         _ => "this is a TVM module export (export_library), not a model mlf can build: export a Model Library Format archive \
               (tvm.micro.export_model_library_format, TVM ≤ 0.18) instead; use `cargo mlf inspect` to see what it holds"

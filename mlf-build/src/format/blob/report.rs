@@ -10,7 +10,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::abi::Generation;
+use super::abi::{Generation, TVM_FFI_REFUSAL};
+use super::device::device_blocker;
 use super::payload::{DeviceCode, Factory, ModuleClass, Payload};
 use super::source::{Found, Scan, scan_detected};
 use super::tree::implicit_root_json;
@@ -114,11 +115,7 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
     let mut blockers: Vec<String> = Vec::new();
     let abi = &scan.abi;
     if abi.generation == Generation::TvmFfi {
-        blockers.push(
-            "built for the tvm-ffi ABI (TVM ≥ 0.21): mlf builds only code for the legacy TVMValue ABI \
-             (TVM ≤ 0.20; Model Library Format from TVM ≤ 0.18) and refuses tvm-ffi code"
-                .to_string(),
-        );
+        blockers.push(TVM_FFI_REFUSAL.to_string());
     }
     blockers.push(
         "an export_library artifact is not a Model Library Format archive: mlf builds models from MLF \
@@ -136,18 +133,14 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         ));
     }
     for (f, b) in scan.found.iter().zip(blobs) {
-        let device: Vec<String> = b
+        let device: Vec<(&str, u64)> = b
             .modules
             .iter()
             .filter(|m| m.class() == ModuleClass::Device)
-            .map(|m| format!("{} ({} bytes)", m.type_key, m.bytes()))
+            .map(|m| (m.type_key.as_str(), m.bytes()))
             .collect();
         if !device.is_empty() {
-            blockers.push(format!(
-                "{} carries device modules {} that cannot run on the CPU target",
-                f.place(),
-                device.join(", ")
-            ));
+            blockers.push(device_blocker(&f.place(), &device));
         }
         warnings.extend(b.warnings.iter().cloned());
     }

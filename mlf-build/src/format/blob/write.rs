@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::payload::{DeviceCode, Factory, Payload};
+use super::payload::{DeviceCode, DeviceModule, Factory, FunctionInfo, Payload};
 use super::tree::ImportTree;
 use super::{Blob, IMPORT_TREE_KEY, LIB_KEY, Layout};
-use crate::format::dmlc::{Pod, put_bytes, put_u64, put_vec, put_vec_string};
+use crate::format::dmlc::{put_bytes, put_u64, put_vec, put_vec_string};
 use crate::format::params::{ParamTensor, write_ndarray};
 
 /// A module to write: its type key and its payload as stored (ignored for `_lib`).
@@ -197,23 +197,19 @@ pub fn device_payload(
     data: &[u8],
     extra_tags: bool,
 ) -> Vec<u8> {
-    let mut out = Vec::new();
-    put_bytes(&mut out, fmt.as_bytes());
-    put_u64(&mut out, functions.len() as u64);
-    for (name, types, tags) in functions {
-        put_bytes(&mut out, name.as_bytes());
-        put_bytes(&mut out, name.as_bytes());
-        put_u64(&mut out, types.len() as u64);
-        for t in *types {
-            t.put(&mut out);
-        }
-        put_vec_string(&mut out, tags);
-        if extra_tags {
-            put_vec(&mut out, &vec![0i32; types.len()]);
-        }
-    }
-    put_bytes(&mut out, data);
-    out
+    let functions = functions
+        .iter()
+        .map(|(name, types, tags)| FunctionInfo {
+            key: name.to_string(),
+            name: name.to_string(),
+            arg_types: types.to_vec(),
+            launch_param_tags: tags.iter().map(|t| t.to_string()).collect(),
+            arg_extra_tags: extra_tags.then(|| vec![0; types.len()]),
+        })
+        .collect();
+    let code = DeviceCode::Data(crate::bytes::Bytes::new(data.to_vec()));
+    let module = DeviceModule { version: None, fmt: fmt.to_string(), functions, code };
+    encode_payload(&Payload::Device(module), Layout::Legacy).expect("a device payload is encoded")
 }
 
 /// How TVM printed the array in `devc.c`.
