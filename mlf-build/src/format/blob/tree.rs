@@ -110,51 +110,67 @@ impl ImportTree {
         if modules.is_empty() {
             return Value::Null;
         }
-        let mut seen = vec![false; modules.len()];
-        self.node(0, modules, &mut seen, 0)
-    }
-
-    fn node(&self, i: usize, modules: &[Module], seen: &mut [bool], depth: usize) -> Value {
-        let key = modules.get(i).map(|m| m.type_key.as_str()).unwrap_or("?");
-        if seen.get(i).copied().unwrap_or(true) {
-            return json!({"index": i, "type_key": key, "shared": true});
-        }
-        seen[i] = true;
-        if depth >= MAX_RENDER_DEPTH {
-            return json!({"index": i, "type_key": key, "truncated": true});
-        }
-        let imports: Vec<Value> =
-            self.children(i).iter().map(|&c| self.node(c as usize, modules, seen, depth + 1)).collect();
-        json!({"index": i, "type_key": key, "imports": imports})
+        self.render(modules, &|i, key, _, shown, imports| match shown {
+            Shown::Again => json!({"index": i, "type_key": key, "shared": true}),
+            Shown::TooDeep => json!({"index": i, "type_key": key, "truncated": true}),
+            Shown::First => json!({"index": i, "type_key": key, "imports": imports}),
+        })
     }
 
     /// The tree as indented text lines (`0 GraphExecutorFactory` / `  1 _lib`).
     pub fn to_lines(&self, modules: &[Module]) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut seen = vec![false; modules.len()];
-        if !modules.is_empty() {
-            self.lines(0, modules, &mut seen, 0, &mut out);
+        if modules.is_empty() {
+            return Vec::new();
         }
-        out
+        self.render(modules, &|i, key, depth, shown, imports: Vec<Vec<String>>| {
+            let pad = "  ".repeat(depth.min(MAX_RENDER_DEPTH));
+            let line = match shown {
+                Shown::Again => format!("{pad}{i} {key} (shared, shown above)"),
+                Shown::TooDeep => format!("{pad}{i} {key} (deeper imports not shown)"),
+                Shown::First => format!("{pad}{i} {key}"),
+            };
+            std::iter::once(line).chain(imports.into_iter().flatten()).collect()
+        })
     }
 
-    fn lines(&self, i: usize, modules: &[Module], seen: &mut [bool], depth: usize, out: &mut Vec<String>) {
+    /// Walks the tree from the root depth first, expanding each module the first time it is
+    /// reached and no deeper than [`MAX_RENDER_DEPTH`]; `show(index, type_key, depth, how,
+    /// rendered imports)` renders one module.
+    fn render<T>(&self, modules: &[Module], show: &impl Fn(usize, &str, usize, Shown, Vec<T>) -> T) -> T {
+        let mut seen = vec![false; modules.len()];
+        self.render_from(0, modules, &mut seen, 0, show)
+    }
+
+    fn render_from<T>(
+        &self,
+        i: usize,
+        modules: &[Module],
+        seen: &mut [bool],
+        depth: usize,
+        show: &impl Fn(usize, &str, usize, Shown, Vec<T>) -> T,
+    ) -> T {
         let key = modules.get(i).map(|m| m.type_key.as_str()).unwrap_or("?");
-        let pad = "  ".repeat(depth.min(MAX_RENDER_DEPTH));
         if seen.get(i).copied().unwrap_or(true) {
-            out.push(format!("{pad}{i} {key} (shared, shown above)"));
-            return;
+            return show(i, key, depth, Shown::Again, Vec::new());
         }
         seen[i] = true;
         if depth >= MAX_RENDER_DEPTH {
-            out.push(format!("{pad}{i} {key} (deeper imports not shown)"));
-            return;
+            return show(i, key, depth, Shown::TooDeep, Vec::new());
         }
-        out.push(format!("{pad}{i} {key}"));
-        for &c in self.children(i) {
-            self.lines(c as usize, modules, seen, depth + 1, out);
-        }
+        let imports =
+            self.children(i).iter().map(|&c| self.render_from(c as usize, modules, seen, depth + 1, show)).collect();
+        show(i, key, depth, Shown::First, imports)
     }
+}
+
+/// How a module appears where the tree is rendered.
+enum Shown {
+    /// Expanded, with its imports.
+    First,
+    /// Reached again (imported more than once, or an out-of-range index).
+    Again,
+    /// Past [`MAX_RENDER_DEPTH`]: its imports are not shown.
+    TooDeep,
 }
 
 /// The tree of a legacy blob without `_import_tree`: every module is an import of the host
@@ -168,6 +184,54 @@ pub fn implicit_root_json(modules: &[Module]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn modules(n: usize) -> Vec<Module> {
+        (0..n)
+            .map(|index| Module {
+                index,
+                type_key: format!("m{index}"),
+                offset: 0,
+                payload: crate::bytes::Bytes::new(Vec::new()),
+                decoded: super::super::Payload::Opaque,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn renders_shared_and_deep_imports() {
+        // 0 imports 1 and 2, both import 3 (shared).
+        let t = ImportTree::from_imports(&[vec![1, 2], vec![3], vec![3], vec![]]);
+        let ms = modules(4);
+        assert_eq!(t.to_lines(&ms), ["0 m0", "  1 m1", "    3 m3", "  2 m2", "    3 m3 (shared, shown above)"]);
+        assert_eq!(
+            t.to_json(&ms),
+            json!({"index": 0, "type_key": "m0", "imports": [
+                {"index": 1, "type_key": "m1", "imports": [{"index": 3, "type_key": "m3", "imports": []}]},
+                {"index": 2, "type_key": "m2", "imports": [{"index": 3, "type_key": "m3", "shared": true}]},
+            ]})
+        );
+        // A chain deeper than the rendering limit.
+        let n = MAX_RENDER_DEPTH + 3;
+        let rows: Vec<Vec<u64>> = (0..n).map(|i| if i + 1 < n { vec![i as u64 + 1] } else { vec![] }).collect();
+        let t = ImportTree::from_imports(&rows);
+        let ms = modules(n);
+        let lines = t.to_lines(&ms);
+        assert_eq!(lines.len(), MAX_RENDER_DEPTH + 1);
+        assert_eq!(
+            lines[MAX_RENDER_DEPTH].trim(),
+            format!("{MAX_RENDER_DEPTH} m{MAX_RENDER_DEPTH} (deeper imports not shown)")
+        );
+        let mut v = &t.to_json(&ms);
+        for _ in 0..MAX_RENDER_DEPTH {
+            v = &v["imports"][0];
+        }
+        assert_eq!(
+            v,
+            &json!({"index": MAX_RENDER_DEPTH, "type_key": format!("m{MAX_RENDER_DEPTH}"), "truncated": true})
+        );
+        assert!(t.to_lines(&[]).is_empty());
+        assert_eq!(t.to_json(&[]), Value::Null);
+    }
 
     #[test]
     fn validates() {
