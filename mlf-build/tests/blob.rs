@@ -16,14 +16,14 @@ use mlf_build::format::blob::write::{
 };
 use mlf_build::format::blob::{ImportTree, Layout, Payload, parse};
 use mlf_build::format::params::{ParamTensor, parse_params};
-use mlf_fixtures::{fixtures_or_skip, workspace_root};
+use mlf_fixtures::{digits_members, digits_tar, fixtures_or_skip, write_members};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
 fn digits_archive() -> Archive {
-    Archive::open(workspace_root().join("examples/digits/model/digits.tar")).expect("examples/digits/model/digits.tar")
+    Archive::open(digits_tar()).expect("examples/digits/model/digits.tar")
 }
 
 /// The digits MLP's graph JSON and parameters, from the MLF the repository carries.
@@ -691,19 +691,11 @@ fn malformed_blobs_are_rejected_with_specific_errors() {
 // ---------------------------------------------------------------------------------------------
 // MLF with device modules in its code
 
-fn write_tree(dir: &Path, archive: &Archive) {
-    for name in archive.names() {
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, archive.get(name).unwrap().as_slice()).unwrap();
-    }
-}
-
 #[test]
 fn mlf_whose_codegen_carries_device_modules_is_blocked() {
     let dir = tempfile::tempdir().unwrap();
     let mlf: PathBuf = dir.path().join("model");
-    write_tree(&mlf, &digits_archive());
+    write_members(&mlf, &digits_members());
     // Without a blob: no blockers.
     let desc = mlf_build::open(&mlf).unwrap();
     assert!(desc.blockers.is_empty(), "{:?}", desc.blockers);
@@ -740,7 +732,7 @@ fn mlf_whose_codegen_carries_device_modules_is_blocked() {
 fn mlf_whose_object_carries_a_damaged_blob_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mlf: PathBuf = dir.path().join("model");
-    write_tree(&mlf, &digits_archive());
+    write_members(&mlf, &digits_members());
     let lib_dir = mlf.join("codegen/host/lib");
     std::fs::create_dir_all(&lib_dir).unwrap();
     let good = write_blob(Layout::Legacy, &[lib()], Some(&tree(&[&[]])));

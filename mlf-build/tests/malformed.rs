@@ -1,21 +1,13 @@
 //! Damaged inputs: each one is refused with its specific error, naming the file, the member and
 //! the field; nothing panics and nothing is written anywhere.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mlf_build::archive::Archive;
 use mlf_build::bytes::Bytes;
 use mlf_build::{Error, ErrorKind};
 
-fn digits_tar() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar")
-}
-
-/// The digits MLF's members, as (name, bytes).
-fn base() -> Vec<(String, Vec<u8>)> {
-    let a = Archive::open(digits_tar()).unwrap();
-    a.names().map(|n| (n.to_string(), a.get(n).unwrap().to_vec())).collect()
-}
+use mlf_fixtures::digits_members;
 
 fn set(members: &mut Vec<(String, Vec<u8>)>, name: &str, data: impl Into<Vec<u8>>) {
     members.retain(|(n, _)| n != name);
@@ -66,7 +58,7 @@ fn raw_entry(name: &str, kind: u8, data: &[u8], link: &str) -> Vec<u8> {
 }
 
 fn with_raw_entry(entry: Vec<u8>) -> Vec<u8> {
-    let mut t = tar_of(&base());
+    let mut t = tar_of(&digits_members());
     // Insert before the two zero end blocks.
     let end = t.len() - 1024;
     t.splice(end..end, entry);
@@ -83,24 +75,24 @@ fn read_members(m: &[(String, Vec<u8>)]) -> Error {
 }
 
 fn graph_json(f: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
-    let m = base();
+    let m = digits_members();
     let mut g: serde_json::Value = serde_json::from_slice(&get(&m, "executor-config/graph/default.graph")).unwrap();
     f(&mut g);
     serde_json::to_vec(&g).unwrap()
 }
 
 fn with_graph(f: impl FnOnce(&mut serde_json::Value)) -> Error {
-    let mut m = base();
+    let mut m = digits_members();
     set(&mut m, "executor-config/graph/default.graph", graph_json(f));
     read_members(&m)
 }
 
 fn params_bytes() -> Vec<u8> {
-    get(&base(), "parameters/default.params")
+    get(&digits_members(), "parameters/default.params")
 }
 
 fn with_params(p: Vec<u8>) -> Error {
-    let mut m = base();
+    let mut m = digits_members();
     set(&mut m, "parameters/default.params", p);
     read_members(&m)
 }
@@ -112,7 +104,7 @@ fn assert_located(e: &Error, member: &str) {
 
 #[test]
 fn the_base_archive_reads() {
-    read_tar(tar_of(&base())).unwrap();
+    read_tar(tar_of(&digits_members())).unwrap();
 }
 
 #[test]
@@ -137,7 +129,7 @@ fn gzip_is_named() {
 
 #[test]
 fn truncated_inside_a_member() {
-    let t = tar_of(&base());
+    let t = tar_of(&digits_members());
     for cut in [t.len() / 2, 700, t.len() - 1100] {
         let e = read_tar(t[..cut].to_vec()).unwrap_err();
         assert!(matches!(e.kind, ErrorKind::CorruptTar(_) | ErrorKind::Missing(_)), "cut at {cut}: {e}");
@@ -179,7 +171,7 @@ fn device_member() {
 
 #[test]
 fn missing_metadata() {
-    let mut m = base();
+    let mut m = digits_members();
     remove(&mut m, "metadata.json");
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::Missing(ref s) if s.starts_with("metadata.json")), "{e}");
@@ -187,7 +179,7 @@ fn missing_metadata() {
 
 #[test]
 fn metadata_not_json() {
-    let mut m = base();
+    let mut m = digits_members();
     set(&mut m, "metadata.json", b"{\"version\": 7, ".to_vec());
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::Json(_)), "{e}");
@@ -196,7 +188,7 @@ fn metadata_not_json() {
 
 #[test]
 fn metadata_unknown_version() {
-    let mut m = base();
+    let mut m = digits_members();
     let meta = String::from_utf8(get(&m, "metadata.json")).unwrap().replace("\"version\": 7", "\"version\": 9");
     set(&mut m, "metadata.json", meta);
     let e = read_members(&m);
@@ -207,7 +199,7 @@ fn metadata_unknown_version() {
 
 #[test]
 fn metadata_wrong_field_type() {
-    let mut m = base();
+    let mut m = digits_members();
     let meta = String::from_utf8(get(&m, "metadata.json"))
         .unwrap()
         .replace("\"workspace_size_bytes\": 248", "\"workspace_size_bytes\": \"248\"");
@@ -219,7 +211,7 @@ fn metadata_wrong_field_type() {
 
 #[test]
 fn missing_graph() {
-    let mut m = base();
+    let mut m = digits_members();
     remove(&mut m, "executor-config/graph/default.graph");
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::Missing(ref s) if s.contains("graph config")), "{e}");
@@ -227,7 +219,7 @@ fn missing_graph() {
 
 #[test]
 fn missing_params() {
-    let mut m = base();
+    let mut m = digits_members();
     remove(&mut m, "parameters/default.params");
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::Missing(ref s) if s.contains("parameters/default.params")), "{e}");
@@ -235,7 +227,7 @@ fn missing_params() {
 
 #[test]
 fn missing_code() {
-    let mut m = base();
+    let mut m = digits_members();
     m.retain(|(n, _)| !n.starts_with("codegen/"));
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::Missing(ref s) if s.contains("generated code")), "{e}");
@@ -371,7 +363,7 @@ fn graph_calls_undefined_function() {
 
 #[test]
 fn operator_style_archive() {
-    let mut m = base();
+    let mut m = digits_members();
     set(
         &mut m,
         "metadata.json",
@@ -383,7 +375,7 @@ fn operator_style_archive() {
 
 #[test]
 fn two_modules_without_a_choice() {
-    let mut m = base();
+    let mut m = digits_members();
     let meta: serde_json::Value = serde_json::from_slice(&get(&m, "metadata.json")).unwrap();
     let mut second = meta["modules"]["default"].clone();
     second["model_name"] = "other".into();
@@ -396,7 +388,7 @@ fn two_modules_without_a_choice() {
 
 #[test]
 fn aot_without_entry_point() {
-    let mut m = base();
+    let mut m = digits_members();
     let meta = String::from_utf8(get(&m, "metadata.json")).unwrap().replace("\"graph\"", "\"aot\"");
     set(&mut m, "metadata.json", meta);
     let e = read_members(&m);
@@ -406,7 +398,7 @@ fn aot_without_entry_point() {
 #[test]
 fn directory_with_symlink_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, data) in base() {
+    for (name, data) in digits_members() {
         let p = dir.path().join(&name);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, data).unwrap();
@@ -422,7 +414,7 @@ fn directory_with_symlink_is_refused() {
 
 /// The digits MLF with `extra` appended to default_lib1.c.
 fn with_c(extra: &str) -> Vec<(String, Vec<u8>)> {
-    let mut m = base();
+    let mut m = digits_members();
     let name = "codegen/host/src/default_lib1.c";
     let c = [get(&m, name), extra.as_bytes().to_vec()].concat();
     set(&mut m, name, c);

@@ -4,20 +4,7 @@
 
 use std::path::Path;
 
-use mlf_build::archive::Archive;
-
-fn members(tar: &str) -> Vec<(String, Vec<u8>)> {
-    let a = Archive::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(tar)).unwrap();
-    a.names().map(|n| (n.to_string(), a.get(n).unwrap().to_vec())).collect()
-}
-
-fn write_dir(dir: &Path, members: &[(String, Vec<u8>)]) {
-    for (name, data) in members {
-        let p = dir.join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, data).unwrap();
-    }
-}
+use mlf_fixtures::{digits_members, write_members};
 
 fn build_error(model: &Path) -> String {
     let out = tempfile::tempdir().unwrap();
@@ -25,6 +12,29 @@ fn build_error(model: &Path) -> String {
         .build_into(model, out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
         .expect_err("must be refused");
     e.to_string()
+}
+
+/// The digits MLF with `codegen/host/src/default_lib1.c` edited.
+fn digits_with_c(edit: impl Fn(Vec<u8>) -> Vec<u8>) -> Vec<(String, Vec<u8>)> {
+    let mut m = digits_members();
+    for (name, data) in m.iter_mut() {
+        if name.ends_with("default_lib1.c") {
+            *data = edit(std::mem::take(data));
+        }
+    }
+    m
+}
+
+/// The error building `members`, written to a folder, gives.
+fn build_error_of(members: &[(String, Vec<u8>)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    write_members(dir.path(), members);
+    build_error(dir.path())
+}
+
+/// Text edited as UTF-8.
+fn edit_text(data: Vec<u8>, edit: impl Fn(&str) -> String) -> Vec<u8> {
+    edit(&String::from_utf8(data).unwrap()).into_bytes()
 }
 
 /// An aarch64 relocatable object defining the given functions (as LLVM codegen would).
@@ -51,8 +61,7 @@ fn aarch64_object(functions: &[&str]) -> Vec<u8> {
 
 #[test]
 fn foreign_architecture_object_is_refused_naming_both() {
-    let mut m: Vec<_> =
-        members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| !n.starts_with("codegen/")).collect();
+    let mut m: Vec<_> = digits_members().into_iter().filter(|(n, _)| !n.starts_with("codegen/")).collect();
     let fns = [
         "tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu",
         "tvmgen_default_fused_nn_contrib_dense_pack_add",
@@ -60,7 +69,7 @@ fn foreign_architecture_object_is_refused_naming_both() {
     ];
     m.push(("codegen/host/lib/default_lib0.o".into(), aarch64_object(&fns)));
     let dir = tempfile::tempdir().unwrap();
-    write_dir(dir.path(), &m);
+    write_members(dir.path(), &m);
     // It reads and can be inspected…
     let desc = mlf_build::open(dir.path()).unwrap();
     assert_eq!(desc.code.objects.len(), 1);
@@ -74,68 +83,44 @@ fn foreign_architecture_object_is_refused_naming_both() {
 
 #[test]
 fn arm_dsp_c_is_refused_for_the_host() {
-    let mut m = members("examples/digits/model/digits.tar");
+    let mut m = digits_with_c(|c| {
+        edit_text(c, |t| t.replacen("#include <math.h>", "#include <math.h>\n#include <arm_acle.h>", 1))
+    });
     for (name, data) in m.iter_mut() {
-        if name.ends_with("default_lib1.c") {
-            let text = String::from_utf8(data.clone()).unwrap().replacen(
-                "#include <math.h>",
-                "#include <math.h>\n#include <arm_acle.h>",
-                1,
-            );
-            *data = text.into_bytes();
-        }
         if name == "metadata.json" {
-            *data = String::from_utf8(data.clone())
-                .unwrap()
-                .replace("c -keys=cpu ", "c -keys=arm_cpu,cpu -mcpu=cortex-m7")
-                .into_bytes();
+            *data =
+                edit_text(std::mem::take(data), |t| t.replace("c -keys=cpu ", "c -keys=arm_cpu,cpu -mcpu=cortex-m7"));
         }
     }
-    let dir = tempfile::tempdir().unwrap();
-    write_dir(dir.path(), &m);
-    let msg = build_error(dir.path());
+    let msg = build_error_of(&m);
     assert!(msg.contains("arm_acle.h") && msg.contains("Arm Cortex-M") && msg.contains("cortex-m7"), "{msg}");
 }
 
 #[test]
 fn tvm_ffi_c_is_refused_naming_the_tvm_version() {
-    let mut m = members("examples/digits/model/digits.tar");
-    for (name, data) in m.iter_mut() {
-        if name.ends_with("default_lib1.c") {
-            *data = [b"#include <tvm/ffi/c_api.h>\n".as_slice(), data].concat();
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    write_dir(dir.path(), &m);
-    let msg = build_error(dir.path());
+    let msg = build_error_of(&digits_with_c(|c| [b"#include <tvm/ffi/c_api.h>\n".as_slice(), &c].concat()));
     assert!(msg.contains("TVM ≥ 0.21") && msg.contains("tvm-ffi"), "{msg}");
 }
 
 #[test]
 fn extern_packed_calls_are_refused() {
-    let mut m = members("examples/digits/model/digits.tar");
-    for (name, data) in m.iter_mut() {
-        if name.ends_with("default_lib1.c") {
-            let text = String::from_utf8(data.clone()).unwrap().replacen(
+    let msg = build_error_of(&digits_with_c(|c| {
+        edit_text(c, |t| {
+            t.replacen(
                 "return 0;",
                 "void* f = 0; if (TVMBackendGetFuncFromEnv(0, \"tvm.contrib.cblas.matmul\", &f) != 0) { return -1; }\n  return 0;",
                 1,
-            );
-            *data = text.into_bytes();
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    write_dir(dir.path(), &m);
-    let msg = build_error(dir.path());
+            )
+        })
+    }));
     assert!(msg.contains("TVMBackendGetFuncFromEnv") && msg.contains("not supported"), "{msg}");
 }
 
 #[test]
 fn codegen_only_tree_is_refused_when_read() {
-    let m: Vec<_> =
-        members("examples/digits/model/digits.tar").into_iter().filter(|(n, _)| n.starts_with("codegen/")).collect();
+    let m: Vec<_> = digits_members().into_iter().filter(|(n, _)| n.starts_with("codegen/")).collect();
     let dir = tempfile::tempdir().unwrap();
-    write_dir(dir.path(), &m);
+    write_members(dir.path(), &m);
     let e = mlf_build::open(dir.path()).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("metadata.json") && msg.contains("export the whole archive"), "{msg}");
@@ -143,15 +128,7 @@ fn codegen_only_tree_is_refused_when_read() {
 
 #[test]
 fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
-    let mut m = members("examples/digits/model/digits.tar");
-    for (name, data) in m.iter_mut() {
-        if name.ends_with("default_lib1.c") {
-            *data = [b"#include <esp_kernel.h>\n".as_slice(), data].concat();
-        }
-    }
-    let dir = tempfile::tempdir().unwrap();
-    write_dir(dir.path(), &m);
-    let msg = build_error(dir.path());
+    let msg = build_error_of(&digits_with_c(|c| [b"#include <esp_kernel.h>\n".as_slice(), &c].concat()));
     assert!(msg.contains("codegen/host/src/default_lib1.c") && msg.contains("esp_kernel.h"), "{msg}");
 }
 

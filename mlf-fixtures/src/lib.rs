@@ -11,6 +11,41 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("crate is inside the workspace").to_path_buf()
 }
 
+/// The digits MLF the repository carries (`examples/digits/model/digits.tar`).
+pub fn digits_tar() -> PathBuf {
+    workspace_root().join("examples/digits/model/digits.tar")
+}
+
+/// The regular files of the digits MLF as (name without `./`, bytes), sorted by name: the
+/// starting point of tests that damage or edit an archive.
+pub fn digits_members() -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let file = std::fs::File::open(digits_tar()).expect("examples/digits/model/digits.tar");
+    let mut archive = tar::Archive::new(file);
+    let mut out = Vec::new();
+    for entry in archive.entries().expect("tar entries") {
+        let mut entry = entry.expect("tar entry");
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            continue;
+        }
+        let name = entry.path().expect("member name").to_string_lossy().trim_start_matches("./").to_string();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).expect("member data");
+        out.push((name, data));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Writes members as files under `dir` (an extracted archive).
+pub fn write_members(dir: &Path, members: &[(String, Vec<u8>)]) {
+    for (name, data) in members {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().expect("a member is inside dir")).expect("create folder");
+        std::fs::write(&p, data).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    }
+}
+
 /// The shared fixtures folder, if present.
 pub fn fixtures_dir() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("MLF_FIXTURES") {
