@@ -680,7 +680,9 @@ fn malformed_blobs_are_rejected_with_specific_errors() {
     let e = scan_raw(&Bytes::new([good.clone(), vec![0; 3]].concat())).unwrap_err();
     cases.push(("raw trailing bytes", e, mismatch, "nbytes"));
 
-    assert!(cases.len() >= 15);
+    // Every numbered case above is checked, each under its own name.
+    let names: std::collections::HashSet<&str> = cases.iter().map(|c| c.0).collect();
+    assert_eq!((cases.len(), names.len()), (32, 32), "one case per number above, each named once");
     for (name, e, kind_ok, want_field) in &cases {
         assert!(kind_ok(&e.kind), "{name}: unexpected kind: {e}");
         assert_eq!(field(e), *want_field, "{name}: {e}");
