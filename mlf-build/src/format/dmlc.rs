@@ -20,36 +20,21 @@ pub trait Pod: Copy {
     fn put(self, out: &mut Vec<u8>);
 }
 
-impl Pod for u64 {
-    const BYTES: u64 = 8;
-    fn read(r: &mut Reader<'_>) -> Result<Self> {
-        r.u64()
-    }
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
+/// Little-endian integers (`i32` also for vectors of `int`-sized enums).
+macro_rules! pod_int {
+    ($($t:ident),*) => {$(
+        impl Pod for $t {
+            const BYTES: u64 = std::mem::size_of::<$t>() as u64;
+            fn read(r: &mut Reader<'_>) -> Result<Self> {
+                r.$t()
+            }
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
 }
-
-impl Pod for u32 {
-    const BYTES: u64 = 4;
-    fn read(r: &mut Reader<'_>) -> Result<Self> {
-        r.u32()
-    }
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-}
-
-/// Also used for vectors of `int`-sized enums.
-impl Pod for i32 {
-    const BYTES: u64 = 4;
-    fn read(r: &mut Reader<'_>) -> Result<Self> {
-        r.i32()
-    }
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
-    }
-}
+pod_int!(u64, u32, i32);
 
 /// A `DLDataType`: `u8 code, u8 bits, u16 lanes`.
 impl Pod for DType {
