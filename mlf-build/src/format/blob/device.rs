@@ -84,7 +84,7 @@ pub fn blockers(modules: &[EmbeddedModule]) -> Vec<String> {
     }
     let mut out = Vec::new();
     for member in members {
-        let (device, other): (Vec<(&str, u64)>, Vec<(&str, u64)>) = modules
+        let (device, other): (Vec<_>, Vec<_>) = modules
             .iter()
             .filter(|m| m.member == member)
             .map(|m| (m.type_key.as_str(), m.bytes))
