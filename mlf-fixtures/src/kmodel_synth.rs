@@ -6,6 +6,7 @@
 //! - [`v4_conv`]: the same network as V4 (`kpu_conv2d` + `dequantize` with inverse scale 2).
 //! - [`v3_fc`]: V3, two `FULLY_CONNECTED` layers (4 → 3 ReLU → 2).
 //! - [`v4_qconv`]: V4 CPU target, one NCHW `QUANTIZED_CONV2D` (1×4×4 → 2×4×4, 3×3, padding 1).
+//! - [`v4_cpu`]: any V4 CPU-target model from node bodies (for runtime cases).
 //! - [`corrupt_cases`]: ≥ 20 damaged files, each with the error the parser must report.
 
 use mlf_kmodel::{Block, KmodelError, Part, Pool};
@@ -195,12 +196,40 @@ pub fn v4_qconv() -> Vec<u8> {
     u32s(&mut body, &requant.map(|v| v as u32));
     u32s(&mut body, &q.bias.map(|v| v as u32));
     body.extend(q.weights.concat());
+    v4_cpu(48, &[], [1, 1, 0, 16], [1, 1, 4, 4], [1, 1, 16, 32], &[(0x0F, body)])
+}
+
+/// A V4 model for the CPU target: `main_mem` bytes of main memory, the `constants` blob, input 0
+/// (memory range words `[memory_type, datatype, start, size]`) of shape `in_shape`, one output
+/// range, and the nodes `(opcode, body)` in order, without padding between bodies.
+pub fn v4_cpu(
+    main_mem: u32,
+    constants: &[u8],
+    input: [u32; 4],
+    in_shape: [u32; 4],
+    output: [u32; 4],
+    nodes: &[(u32, Vec<u8>)],
+) -> Vec<u8> {
     let mut v = Vec::new();
-    u32s(&mut v, &[u32::from_le_bytes(*b"LDMK"), 4, 0, 0, 0, 48, 1, 1, 1, 0]);
-    u32s(&mut v, &[1, 1, 0, 16, 1, 1, 4, 4, 1, 1, 16, 32]); // input range, shape, output range
-    u32s(&mut v, &[0x0F, body.len() as u32]);
-    v.extend(body);
+    let header = [u32::from_le_bytes(*b"LDMK"), 4, 0, 0, constants.len() as u32, main_mem, nodes.len() as u32];
+    u32s(&mut v, &header);
+    u32s(&mut v, &[1, 1, 0]); // inputs, outputs, reserved
+    u32s(&mut v, &input);
+    u32s(&mut v, &in_shape);
+    u32s(&mut v, &output);
+    v.extend(constants);
+    for (op, body) in nodes {
+        u32s(&mut v, &[*op, body.len() as u32]);
+    }
+    for (_, body) in nodes {
+        v.extend(body);
+    }
     v
+}
+
+/// Little-endian bytes of `i32` words (node bodies of [`v4_cpu`] models).
+pub fn words(xs: &[i32]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// A V3 model of two `FULLY_CONNECTED` layers: 4 → 3 (ReLU) → 2; weights `w1[o][i] = (o + 1) ·

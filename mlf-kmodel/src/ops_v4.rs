@@ -6,7 +6,7 @@ use super::DataType;
 use super::error::{KmodelError, Pool};
 use super::kpu::{self, ActivationRounding};
 use super::reader::{Reader, f32_at, u32_at};
-use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, numel};
+use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, numel, slice_len};
 
 /// The three pools a node can touch.
 pub(crate) struct Mem<'x> {
@@ -430,28 +430,14 @@ pub(crate) fn run_node(
             });
         }
         Node::StridedSlice { input, output, in_shape, begin, end, strides } => {
+            // Element k of axis d is begin + k · stride for k < slice_len (the parser checked the
+            // first and last inside the shape); computed in i64, never one stride past the end.
             let e = input.dtype.bytes();
-            let cond = |i: i32, stop: i32, s: i32| if s > 0 { i < stop } else { i > stop };
-            let mut o = 0usize;
-            let mut d0 = begin[0];
-            while cond(d0, end[0], strides[0]) {
-                let mut d1 = begin[1];
-                while cond(d1, end[1], strides[1]) {
-                    let mut d2 = begin[2];
-                    while cond(d2, end[2], strides[2]) {
-                        let mut d3 = begin[3];
-                        while cond(d3, end[3], strides[3]) {
-                            let src = off(&in_shape, [d0 as usize, d1 as usize, d2 as usize, d3 as usize]);
-                            m.copy_elem(&input, src, &output, o, e);
-                            o += 1;
-                            d3 += strides[3];
-                        }
-                        d2 += strides[2];
-                    }
-                    d1 += strides[1];
-                }
-                d0 += strides[0];
-            }
+            let len: Shape = core::array::from_fn(|d| slice_len(begin[d], end[d], strides[d]).unwrap_or(0) as u32);
+            each4(&len, |k| {
+                let i = core::array::from_fn(|d| (begin[d] as i64 + k[d] as i64 * strides[d] as i64) as usize);
+                m.copy_elem(&input, off(&in_shape, i), &output, off(&len, k), e);
+            });
         }
         Node::Unary { input, output, op } => {
             for i in 0..input.size as usize / 4 {

@@ -1,7 +1,7 @@
 //! The runtime parser on synthetic kmodels (no ../shared needed): the good ones run and give
 //! the values worked out by hand; every damaged one is refused with the specific error.
 
-use mlf_fixtures::kmodel_synth::{corrupt_cases, qconv_params, v3_conv, v3_fc, v4_conv, v4_qconv};
+use mlf_fixtures::kmodel_synth::{corrupt_cases, qconv_params, v3_conv, v3_fc, v4_conv, v4_cpu, v4_qconv, words};
 use mlf_kmodel::{self as kmodel, ActivationRounding, Memory, Model, Options, Plan};
 
 fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
@@ -161,4 +161,27 @@ fn single_byte_damage_never_panics() {
             }
         }
     }
+}
+
+/// Parses and runs a CPU-target model (no KPU RAM, no scratch); returns output 0's bytes.
+fn run_cpu(bytes: &[u8], input: &[u8]) -> Vec<u8> {
+    let m = Model::parse(bytes).unwrap();
+    let mut main = vec![0u8; m.requirements().main as usize];
+    let mut plan: Plan<'_, 4> = Plan::new();
+    let mem = Memory { main: &mut main, kpu: &mut [], scratch: &mut [] };
+    plan.run(bytes, mem, input, Options::default()).unwrap();
+    plan.output(&main, &[], 0).unwrap().to_vec()
+}
+
+#[test]
+fn strided_slice_with_a_huge_stride_reads_one_element() {
+    // u8 1×1×1×4 → the element at 2 (begin 2, end 3, stride i32::MAX): the next index,
+    // 2 + i32::MAX, is past the end and must not be computed in i32.
+    let slice = words(&[1, 1, 0, 4, 1, 1, 4, 1, 1, 1, 1, 4, 0, 0, 0, 2, 1, 1, 1, 3, 1, 1, 1, i32::MAX]);
+    let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 1], &[(0x0D, slice)]);
+    assert_eq!(run_cpu(&bytes, &[10, 11, 12, 13]), [12]);
+    // Backwards: begin 3, end -1, stride -2 reads 3 and 1.
+    let slice = words(&[1, 1, 0, 4, 1, 1, 4, 2, 1, 1, 1, 4, 0, 0, 0, 3, 1, 1, 1, -1, 1, 1, 1, -2]);
+    let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 2], &[(0x0D, slice)]);
+    assert_eq!(run_cpu(&bytes, &[10, 11, 12, 13]), [13, 11]);
 }
