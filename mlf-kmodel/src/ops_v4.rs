@@ -61,16 +61,25 @@ impl Mem<'_> {
         let o = d.start as usize + di * e;
         self.buf_mut(d.pool)[o..o + e].copy_from_slice(&tmp[..e]);
     }
-    /// Copies `n` bytes from `s.start + so` to `d.start + dof`.
+    /// Copies `n` bytes from `s.start + so` to `d.start + dof`. The destination is the pool
+    /// `d` names (as in [`Mem::buf_mut`]); copying 0 bytes touches nothing (a 0-byte output range
+    /// may name the constants pool, with a start past the other pools).
     fn copy_bytes(&mut self, s: &MemRange, so: usize, d: &MemRange, dof: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
         let (src, dst) = (s.start as usize + so, d.start as usize + dof);
         match (s.pool, d.pool) {
             (Pool::Main, Pool::Main) => self.main.copy_within(src..src + n, dst),
             (Pool::Kpu, Pool::Kpu) => self.kpu.copy_within(src..src + n, dst),
-            (Pool::Kpu, _) => self.main[dst..dst + n].copy_from_slice(&self.kpu[src..src + n]),
-            (Pool::Main, _) => self.kpu[dst..dst + n].copy_from_slice(&self.main[src..src + n]),
-            (_, Pool::Kpu) => self.kpu[dst..dst + n].copy_from_slice(&self.consts[src..src + n]),
-            _ => self.main[dst..dst + n].copy_from_slice(&self.consts[src..src + n]),
+            (from, Pool::Kpu) => {
+                let from = if from == Pool::Main { &*self.main } else { self.consts };
+                self.kpu[dst..dst + n].copy_from_slice(&from[src..src + n])
+            }
+            (from, _) => {
+                let from = if from == Pool::Kpu { &*self.kpu } else { self.consts };
+                self.main[dst..dst + n].copy_from_slice(&from[src..src + n])
+            }
         }
     }
 }

@@ -185,3 +185,16 @@ fn strided_slice_with_a_huge_stride_reads_one_element() {
     let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 2], &[(0x0D, slice)]);
     assert_eq!(run_cpu(&bytes, &[10, 11, 12, 13]), [13, 11]);
 }
+
+#[test]
+fn zero_byte_copies_to_the_constants_pool_write_nothing() {
+    // Output ranges of size 0 may name the constants pool; a copy of 0 bytes to const 8 must
+    // not index main memory or KPU RAM (4 and 0 bytes here) at 8.
+    let input = [1, 1, 0, 4];
+    let copy = words(&[1, 1, 0, 2, 0, 1, 8, 0]); // memory_copy: 2 bytes → 0 whole floats
+    let concat = words(&[0, 1, 8, 0, 1, 1, 1, 1, 1, 0, 0, 0]); // concat of one empty input
+    for (op, body) in [(0x01, concat), (0x09, copy)] {
+        let bytes = v4_cpu(4, &[0; 16], input, [1, 1, 1, 4], input, &[(op, body)]);
+        assert_eq!(run_cpu(&bytes, &[1, 2, 3, 4]), [1, 2, 3, 4], "opcode {op:#x}");
+    }
+}
