@@ -156,12 +156,26 @@ fn unary_f(op: u32, x: f32) -> f32 {
     }
 }
 
-/// Window tap range `[start, end)` along one axis (nncase's integer expressions, C division).
+/// One window axis at position `p` (an output position; an input position for
+/// conv2d_transpose) of an axis of size `n`: the origin `p · stride − pad` and the taps
+/// `[start, end)` that land inside `0..n` (nncase's integer expressions, C division). In i64:
+/// positions up to 2^24 times strides up to 4096 do not fit i32.
 #[inline]
-fn taps(origin: i32, n: i32, f: i32, d: i32) -> (i32, i32) {
+fn axis(p: usize, n: u32, stride: i32, pad: i32, f: i32, d: i32) -> (i64, i64, i64) {
+    let origin = p as i64 * stride as i64 - pad as i64;
+    let d = d as i64;
     let start = 0.max((-origin + d - 1) / d);
-    let end = f.min((n - origin + d - 1) / d);
-    (start, end)
+    let end = (f as i64).min((n as i64 - origin + d - 1) / d);
+    (origin, start, end)
+}
+
+/// The window's H and W axes at position (`y`, `x`) of an `h × w` plane (see [`axis`]).
+#[inline]
+fn window_at(win: &Window, y: usize, x: usize, h: u32, w: u32) -> [(i64, i64, i64); 2] {
+    [
+        axis(y, h, win.stride.0, win.pad_h.before, win.filter.0, win.dilation.0),
+        axis(x, w, win.stride.1, win.pad_w.before, win.filter.1, win.dilation.1),
+    ]
 }
 
 /// Runs one node. Ranges and counts were checked when the model was parsed.
@@ -268,28 +282,26 @@ pub(crate) fn run_node(
             }
             let (g_ic, g_oc) = ((in_shape[1] / groups) as usize, (out_shape[1] / groups) as usize);
             let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
-            let (oh, ow) = (out_shape[2] as i32, out_shape[3] as i32);
+            let (oh, ow) = (out_shape[2], out_shape[3]);
             let mut in_idx = 0usize;
             for batch in 0..in_shape[0] as usize {
                 for g in 0..groups as usize {
                     for ic in 0..g_ic {
-                        for iy in 0..in_shape[2] as i32 {
-                            for ix in 0..in_shape[3] as i32 {
-                                let oy0 = iy * win.stride.0 - win.pad_h.before;
-                                let ox0 = ix * win.stride.1 - win.pad_w.before;
-                                let (ky0, ky1) = taps(oy0, oh, win.filter.0, win.dilation.0);
-                                let (kx0, kx1) = taps(ox0, ow, win.filter.1, win.dilation.1);
+                        for iy in 0..in_shape[2] as usize {
+                            for ix in 0..in_shape[3] as usize {
+                                let [(oy0, ky0, ky1), (ox0, kx0, kx1)] = window_at(&win, iy, ix, oh, ow);
                                 let in_v = m.f(&input, in_idx);
                                 in_idx += 1;
                                 for oc in 0..g_oc {
                                     let w_base = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
-                                    let out_c = (batch * out_shape[1] as usize + g * g_oc + oc) * (oh * ow) as usize;
+                                    let out_c =
+                                        (batch * out_shape[1] as usize + g * g_oc + oc) * oh as usize * ow as usize;
                                     for ky in ky0..ky1 {
                                         for kx in kx0..kx1 {
-                                            let oy = oy0 + win.dilation.0 * ky;
-                                            let ox = ox0 + win.dilation.1 * kx;
+                                            let oy = oy0 + win.dilation.0 as i64 * ky;
+                                            let ox = ox0 + win.dilation.1 as i64 * kx;
                                             let w = f32_at(weights, 4 * (w_base + ky as usize * fw + kx as usize));
-                                            let o = out_c + (oy * ow + ox) as usize;
+                                            let o = out_c + (oy * ow as i64 + ox) as usize;
                                             let v = m.f(&output, o) + in_v * w;
                                             m.set_f(&output, o, v);
                                         }
@@ -584,26 +596,24 @@ fn conv2d_nchw<A: Copy>(
     let (oh, ow) = win.out_hw(s[2], s[3]);
     let (g_ic, g_oc) = ((s[1] / groups) as usize, (out_channels / groups) as usize);
     let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
-    let (h, w) = (s[2] as i32, s[3] as i32);
+    let (h, w) = (s[2], s[3]);
     let mut o = 0usize;
     for batch in 0..s[0] as usize {
         for g in 0..groups as usize {
             for oc in 0..g_oc {
-                for oy in 0..oh.max(0) as i32 {
-                    for ox in 0..ow.max(0) as i32 {
-                        let y0 = oy * win.stride.0 - win.pad_h.before;
-                        let x0 = ox * win.stride.1 - win.pad_w.before;
-                        let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-                        let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
+                for oy in 0..oh.max(0) as usize {
+                    for ox in 0..ow.max(0) as usize {
+                        let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
                         let mut v = bias(g * g_oc + oc);
                         for ic in 0..g_ic {
-                            let in_c = (batch * s[1] as usize + g * g_ic + ic) * (h * w) as usize;
+                            let in_c = (batch * s[1] as usize + g * g_ic + ic) * h as usize * w as usize;
                             let w_ic = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
                             for ky in ky0..ky1 {
                                 for kx in kx0..kx1 {
-                                    let iy = y0 + win.dilation.0 * ky;
-                                    let ix = x0 + win.dilation.1 * kx;
-                                    v = acc(m, v, w_ic + ky as usize * fw + kx as usize, in_c + (iy * w + ix) as usize);
+                                    let iy = y0 + win.dilation.0 as i64 * ky;
+                                    let ix = x0 + win.dilation.1 as i64 * kx;
+                                    let i = in_c + (iy * w as i64 + ix) as usize;
+                                    v = acc(m, v, w_ic + ky as usize * fw + kx as usize, i);
                                 }
                             }
                         }
@@ -630,24 +640,21 @@ fn cpu_conv(
     mut body: impl FnMut(&mut Mem<'_>, usize, usize, &mut dyn Iterator<Item = (usize, usize)>),
 ) {
     let (oh, ow) = win.out_hw(s[1], s[2]);
-    let (h, w, c) = (s[1] as i32, s[2] as i32, s[3] as usize);
+    let (h, w, c) = (s[1], s[2], s[3] as usize);
     let fw = win.filter.1 as usize;
     let mut o = 0usize;
     for batch in 0..s[0] as usize {
-        let in_b = batch * (h * w) as usize * c;
-        for oy in 0..oh.max(0) as i32 {
-            for ox in 0..ow.max(0) as i32 {
-                let y0 = oy * win.stride.0 - win.pad_h.before;
-                let x0 = ox * win.stride.1 - win.pad_w.before;
-                let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-                let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
+        let in_b = batch * h as usize * w as usize * c;
+        for oy in 0..oh.max(0) as usize {
+            for ox in 0..ow.max(0) as usize {
+                let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
                 let n_oc = if depthwise { c } else { out_channels as usize };
                 for oc in 0..n_oc {
                     let mut it =
                         (ky0..ky1).flat_map(move |ky| (kx0..kx1).map(move |kx| (ky, kx))).flat_map(move |(ky, kx)| {
-                            let iy = y0 + win.dilation.0 * ky;
-                            let ix = x0 + win.dilation.1 * kx;
-                            let pix = in_b + (iy * w + ix) as usize * c;
+                            let iy = y0 + win.dilation.0 as i64 * ky;
+                            let ix = x0 + win.dilation.1 as i64 * kx;
+                            let pix = in_b + (iy * w as i64 + ix) as usize * c;
                             let kk = ky as usize * fw + kx as usize;
                             let (n, first) = if depthwise { (1, oc) } else { (c, 0) };
                             (0..n).map(move |ic| {
@@ -680,19 +687,15 @@ fn reduce_window2d(
 ) {
     let (h, w, c) = if nhwc { (s[1], s[2], s[3]) } else { (s[2], s[3], s[1]) };
     let (oh, ow) = win.out_hw(h, w);
-    let (h, w) = (h as i32, w as i32);
     let (oh, ow) = (oh.max(0) as usize, ow.max(0) as usize);
     let window = |m: &Mem<'_>, batch: usize, ch: usize, oy: usize, ox: usize| -> f32 {
-        let y0 = oy as i32 * win.stride.0 - win.pad_h.before;
-        let x0 = ox as i32 * win.stride.1 - win.pad_w.before;
-        let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-        let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
+        let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
         let mut v = init;
         let mut k = 0i32;
         for ky in ky0..ky1 {
             for kx in kx0..kx1 {
-                let iy = (y0 + win.dilation.0 * ky) as usize;
-                let ix = (x0 + win.dilation.1 * kx) as usize;
+                let iy = (y0 + win.dilation.0 as i64 * ky) as usize;
+                let ix = (x0 + win.dilation.1 as i64 * kx) as usize;
                 let idx = if nhwc {
                     ((batch * h as usize + iy) * w as usize + ix) * c as usize + ch
                 } else {
@@ -750,7 +753,7 @@ fn resize(
     let e = input.dtype.bytes();
     let mut o = 0usize;
     if !bilinear {
-        for c in 0..(s[0] * s[1]) as usize {
+        for c in 0..s[0] as usize * s[1] as usize {
             for oy in 0..out_h as usize {
                 let iy = (libm::floorf(oy as f32 * hs) as i32).min(h as i32 - 1) as usize;
                 for ox in 0..out_w as usize {
@@ -769,7 +772,7 @@ fn resize(
         ws = (s[3] as f32 - 1.0) / (out_w as f32 - 1.0);
     }
     let get = |m: &Mem<'_>, i: usize| if u8_data { m.u(input, i) as f32 } else { m.f(input, i) };
-    for c in 0..(s[0] * s[1]) as usize {
+    for c in 0..s[0] as usize * s[1] as usize {
         let base = c * h * w;
         for oy in 0..out_h as usize {
             let in_y = oy as f32 * hs;

@@ -605,7 +605,8 @@ fn shape(r: &mut Reader<'_>, index: u32) -> Result<Shape, KmodelError> {
         if v < 0 {
             return Err(KmodelError::Invalid { index, what: "negative dimension" });
         }
-        // Far above any K210 tensor (8 MiB of RAM); keeps window arithmetic inside i32.
+        // Far above any K210 tensor (8 MiB of RAM). The kernels index in i64/usize: positions
+        // up to 2^24 times strides up to 4096 stay far inside it.
         if v > MAX_DIM {
             return Err(KmodelError::Invalid { index, what: "dimension above 2^24" });
         }

@@ -198,3 +198,24 @@ fn zero_byte_copies_to_the_constants_pool_write_nothing() {
         assert_eq!(run_cpu(&bytes, &[1, 2, 3, 4]), [1, 2, 3, 4], "opcode {op:#x}");
     }
 }
+
+#[test]
+fn conv2d_transpose_with_a_tall_input_and_a_large_stride_runs() {
+    // f32 1×1×2^20×1 → 1×1×1×1, 1×1 filter of 1.0, stride (4096, 1): only row 0 lands in the
+    // output; row · stride reaches 2^32 and must not be computed in i32.
+    let h = 1 << 20;
+    let bits = |v: f32| v.to_bits() as i32;
+    let mut body = vec![1, 0, 0, 4 * h, 1, 0, 4 * h, 4, 1, 1, h, 1, 1, 1, 1, 1, 1];
+    body.extend([0, 0, 0, 0, 1, 1, 4096, 1, 1, 1, bits(-1e30), bits(1e30), bits(1.0), 0]); // window, clamp, weight, bias
+    let bytes = v4_cpu(
+        4 * h as u32 + 4,
+        &[],
+        [1, 0, 0, 4 * h as u32],
+        [1, 1, h as u32, 1],
+        [1, 0, 4 * h as u32, 4],
+        &[(0x13, words(&body))],
+    );
+    let mut input = vec![1f32; h as usize];
+    input[0] = 3.5;
+    assert_eq!(run_cpu(&bytes, kmodel::f32_bytes(&input)), 3.5f32.to_le_bytes());
+}
