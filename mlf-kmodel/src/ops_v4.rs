@@ -776,11 +776,13 @@ fn resize(
         let base = c * h * w;
         for oy in 0..out_h as usize {
             let in_y = oy as f32 * hs;
-            let y0 = libm::floorf(in_y) as usize;
+            // In f32 the last row's position can round up to `h` (nncase then reads past the
+            // input): clamped, as the nearest-neighbour mode clamps.
+            let y0 = (libm::floorf(in_y) as usize).min(h - 1);
             let y1 = (y0 + 1).min(h - 1);
             for ox in 0..out_w as usize {
                 let in_x = ox as f32 * ws;
-                let x0 = libm::floorf(in_x) as usize;
+                let x0 = (libm::floorf(in_x) as usize).min(w - 1);
                 let x1 = (x0 + 1).min(w - 1);
                 let (v0, v1, v2, v3) = (
                     get(m, base + y0 * w + x0),

@@ -219,3 +219,14 @@ fn conv2d_transpose_with_a_tall_input_and_a_large_stride_runs() {
     input[0] = 3.5;
     assert_eq!(run_cpu(&bytes, kmodel::f32_bytes(&input)), 3.5f32.to_le_bytes());
 }
+
+#[test]
+fn bilinear_resize_to_a_very_tall_output_stays_inside_its_input() {
+    // u8 1×1×1×1 at the end of main memory → 1×1×(2^24 − 1)×1: in f32, (out_h − 1) · (1 / out_h)
+    // rounds to 1.0, one row past the input.
+    let n = (1 << 24) - 1;
+    let mut body = words(&[1, 1, n, 1, 1, 1, 0, n, 1, 1, 1, 1, n, 1, 0]);
+    body.push(0); // align_corners
+    let bytes = v4_cpu(n as u32 + 1, &[], [1, 1, n as u32, 1], [1, 1, 1, 1], [1, 1, 0, n as u32], &[(0x0A, body)]);
+    assert!(run_cpu(&bytes, &[9]).iter().all(|&v| v == 9));
+}
