@@ -342,7 +342,9 @@ pub fn output<'m>(m: &Model<'_>, main: &'m [u8], kpu: &'m [u8], i: usize) -> Res
     })
 }
 
-/// Runs a parsed model: stages the input, then every step in order.
+/// Runs a parsed model: stages the input, then every step in order. `steps` must be this
+/// model's own, from [`Model::decode_into`] (their ranges were checked against its memory
+/// sizes); [`Plan`] keeps the two together.
 pub fn run(m: &Model<'_>, steps: &[Step<'_>], mem: Memory<'_>, input: &[u8], opts: Options) -> Result<(), KmodelError> {
     let req = m.requirements();
     for (pool, need, got) in [
