@@ -168,7 +168,14 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         rt::Version::V4 => 4,
         rt::Version::V5 => return read_v5(bytes, path),
     };
-    let model = match Model::parse(bytes) {
+    // One pass parses, checks and decodes.
+    let (mut steps, mut infos) = (Vec::new(), Vec::new());
+    let parsed = Model::parse_with(bytes, |b, s| {
+        let name = kind_name(version, b.kind).unwrap_or("?").to_string();
+        infos.push(StepInfo { kind: b.kind, name, offset: b.at as u64, size: b.size as u64, detail: detail(&s) });
+        steps.push(s);
+    });
+    let model = match parsed {
         Ok(m) => m,
         // A well-formed V3 model that the SDK cannot run: describe it, with a blocker.
         Err(e @ (KmodelError::SixteenBitWeights | KmodelError::UnsupportedLayer { .. }))
@@ -179,15 +186,13 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         Err(e) => return Err(error(e, version)),
     };
     let req = model.requirements();
-    let mut steps = vec![Step::Empty; model.steps()];
-    model.decode_into(&mut steps).map_err(|e| error(e, version))?;
     let mut exec = KmodelExec {
         version,
         compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
         file_bytes: bytes.len() as u64,
         model_bytes: model.len() as u64,
         trailing_bytes: (bytes.len() - model.len()) as u64,
-        steps: Vec::new(),
+        steps: infos,
         main_bytes: req.main,
         kpu_bytes: req.kpu,
         kpu_rows: req.kpu.div_ceil(64),
@@ -213,26 +218,16 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         blockers: Vec::new(),
         content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, &bytes[..model.len()]),
     };
-    let mut outputs_shape: Vec<Option<(Vec<u64>, String)>> = vec![None; model.outputs()];
     match &model {
         Model::V3(m) => {
+            let h = &m.header;
             exec.header = vec![
-                ("flags".into(), m.flags as u64),
-                ("layers".into(), m.layers as u64),
-                ("max_start_address".into(), m.max_start_address as u64),
-                ("main_mem_usage".into(), m.main_mem_usage as u64),
-                ("outputs".into(), m.outputs as u64),
+                ("flags".into(), h.flags as u64),
+                ("layers".into(), h.layers as u64),
+                ("max_start_address".into(), h.max_start_address as u64),
+                ("main_mem_usage".into(), h.main_mem_usage as u64),
+                ("outputs".into(), h.outputs as u64),
             ];
-            m.for_each_layer(|i, ty, at, l| {
-                exec.steps.push(StepInfo {
-                    kind: ty,
-                    name: v3::kind_name(ty).unwrap_or("?").to_string(),
-                    offset: at as u64,
-                    size: m.layer_header(i).1 as u64,
-                    detail: detail(&Step::V3(l)),
-                })
-            })
-            .map_err(|e| error(e, 3))?;
             let first = &exec.steps[0].name;
             let s = m.input.shape;
             let (shape, src) = if first == "FULLY_CONNECTED" {
@@ -242,10 +237,6 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
             };
             desc.inputs.push(tensor("input", m.input.dtype, shape, src));
             desc.fact("input", format!("{:?} {}", desc.inputs[0].shape, desc.inputs[0].dtype), src);
-            for (i, o) in outputs_shape.iter_mut().enumerate() {
-                let (_, addr, size, dt) = model.output(i).expect("output");
-                *o = v3_output_shape(&steps, addr, size as u64 / dt.bytes() as u64);
-            }
         }
         Model::V4(m) => {
             exec.constants_bytes = m.constants.len() as u64;
@@ -257,16 +248,6 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
                 ("inputs".into(), m.inputs as u64),
                 ("outputs".into(), m.outputs as u64),
             ];
-            m.for_each_node(|i, op, at, n| {
-                exec.steps.push(StepInfo {
-                    kind: op,
-                    name: v4::op_name(op).unwrap_or("?").to_string(),
-                    offset: at as u64,
-                    size: m.node_header(i).1 as u64,
-                    detail: detail(&Step::V4(n)),
-                })
-            })
-            .map_err(|e| error(e, 4))?;
             let s = m.input.shape;
             desc.inputs.push(tensor(
                 "input",
@@ -280,17 +261,17 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
                     m.inputs
                 ));
             }
-            for (i, o) in outputs_shape.iter_mut().enumerate() {
-                let r = m.output_range(i as u32).expect("output");
-                *o = v4_output_shape(&steps, &r);
-            }
         }
     }
     let n_out = model.outputs();
-    for (i, shape) in outputs_shape.into_iter().enumerate() {
-        let (_, _, size, dt) = model.output(i).expect("output");
+    for i in 0..n_out {
+        let (pool, start, size, dt) = model.output(i, &steps).expect("output");
         let name = if n_out == 1 { "output".to_string() } else { format!("output{i}") };
         let numel = size as u64 / dt.bytes() as u64;
+        let shape = match model {
+            Model::V3(_) => v3_output_shape(&steps, start, numel),
+            Model::V4(_) => v4_output_shape(&steps, &v4::MemRange { pool, dtype: dt, start, size }),
+        };
         let (shape, src) =
             shape.unwrap_or_else(|| (vec![1, numel], "output byte size (kmodels record no output shapes)".to_string()));
         desc.facts.push(Fact { what: format!("{name} shape"), value: format!("{shape:?}"), source: src.clone() });
@@ -307,6 +288,11 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
     }
     desc.executor = Executor::Kmodel(exec);
     Ok(desc)
+}
+
+/// The SDK name of a V3 layer type or a V4 opcode.
+fn kind_name(version: u32, kind: u32) -> Option<&'static str> {
+    if version == 3 { v3::kind_name(kind) } else { v4::op_name(kind) }
 }
 
 fn tensor(name: &str, dt: DataType, shape: Vec<u64>, src: &str) -> TensorInfo {
