@@ -447,33 +447,23 @@ fn known_v3(e: &KmodelError) -> bool {
 
 /// The description of a V3 model that cannot run: header, layer table and output sizes only.
 fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDesc> {
-    let word = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    let (Some(flags), Some(layers), Some(main), Some(outputs)) = (word(4), word(12), word(20), word(24)) else {
-        return Err(error(why, 3));
-    };
-    let mut steps = Vec::new();
-    let mut at = 28 + 8 * (outputs as u64 + layers as u64);
-    for i in 0..layers as usize {
-        let o = 28 + 8 * outputs as usize + 8 * i;
-        let (Some(kind), Some(size)) = (word(o), word(o + 4)) else { return Err(error(why, 3)) };
-        steps.push(StepInfo {
-            kind,
-            name: v3::kind_name(kind).unwrap_or("?").into(),
-            offset: at,
-            size: size as u64,
-            detail: String::new(),
-        });
-        at += size as u64;
-    }
-    let outs: Vec<TensorInfo> = (0..outputs as usize)
-        .filter_map(|i| word(28 + 8 * i + 4))
-        .enumerate()
-        .map(|(i, size)| {
-            let name = if outputs == 1 { "output".to_string() } else { format!("output{i}") };
-            tensor(&name, DataType::F32, vec![1, size as u64 / 4], "output byte size")
+    let h = v3::Header::read(bytes).map_err(|e| error(e, 3))?;
+    let mut bodies = h.bodies();
+    let steps = bodies
+        .by_ref()
+        .map(|b| {
+            let b = b.map_err(|e| error(e, 3))?;
+            let name = v3::kind_name(b.kind).unwrap_or("?").into();
+            Ok(StepInfo { kind: b.kind, name, offset: b.at as u64, size: b.size as u64, detail: String::new() })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let outs: Vec<TensorInfo> = (0..h.outputs)
+        .map(|i| {
+            let name = if h.outputs == 1 { "output".to_string() } else { format!("output{i}") };
+            tensor(&name, DataType::F32, vec![1, h.output_range(i).1 as u64 / 4], "output byte size")
         })
         .collect();
-    let model_bytes = at.min(bytes.len() as u64);
+    let model_bytes = bodies.end() as u64;
     let exec = KmodelExec {
         version: 3,
         compiler: "nncase v0.1",
@@ -481,12 +471,12 @@ fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDe
         model_bytes,
         trailing_bytes: bytes.len() as u64 - model_bytes,
         steps,
-        main_bytes: (main as u64).div_ceil(8) * 8 + 8,
+        main_bytes: h.main_bytes(),
         header: vec![
-            ("flags".into(), flags as u64),
-            ("layers".into(), layers as u64),
-            ("main_mem_usage".into(), main as u64),
-            ("outputs".into(), outputs as u64),
+            ("flags".into(), h.flags as u64),
+            ("layers".into(), h.layers as u64),
+            ("main_mem_usage".into(), h.main_mem_usage as u64),
+            ("outputs".into(), h.outputs as u64),
         ],
         ..Default::default()
     };
