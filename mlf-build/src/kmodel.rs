@@ -186,51 +186,54 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         Err(e) => return Err(error(e, version)),
     };
     let req = model.requirements();
-    let mut exec = KmodelExec {
-        version,
-        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
-        file_bytes: bytes.len() as u64,
-        model_bytes: model.len() as u64,
-        trailing_bytes: (bytes.len() - model.len()) as u64,
-        steps: infos,
-        main_bytes: req.main,
-        kpu_bytes: req.kpu,
-        kpu_rows: req.kpu.div_ceil(64),
-        scratch_bytes: req.scratch,
-        macs: req.macs,
-        constants_bytes: 0,
-        header: Vec::new(),
-        v5: None,
-    };
-    let mut desc = ModelDesc {
-        path: path.to_path_buf(),
-        format: ModelFormat::Kmodel { version },
-        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
-        executor: Executor::Kmodel(exec.clone()),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        params: Vec::new(),
-        memory: MemoryInfo::default(),
-        code: Code::default(),
-        targets: Vec::new(),
-        facts: Vec::new(),
-        warnings: Vec::new(),
-        blockers: Vec::new(),
-        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, &bytes[..model.len()]),
-    };
-    match &model {
+    let (header, constants_bytes) = match &model {
         Model::V3(m) => {
             let h = &m.header;
-            exec.header = vec![
+            let header = vec![
                 ("flags".into(), h.flags as u64),
                 ("layers".into(), h.layers as u64),
                 ("max_start_address".into(), h.max_start_address as u64),
                 ("main_mem_usage".into(), h.main_mem_usage as u64),
                 ("outputs".into(), h.outputs as u64),
             ];
-            let first = &exec.steps[0].name;
+            (header, 0)
+        }
+        Model::V4(m) => {
+            let header = vec![
+                ("target".into(), m.target as u64),
+                ("constants".into(), m.constants.len() as u64),
+                ("main_mem".into(), m.main_mem as u64),
+                ("nodes".into(), m.nodes as u64),
+                ("inputs".into(), m.inputs as u64),
+                ("outputs".into(), m.outputs as u64),
+            ];
+            (header, m.constants.len() as u64)
+        }
+    };
+    let trailing_bytes = (bytes.len() - model.len()) as u64;
+    let exec = KmodelExec {
+        version,
+        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
+        file_bytes: bytes.len() as u64,
+        model_bytes: model.len() as u64,
+        trailing_bytes,
+        steps: infos,
+        main_bytes: req.main,
+        kpu_bytes: req.kpu,
+        kpu_rows: req.kpu.div_ceil(64),
+        scratch_bytes: req.scratch,
+        macs: req.macs,
+        constants_bytes,
+        header,
+        v5: None,
+    };
+    let mut desc = describe(path, bytes, exec);
+    desc.memory =
+        MemoryInfo { workspace_bytes: req.main, constants_bytes, io_bytes: 0, operator_workspace: Vec::new() };
+    match &model {
+        Model::V3(m) => {
             let s = m.input.shape;
-            let (shape, src) = if first == "FULLY_CONNECTED" {
+            let (shape, src) = if matches!(steps[0], Step::V3(v3::Layer::FullyConnected { .. })) {
                 (vec![1, s[1] as u64], "first layer (FULLY_CONNECTED in_channels)")
             } else {
                 (s.iter().map(|&d| d as u64).collect(), "first layer registers (K210_CONV input map)")
@@ -239,15 +242,6 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
             desc.fact("input", format!("{:?} {}", desc.inputs[0].shape, desc.inputs[0].dtype), src);
         }
         Model::V4(m) => {
-            exec.constants_bytes = m.constants.len() as u64;
-            exec.header = vec![
-                ("target".into(), m.target as u64),
-                ("constants".into(), m.constants.len() as u64),
-                ("main_mem".into(), m.main_mem as u64),
-                ("nodes".into(), m.nodes as u64),
-                ("inputs".into(), m.inputs as u64),
-                ("outputs".into(), m.outputs as u64),
-            ];
             let s = m.input.shape;
             desc.inputs.push(tensor(
                 "input",
@@ -277,17 +271,31 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         desc.facts.push(Fact { what: format!("{name} shape"), value: format!("{shape:?}"), source: src.clone() });
         desc.outputs.push(tensor(&name, dt, shape, &src));
     }
-    desc.memory = MemoryInfo {
-        workspace_bytes: req.main,
-        constants_bytes: exec.constants_bytes,
-        io_bytes: 0,
-        operator_workspace: Vec::new(),
-    };
-    if exec.trailing_bytes > 0 {
-        desc.warnings.push(format!("{} bytes follow the model and are ignored", exec.trailing_bytes));
+    if trailing_bytes > 0 {
+        desc.warnings.push(format!("{trailing_bytes} bytes follow the model and are ignored"));
     }
-    desc.executor = Executor::Kmodel(exec);
     Ok(desc)
+}
+
+/// The description of a kmodel around `exec`: named after the file, hashed over the model's
+/// extent (trailing bytes excluded), with no interface, warnings or blockers yet.
+fn describe(path: &Path, bytes: &[u8], exec: KmodelExec) -> ModelDesc {
+    ModelDesc {
+        path: path.to_path_buf(),
+        format: ModelFormat::Kmodel { version: exec.version },
+        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
+        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, &bytes[..exec.model_bytes as usize]),
+        executor: Executor::Kmodel(exec),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        params: Vec::new(),
+        memory: MemoryInfo::default(),
+        code: Code::default(),
+        targets: Vec::new(),
+        facts: Vec::new(),
+        warnings: Vec::new(),
+        blockers: Vec::new(),
+    }
 }
 
 /// The SDK name of a V3 layer type or a V4 opcode.
@@ -489,22 +497,10 @@ fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDe
         }
         e => e.to_string(),
     };
-    Ok(ModelDesc {
-        path: path.to_path_buf(),
-        format: ModelFormat::Kmodel { version: 3 },
-        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
-        executor: Executor::Kmodel(exec),
-        inputs: Vec::new(),
-        outputs: outs,
-        params: Vec::new(),
-        memory: MemoryInfo::default(),
-        code: Code::default(),
-        targets: Vec::new(),
-        facts: Vec::new(),
-        warnings: Vec::new(),
-        blockers: vec![blocker],
-        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
-    })
+    let mut desc = describe(path, bytes, exec);
+    desc.outputs = outs;
+    desc.blockers.push(blocker);
+    Ok(desc)
 }
 
 fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
@@ -550,20 +546,7 @@ fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         ],
         v5: Some(V5Info { new_layout: h.new_layout, alignment: h.alignment, entry_module: h.entry_module, modules }),
     };
-    Ok(ModelDesc {
-        path: path.to_path_buf(),
-        format: ModelFormat::Kmodel { version: 5 },
-        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
-        executor: Executor::Kmodel(exec),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        params: Vec::new(),
-        memory: MemoryInfo::default(),
-        code: Code::default(),
-        targets: Vec::new(),
-        facts: Vec::new(),
-        warnings: Vec::new(),
-        blockers: vec![KmodelError::V5NotRunnable.to_string()],
-        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
-    })
+    let mut desc = describe(path, bytes, exec);
+    desc.blockers.push(KmodelError::V5NotRunnable.to_string());
+    Ok(desc)
 }
