@@ -340,41 +340,38 @@ fn v3_output_shape(steps: &[Step<'_>], addr: u32, numel: u64) -> Option<(Vec<u64
 /// The shape of a V4 output from the node that writes it (kpu_conv2d maps, dequantised maps,
 /// transposes, binaries, reductions).
 fn v4_output_shape(steps: &[Step<'_>], r: &v4::MemRange) -> Option<(Vec<u64>, String)> {
-    let same = |a: &v4::MemRange, b: &v4::MemRange| a.pool == b.pool && a.start == b.start;
-    let shape_of = |r: &v4::MemRange, depth: u32| -> Option<Vec<u64>> {
-        fn go(steps: &[Step<'_>], r: &v4::MemRange, depth: u32) -> Option<Vec<u64>> {
-            if depth > 4 {
-                return None;
-            }
-            let same = |a: &v4::MemRange, b: &v4::MemRange| a.pool == b.pool && a.start == b.start;
-            steps.iter().rev().find_map(|s| match *s {
-                Step::V4(v4::Node::KpuConv2d { main_out: Some(o), batches, conv }) if same(&o, r) => {
-                    let l = conv.layer;
-                    Some(vec![batches as u64, l.out_c as u64, l.out_h as u64, l.out_w as u64])
-                }
-                Step::V4(
-                    v4::Node::Dequantize { input, output, .. }
-                    | v4::Node::Quantize { input, output, .. }
-                    | v4::Node::Unary { input, output, .. },
-                ) if same(&output, r) => go(steps, &input, depth + 1),
-                Step::V4(v4::Node::Transpose { output, in_shape, perm, .. }) if same(&output, r) => {
-                    Some(perm.iter().map(|&p| in_shape[p as usize] as u64).collect())
-                }
-                Step::V4(
-                    v4::Node::Binary { output, out_shape, .. } | v4::Node::QuantizedBinary { output, out_shape, .. },
-                ) if same(&output, r) => Some(out_shape.iter().map(|&d| d as u64).collect()),
-                Step::V4(v4::Node::Reduce { output, out_shape, .. }) if same(&output, r) => {
-                    Some(out_shape.iter().map(|&d| d as u64).collect())
-                }
-                _ => None,
-            })
-        }
-        go(steps, r, depth)
-    };
-    let _ = same;
-    let shape = shape_of(r, 0)?;
+    let shape = v4_written_shape(steps, r, 0)?;
     let numel = r.size as u64 / r.dtype.bytes() as u64;
     (shape.iter().product::<u64>() == numel).then(|| (shape, "the node that writes it".to_string()))
+}
+
+/// The shape the last node writing at `r`'s start writes, following element-wise nodes back
+/// to their input (at most 4 deep).
+fn v4_written_shape(steps: &[Step<'_>], r: &v4::MemRange, depth: u32) -> Option<Vec<u64>> {
+    if depth > 4 {
+        return None;
+    }
+    let same = |a: &v4::MemRange| a.pool == r.pool && a.start == r.start;
+    steps.iter().rev().find_map(|s| match *s {
+        Step::V4(v4::Node::KpuConv2d { main_out: Some(o), batches, conv }) if same(&o) => {
+            let l = conv.layer;
+            Some(vec![batches as u64, l.out_c as u64, l.out_h as u64, l.out_w as u64])
+        }
+        Step::V4(
+            v4::Node::Dequantize { input, output, .. }
+            | v4::Node::Quantize { input, output, .. }
+            | v4::Node::Unary { input, output, .. },
+        ) if same(&output) => v4_written_shape(steps, &input, depth + 1),
+        Step::V4(v4::Node::Transpose { output, in_shape, perm, .. }) if same(&output) => {
+            Some(perm.iter().map(|&p| in_shape[p as usize] as u64).collect())
+        }
+        Step::V4(
+            v4::Node::Binary { output, out_shape, .. }
+            | v4::Node::QuantizedBinary { output, out_shape, .. }
+            | v4::Node::Reduce { output, out_shape, .. },
+        ) if same(&output) => Some(out_shape.iter().map(|&d| d as u64).collect()),
+        _ => None,
+    })
 }
 
 fn pool_name(p: Pool) -> &'static str {
