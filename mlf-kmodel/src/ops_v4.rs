@@ -5,8 +5,8 @@
 use super::DataType;
 use super::error::{KmodelError, Pool};
 use super::kpu::{self, ActivationRounding};
-use super::reader::{Reader, f32_at, u32_at};
-use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, numel, slice_len};
+use super::reader::{f32_at, u32_at};
+use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, concat_parts, numel, slice_len};
 
 /// The three pools a node can touch.
 pub(crate) struct Mem<'x> {
@@ -223,9 +223,9 @@ pub(crate) fn run_node(
         Node::Concat { output, inner, outer, inputs, dims } => {
             let mut o = 0usize;
             for oc in 0..outer as usize {
-                for (ib, d) in inputs.chunks_exact(16).zip(dims.chunks_exact(4)) {
-                    let ir = range16(ib)?;
-                    let size = inner as usize * u32_at(d, 0) as usize;
+                for part in concat_parts(inputs, dims) {
+                    let (ir, dim) = part?;
+                    let size = inner as usize * dim as usize;
                     m.copy_bytes(&ir, oc * size, &output, o, size);
                     o += size;
                 }
@@ -549,22 +549,6 @@ pub(crate) fn run_node(
         }
     }
     Ok(())
-}
-
-fn range16(b: &[u8]) -> Result<MemRange, KmodelError> {
-    let mut r = Reader::new(b, 0, super::error::Part::Body);
-    let ty = r.u32()?;
-    let dt = r.u32()?;
-    Ok(MemRange {
-        pool: match ty {
-            0 => Pool::Constants,
-            1 => Pool::Main,
-            _ => Pool::Kpu,
-        },
-        dtype: if dt == 0 { DataType::F32 } else { DataType::U8 },
-        start: r.u32()?,
-        size: r.u32()?,
-    })
 }
 
 fn each4(s: &Shape, mut f: impl FnMut([usize; 4])) {

@@ -566,6 +566,15 @@ impl<'a> Model<'a> {
     }
 }
 
+/// The (memory range, dimension) of each input of a `concat` node, from its two tables.
+pub(crate) fn concat_parts<'a>(
+    inputs: &'a [u8],
+    dims: &'a [u8],
+) -> impl Iterator<Item = Result<(MemRange, u32), KmodelError>> + 'a {
+    let part = |(i, d): (&[u8], &[u8])| Ok((range(&mut Reader::new(i, 0, Part::Body))?, u32_at(d, 0)));
+    inputs.chunks_exact(16).zip(dims.chunks_exact(4)).map(part)
+}
+
 fn range(r: &mut Reader<'_>) -> Result<MemRange, KmodelError> {
     let ty = r.u32()?;
     let dt = r.u32()?;
@@ -1103,10 +1112,10 @@ impl Checker {
             Node::Concat { output, inner, outer, inputs, dims } => {
                 self.write(&output)?;
                 let mut total = 0u64;
-                for (i, d) in inputs.chunks_exact(16).zip(dims.chunks_exact(4)) {
-                    let ir = range(&mut Reader::new(i, 0, Part::Body))?;
+                for part in concat_parts(inputs, dims) {
+                    let (ir, dim) = part?;
                     self.read(&ir)?;
-                    let dim = u32_at(d, 0) as i32;
+                    let dim = dim as i32;
                     if dim < 0 {
                         return Err(self.inv("negative concat dimension"));
                     }
