@@ -230,3 +230,100 @@ fn bilinear_resize_to_a_very_tall_output_stays_inside_its_input() {
     let bytes = v4_cpu(n as u32 + 1, &[], [1, 1, n as u32, 1], [1, 1, 1, 1], [1, 1, 0, n as u32], &[(0x0A, body)]);
     assert!(run_cpu(&bytes, &[9]).iter().all(|&v| v == 9));
 }
+
+/// NHWC input 1×5×4×3, 3×2 window, stride (2, 1), dilation (1, 2), padding h (1, 1), w (1, 0):
+/// a 1×3×3×oc output. Words of the window part of a CPU convolution body.
+const CPU_WIN: [i32; 10] = [1, 1, 1, 0, 3, 2, 2, 1, 1, 2];
+const CPU_SHAPE: [u32; 4] = [1, 5, 4, 3];
+
+/// nncase's CPU convolution order: for each output pixel and channel, bias, then the taps by
+/// ky, kx and input channel; `acc(v, input index, weight index)` folds one tap.
+fn cpu_conv_ref<V: Copy>(
+    depthwise: bool,
+    oc: usize,
+    bias: impl Fn(usize) -> V,
+    acc: impl Fn(V, usize, usize) -> V,
+) -> Vec<V> {
+    let (h, w, c) = (5i64, 4i64, 3usize);
+    let mut out = Vec::new();
+    for oy in 0..3i64 {
+        for ox in 0..3i64 {
+            for o in 0..oc {
+                let mut v = bias(o);
+                for ky in 0..3i64 {
+                    for kx in 0..2i64 {
+                        let (iy, ix) = (oy * 2 - 1 + ky, ox - 1 + 2 * kx);
+                        if !(0..h).contains(&iy) || !(0..w).contains(&ix) {
+                            continue;
+                        }
+                        let pix = (iy * w + ix) as usize * c;
+                        let k = (ky * 2 + kx) as usize;
+                        if depthwise {
+                            v = acc(v, pix + o, o * 6 + k);
+                        } else {
+                            for ic in 0..c {
+                                v = acc(v, pix + ic, (o * 6 + k) * c + ic);
+                            }
+                        }
+                    }
+                }
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cpu_convolutions_follow_nncase_tap_order() {
+    let x: Vec<f32> = (0..60).map(|i| (i as f32 * 0.37).sin() * 3.1).collect();
+    let bits = |v: f32| v.to_bits() as i32;
+    for depthwise in [false, true] {
+        let oc = if depthwise { 3 } else { 2 };
+        let wn = if depthwise { oc * 6 } else { oc * 6 * 3 };
+        let w: Vec<f32> = (0..wn).map(|i| (i as f32 * 0.71).cos() / 3.0).collect();
+        let b: Vec<f32> = (0..oc).map(|i| i as f32 * 0.25 - 0.1).collect();
+        let mut body = vec![1, 0, 0, 240, 1, 0, 240, 36 * oc as i32, 1, 5, 4, 3];
+        if !depthwise {
+            body.push(oc as i32);
+        }
+        body.extend(CPU_WIN);
+        body.extend([bits(-2.0), bits(2.5)]);
+        body.extend(w.iter().chain(&b).map(|&v| bits(v)));
+        let op = if depthwise { 0x1002 } else { 0x1001 };
+        let out = [1, 0, 240, 36 * oc as u32];
+        let bytes = v4_cpu(240 + 36 * oc as u32, &[], [1, 0, 0, 240], CPU_SHAPE, out, &[(op, words(&body))]);
+        let want = cpu_conv_ref(depthwise, oc, |o| b[o], |v, i, k| v + x[i] * w[k]);
+        let want: Vec<u8> = want.iter().flat_map(|v| v.clamp(-2.0, 2.5).to_le_bytes()).collect();
+        assert_eq!(run_cpu(&bytes, kmodel::f32_bytes(&x)), want, "depthwise {depthwise}");
+    }
+    // Quantized: offsets are subtracted; requantisation rounds half up.
+    let x: Vec<u8> = (0..60).map(|i| (i * 53 % 256) as u8).collect();
+    let (in_off, f_off, mul, shift, offset) = (120, 7, 3, 6, 100);
+    for depthwise in [false, true] {
+        let oc = if depthwise { 3 } else { 2 };
+        let wn = if depthwise { oc * 6 } else { oc * 6 * 3 };
+        let w: Vec<u8> = (0..wn).map(|i| (i * 29 % 17) as u8).collect();
+        let b: Vec<i32> = (0..oc as i32).map(|i| 300 * i - 200).collect();
+        let mut body = vec![1, 1, 0, 60, 1, 1, 60, 9 * oc as i32, 1, 5, 4, 3];
+        if !depthwise {
+            body.push(oc as i32);
+        }
+        body.extend(CPU_WIN);
+        body.extend([in_off, f_off, mul, shift, offset]);
+        let mut body = words(&body);
+        body.extend(&w);
+        body.extend(words(&b));
+        let op = if depthwise { 0x1005 } else { 0x1004 };
+        let out = [1, 1, 60, 9 * oc as u32];
+        let bytes = v4_cpu(60 + 9 * oc as u32, &[], [1, 1, 0, 60], CPU_SHAPE, out, &[(op, body)]);
+        let acc = |v: i64, i: usize, k: usize| v + (x[i] as i64 - in_off as i64) * (w[k] as i64 - f_off as i64);
+        let want = cpu_conv_ref(depthwise, oc, |o| b[o] as i64, acc);
+        let want: Vec<u8> = want
+            .iter()
+            .map(|&v| (((v * mul as i64 + (1 << (shift - 1))) >> shift) + offset as i64).clamp(0, 255) as u8)
+            .collect();
+        assert!(want.iter().any(|&v| v != 0 && v != 255), "depthwise {depthwise}: {want:?}");
+        assert_eq!(run_cpu(&bytes, &x), want, "quantized, depthwise {depthwise}");
+    }
+}
