@@ -6,7 +6,7 @@ use super::DataType;
 use super::error::{KmodelError, Pool};
 use super::kpu::{self, ActivationRounding};
 use super::reader::{f32_at, u32_at};
-use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, concat_parts, numel, slice_len};
+use super::v4::{Clamp, MemRange, Node, Padding, Requant, Shape, Window, concat_parts, numel, slice_len};
 
 /// The three pools a node can touch.
 pub(crate) struct Mem<'x> {
@@ -232,16 +232,8 @@ pub(crate) fn run_node(
             }
         }
         Node::Conv2d { input, output, in_shape, groups, out_channels, win, act, weights, bias } => {
-            conv2d_nchw(
-                m,
-                &in_shape,
-                groups,
-                out_channels,
-                &win,
-                |m, v, w_idx, idx| v + m.f(&input, idx) * f32_at(weights, 4 * w_idx),
-                |oc| f32_at(bias, 4 * oc),
-                |m, o, v| m.set_f(&output, o, act.apply(v)),
-            );
+            let layout = Layout::Nchw { groups };
+            Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias }.f32(m, act);
         }
         Node::QuantizedConv2d {
             input,
@@ -256,23 +248,9 @@ pub(crate) fn run_node(
             bias,
             weights,
         } => {
-            conv2d_nchw(
-                m,
-                &in_shape,
-                groups,
-                out_channels,
-                &win,
-                |m, v: i32, w_idx, idx| {
-                    let x = (m.u(&input, idx) as i32).wrapping_add(input_offset);
-                    let wv = (weights[w_idx] as i32).wrapping_add(filter_offset);
-                    v.wrapping_add(x.wrapping_mul(wv))
-                },
-                |oc| u32_at(bias, 4 * oc) as i32,
-                |m, o, v| {
-                    let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
-                    m.set_u(&output, o, r.clamp(0, 255) as u8);
-                },
-            );
+            let layout = Layout::Nchw { groups };
+            let conv = Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias };
+            conv.u8(m, input_offset, filter_offset, qo);
         }
         Node::Conv2dTranspose { input, output, in_shape, out_shape, groups, win, act, weights, bias: _ } => {
             // nn02's kernel computes `bias[…]` into a variable it never uses: no bias is added.
@@ -479,13 +457,8 @@ pub(crate) fn run_node(
             }
         }
         Node::CpuConv2d { input, output, in_shape, out_channels, depthwise, win, act, weights, bias } => {
-            cpu_conv(m, &input, &output, &in_shape, out_channels, depthwise, &win, |m, o, oc, taps| {
-                let mut v = f32_at(bias, 4 * oc);
-                for (ii, wi) in taps {
-                    v += m.f(&input, ii) * f32_at(weights, 4 * wi);
-                }
-                m.set_f(&output, o, act.apply(v));
-            });
+            let layout = Layout::Nhwc { depthwise };
+            Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias }.f32(m, act);
         }
         Node::CpuQuantizedConv2d {
             input,
@@ -500,17 +473,10 @@ pub(crate) fn run_node(
             weights,
             bias,
         } => {
-            cpu_conv(m, &input, &output, &in_shape, out_channels, depthwise, &win, |m, o, oc, taps| {
-                let mut v = u32_at(bias, 4 * oc) as i32;
-                for (ii, wi) in taps {
-                    // cpu_kernels.h subtracts the offsets (the neutral kernels add them).
-                    let x = (m.u(&input, ii) as i32).wrapping_sub(input_offset);
-                    let w = (weights[wi] as i32).wrapping_sub(filter_offset);
-                    v = v.wrapping_add(x.wrapping_mul(w));
-                }
-                let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
-                m.set_u(&output, o, r.clamp(0, 255) as u8);
-            });
+            let layout = Layout::Nhwc { depthwise };
+            let conv = Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias };
+            // cpu_kernels.h subtracts the offsets (the neutral kernels add them).
+            conv.u8(m, input_offset.wrapping_neg(), filter_offset.wrapping_neg(), qo);
         }
         Node::KpuUpload { input, output, in_shape } => {
             let n = numel(&in_shape) as usize;
@@ -563,94 +529,154 @@ fn each4(s: &Shape, mut f: impl FnMut([usize; 4])) {
     }
 }
 
-/// NCHW grouped convolution shared by the float and quantized nodes: `acc(m, v, w_idx,
-/// in_idx)` folds one tap into the accumulator that `bias(oc)` starts, `store(m, out_idx, v)`
-/// writes the finished output element.
-#[allow(clippy::too_many_arguments)]
-fn conv2d_nchw<A: Copy>(
-    m: &mut Mem<'_>,
-    s: &Shape,
-    groups: u32,
+/// How a convolution lays out its input, output and weights.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// NCHW, grouped (the neutral kernels).
+    Nchw { groups: u32 },
+    /// NHWC, dense or depthwise (the CPU kernels).
+    Nhwc { depthwise: bool },
+}
+
+/// A convolution node: geometry, ranges and parameters.
+struct Conv<'a> {
+    layout: Layout,
+    input: MemRange,
+    output: MemRange,
+    shape: Shape,
     out_channels: u32,
-    win: &Window,
-    acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
-    bias: impl Fn(usize) -> A,
-    mut store: impl FnMut(&mut Mem<'_>, usize, A),
-) {
-    let (oh, ow) = win.out_hw(s[2], s[3]);
-    let (g_ic, g_oc) = ((s[1] / groups) as usize, (out_channels / groups) as usize);
-    let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
-    let (h, w) = (s[2], s[3]);
-    let mut o = 0usize;
-    for batch in 0..s[0] as usize {
-        for g in 0..groups as usize {
-            for oc in 0..g_oc {
-                for oy in 0..oh.max(0) as usize {
-                    for ox in 0..ow.max(0) as usize {
-                        let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
-                        let mut v = bias(g * g_oc + oc);
-                        for ic in 0..g_ic {
-                            let in_c = (batch * s[1] as usize + g * g_ic + ic) * h as usize * w as usize;
-                            let w_ic = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
-                            for ky in ky0..ky1 {
-                                for kx in kx0..kx1 {
-                                    let iy = y0 + win.dilation.0 as i64 * ky;
-                                    let ix = x0 + win.dilation.1 as i64 * kx;
-                                    let i = in_c + (iy * w as i64 + ix) as usize;
-                                    v = acc(m, v, w_ic + ky as usize * fw + kx as usize, i);
+    win: Window,
+    weights: &'a [u8],
+    bias: &'a [u8],
+}
+
+impl Conv<'_> {
+    /// The f32 convolution, clamped by `act`.
+    fn f32(&self, m: &mut Mem<'_>, act: Clamp) {
+        let (input, output, weights, bias) = (self.input, self.output, self.weights, self.bias);
+        self.each(
+            m,
+            |m, v, w_idx, idx| v + m.f(&input, idx) * f32_at(weights, 4 * w_idx),
+            |oc| f32_at(bias, 4 * oc),
+            |m, o, v| m.set_f(&output, o, act.apply(v)),
+        );
+    }
+
+    /// The u8 convolution: offsets added to inputs and weights, i32 bias and accumulator, then
+    /// requantised by `qo`.
+    fn u8(&self, m: &mut Mem<'_>, input_offset: i32, filter_offset: i32, qo: Requant) {
+        let (input, output, weights, bias) = (self.input, self.output, self.weights, self.bias);
+        self.each(
+            m,
+            |m, v: i32, w_idx, idx| {
+                let x = (m.u(&input, idx) as i32).wrapping_add(input_offset);
+                let wv = (weights[w_idx] as i32).wrapping_add(filter_offset);
+                v.wrapping_add(x.wrapping_mul(wv))
+            },
+            |oc| u32_at(bias, 4 * oc) as i32,
+            |m, o, v| {
+                let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
+                m.set_u(&output, o, r.clamp(0, 255) as u8);
+            },
+        );
+    }
+
+    /// Every output element in order: `acc(m, v, w_idx, in_idx)` folds one tap into the
+    /// accumulator that `bias(oc)` starts, `store(m, out_idx, v)` writes the result.
+    fn each<A: Copy>(
+        &self,
+        m: &mut Mem<'_>,
+        acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+        bias: impl Fn(usize) -> A,
+        store: impl FnMut(&mut Mem<'_>, usize, A),
+    ) {
+        match self.layout {
+            Layout::Nchw { groups } => self.nchw(groups, m, acc, bias, store),
+            Layout::Nhwc { depthwise } => self.nhwc(depthwise, m, acc, bias, store),
+        }
+    }
+
+    /// NCHW grouped convolution; per output element the taps by input channel, ky, kx.
+    fn nchw<A: Copy>(
+        &self,
+        groups: u32,
+        m: &mut Mem<'_>,
+        acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+        bias: impl Fn(usize) -> A,
+        mut store: impl FnMut(&mut Mem<'_>, usize, A),
+    ) {
+        let (s, win) = (&self.shape, &self.win);
+        let (oh, ow) = win.out_hw(s[2], s[3]);
+        let (g_ic, g_oc) = ((s[1] / groups) as usize, (self.out_channels / groups) as usize);
+        let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
+        let (h, w) = (s[2], s[3]);
+        let mut o = 0usize;
+        for batch in 0..s[0] as usize {
+            for g in 0..groups as usize {
+                for oc in 0..g_oc {
+                    for oy in 0..oh.max(0) as usize {
+                        for ox in 0..ow.max(0) as usize {
+                            let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
+                            let mut v = bias(g * g_oc + oc);
+                            for ic in 0..g_ic {
+                                let in_c = (batch * s[1] as usize + g * g_ic + ic) * h as usize * w as usize;
+                                let w_ic = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
+                                for ky in ky0..ky1 {
+                                    for kx in kx0..kx1 {
+                                        let iy = y0 + win.dilation.0 as i64 * ky;
+                                        let ix = x0 + win.dilation.1 as i64 * kx;
+                                        let i = in_c + (iy * w as i64 + ix) as usize;
+                                        v = acc(m, v, w_ic + ky as usize * fw + kx as usize, i);
+                                    }
+                                }
+                            }
+                            store(m, o, v);
+                            o += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// NHWC convolution, dense or depthwise (output channel c reads input channel c); per
+    /// output element the taps by ky, kx, input channel.
+    fn nhwc<A: Copy>(
+        &self,
+        depthwise: bool,
+        m: &mut Mem<'_>,
+        acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+        bias: impl Fn(usize) -> A,
+        mut store: impl FnMut(&mut Mem<'_>, usize, A),
+    ) {
+        let (s, win) = (&self.shape, &self.win);
+        let (oh, ow) = win.out_hw(s[1], s[2]);
+        let (h, w, c) = (s[1], s[2], s[3] as usize);
+        let (k2, fw) = (win.filter.0 as usize * win.filter.1 as usize, win.filter.1 as usize);
+        let (n_oc, n_ic) = if depthwise { (c, 1) } else { (self.out_channels as usize, c) };
+        let mut o = 0usize;
+        for batch in 0..s[0] as usize {
+            let in_b = batch * h as usize * w as usize * c;
+            for oy in 0..oh.max(0) as usize {
+                for ox in 0..ow.max(0) as usize {
+                    let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
+                    for oc in 0..n_oc {
+                        let first = if depthwise { oc } else { 0 };
+                        let mut v = bias(oc);
+                        for ky in ky0..ky1 {
+                            for kx in kx0..kx1 {
+                                let iy = y0 + win.dilation.0 as i64 * ky;
+                                let ix = x0 + win.dilation.1 as i64 * kx;
+                                let pix = in_b + (iy * w as i64 + ix) as usize * c + first;
+                                let w_k = (oc * k2 + ky as usize * fw + kx as usize) * n_ic;
+                                for ic in 0..n_ic {
+                                    v = acc(m, v, w_k + ic, pix + ic);
                                 }
                             }
                         }
                         store(m, o, v);
                         o += 1;
                     }
-                }
-            }
-        }
-    }
-}
-
-/// NHWC convolutions of the CPU target; `body(m, out_index, oc, taps)` gets the
-/// (input index, weight index) pairs of one output element in nncase's order.
-#[allow(clippy::too_many_arguments)]
-fn cpu_conv(
-    m: &mut Mem<'_>,
-    _input: &MemRange,
-    _output: &MemRange,
-    s: &Shape,
-    out_channels: u32,
-    depthwise: bool,
-    win: &Window,
-    mut body: impl FnMut(&mut Mem<'_>, usize, usize, &mut dyn Iterator<Item = (usize, usize)>),
-) {
-    let (oh, ow) = win.out_hw(s[1], s[2]);
-    let (h, w, c) = (s[1], s[2], s[3] as usize);
-    let fw = win.filter.1 as usize;
-    let mut o = 0usize;
-    for batch in 0..s[0] as usize {
-        let in_b = batch * h as usize * w as usize * c;
-        for oy in 0..oh.max(0) as usize {
-            for ox in 0..ow.max(0) as usize {
-                let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
-                let n_oc = if depthwise { c } else { out_channels as usize };
-                for oc in 0..n_oc {
-                    let mut it =
-                        (ky0..ky1).flat_map(move |ky| (kx0..kx1).map(move |kx| (ky, kx))).flat_map(move |(ky, kx)| {
-                            let iy = y0 + win.dilation.0 as i64 * ky;
-                            let ix = x0 + win.dilation.1 as i64 * kx;
-                            let pix = in_b + (iy * w as i64 + ix) as usize * c;
-                            let kk = ky as usize * fw + kx as usize;
-                            let (n, first) = if depthwise { (1, oc) } else { (c, 0) };
-                            (0..n).map(move |ic| {
-                                if depthwise {
-                                    (pix + first, oc * (win.filter.0 as usize * fw) + kk)
-                                } else {
-                                    (pix + ic, oc * (win.filter.0 as usize * fw) * c + kk * c + ic)
-                                }
-                            })
-                        });
-                    body(m, o, oc, &mut it);
-                    o += 1;
                 }
             }
         }
