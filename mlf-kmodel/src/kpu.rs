@@ -209,20 +209,6 @@ pub fn upload(src: &[u8], kpu: &mut [u8], dst: usize, n: u32, c: u32, h: u32, w:
     }
 }
 
-/// Reads one C × H × W map from KPU RAM at byte `src` into a compact buffer (nn02
-/// `kpu_download`).
-pub fn download(kpu: &[u8], src: usize, c: u32, h: u32, w: u32, out: &mut [u8]) {
-    let mut it = out.chunks_exact_mut(w as usize);
-    for ch in 0..c {
-        for y in 0..h {
-            let o = src + row_offset(w, h, ch, y);
-            if let Some(row) = it.next() {
-                row.copy_from_slice(&kpu[o..o + w as usize]);
-            }
-        }
-    }
-}
-
 /// The fields of the 12 KPU layer registers an emulator needs, decoded and checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KpuLayer {
@@ -575,6 +561,20 @@ fn pool_at(p: &[u8], w: usize, h: usize, pool: PoolType, ox: usize, oy: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads one C × H × W map from KPU RAM at byte `src` into a compact buffer (nn02
+    /// `kpu_download`).
+    fn download(kpu: &[u8], src: usize, c: u32, h: u32, w: u32, out: &mut [u8]) {
+        let mut it = out.chunks_exact_mut(w as usize);
+        for ch in 0..c {
+            for y in 0..h {
+                let o = src + row_offset(w, h, ch, y);
+                if let Some(row) = it.next() {
+                    row.copy_from_slice(&kpu[o..o + w as usize]);
+                }
+            }
+        }
+    }
 
     #[test]
     fn banker_shift_matches_the_documented_examples() {
