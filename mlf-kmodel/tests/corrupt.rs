@@ -4,7 +4,8 @@
 use mlf_fixtures::kmodel_synth::{corrupt_cases, qconv_params, v3_conv, v3_fc, v4_conv, v4_cpu, v4_qconv, words};
 use mlf_kmodel::{self as kmodel, ActivationRounding, Memory, Model, Options, Plan};
 
-fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
+/// Parses and runs a model with the memories it asks for; returns output 0's bytes.
+fn run(bytes: &[u8], input: &[u8]) -> Vec<u8> {
     let m = Model::parse(bytes).unwrap();
     let req = m.requirements();
     let mut main = vec![0u64; (req.main as usize).div_ceil(8)];
@@ -19,14 +20,12 @@ fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
         Options { rounding: ActivationRounding::NncaseV02 },
     )
     .unwrap();
-    let main_b: &[u8] = bytemuck::cast_slice(&main);
-    kmodel::as_f32_array::<32>(plan.output(main_b, &kpu, 0).unwrap()).map(|a| a.to_vec()).unwrap_or_else(|_| {
-        plan.output(main_b, &kpu, 0)
-            .unwrap()
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
-    })
+    plan.output(bytemuck::cast_slice(&main), &kpu, 0).unwrap().to_vec()
+}
+
+/// [`run`] for a model with an f32 output.
+fn run_f32(bytes: &[u8], input: &[u8]) -> Vec<f32> {
+    mlf_fixtures::from_le(&run(bytes, input))
 }
 
 #[test]
@@ -35,8 +34,8 @@ fn synthetic_conv_models_compute_the_expected_values() {
     // channel c (weight c + 1): 0.5 · clamp(x · (c + 1), 0, 255)
     let want: Vec<f32> =
         (0..2).flat_map(|c| input.iter().map(move |&x| 0.5 * ((x as u32 * (c + 1)).min(255) as f32))).collect();
-    assert_eq!(run(&v3_conv(), &input), want, "V3");
-    assert_eq!(run(&v4_conv().0, &input), want, "V4");
+    assert_eq!(run_f32(&v3_conv(), &input), want, "V3");
+    assert_eq!(run_f32(&v4_conv().0, &input), want, "V4");
 }
 
 #[test]
@@ -48,7 +47,7 @@ fn synthetic_fc_model_computes_the_expected_values() {
         .collect();
     let y: Vec<f32> = (0..2).map(|o| (0..3).fold(0f32, |s, i| s + h[i] * (o as f32 - i as f32)) + 0.5).collect();
     let input: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
-    assert_eq!(run(&v3_fc(), &input), y);
+    assert_eq!(run_f32(&v3_fc(), &input), y);
 }
 
 #[test]
@@ -78,13 +77,7 @@ fn synthetic_quantized_conv_matches_a_direct_reference() {
     }
     assert!(want.contains(&0) && want.contains(&255), "the case exercises both clamps");
     assert!(want.iter().any(|&v| v != 0 && v != 255));
-    let bytes = v4_qconv();
-    let m = Model::parse(&bytes).unwrap();
-    let mut main = vec![0u8; m.requirements().main as usize];
-    let mut plan: Plan<'_, 1> = Plan::new();
-    let mem = Memory { main: &mut main, kpu: &mut [], scratch: &mut [] };
-    plan.run(&bytes, mem, &input, Options { rounding: ActivationRounding::NncaseV02 }).unwrap();
-    assert_eq!(plan.output(&main, &[], 0).unwrap(), &want[..]);
+    assert_eq!(run(&v4_qconv(), &input), want);
 }
 
 #[test]
@@ -163,27 +156,17 @@ fn single_byte_damage_never_panics() {
     }
 }
 
-/// Parses and runs a CPU-target model (no KPU RAM, no scratch); returns output 0's bytes.
-fn run_cpu(bytes: &[u8], input: &[u8]) -> Vec<u8> {
-    let m = Model::parse(bytes).unwrap();
-    let mut main = vec![0u8; m.requirements().main as usize];
-    let mut plan: Plan<'_, 4> = Plan::new();
-    let mem = Memory { main: &mut main, kpu: &mut [], scratch: &mut [] };
-    plan.run(bytes, mem, input, Options::default()).unwrap();
-    plan.output(&main, &[], 0).unwrap().to_vec()
-}
-
 #[test]
 fn strided_slice_with_a_huge_stride_reads_one_element() {
     // u8 1×1×1×4 → the element at 2 (begin 2, end 3, stride i32::MAX): the next index,
     // 2 + i32::MAX, is past the end and must not be computed in i32.
     let slice = words(&[1, 1, 0, 4, 1, 1, 4, 1, 1, 1, 1, 4, 0, 0, 0, 2, 1, 1, 1, 3, 1, 1, 1, i32::MAX]);
     let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 1], &[(0x0D, slice)]);
-    assert_eq!(run_cpu(&bytes, &[10, 11, 12, 13]), [12]);
+    assert_eq!(run(&bytes, &[10, 11, 12, 13]), [12]);
     // Backwards: begin 3, end -1, stride -2 reads 3 and 1.
     let slice = words(&[1, 1, 0, 4, 1, 1, 4, 2, 1, 1, 1, 4, 0, 0, 0, 3, 1, 1, 1, -1, 1, 1, 1, -2]);
     let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 2], &[(0x0D, slice)]);
-    assert_eq!(run_cpu(&bytes, &[10, 11, 12, 13]), [13, 11]);
+    assert_eq!(run(&bytes, &[10, 11, 12, 13]), [13, 11]);
 }
 
 #[test]
@@ -195,7 +178,7 @@ fn zero_byte_copies_to_the_constants_pool_write_nothing() {
     let concat = words(&[0, 1, 8, 0, 1, 1, 1, 1, 1, 0, 0, 0]); // concat of one empty input
     for (op, body) in [(0x01, concat), (0x09, copy)] {
         let bytes = v4_cpu(4, &[0; 16], input, [1, 1, 1, 4], input, &[(op, body)]);
-        assert_eq!(run_cpu(&bytes, &[1, 2, 3, 4]), [1, 2, 3, 4], "opcode {op:#x}");
+        assert_eq!(run(&bytes, &[1, 2, 3, 4]), [1, 2, 3, 4], "opcode {op:#x}");
     }
 }
 
@@ -217,7 +200,7 @@ fn conv2d_transpose_with_a_tall_input_and_a_large_stride_runs() {
     );
     let mut input = vec![1f32; h as usize];
     input[0] = 3.5;
-    assert_eq!(run_cpu(&bytes, kmodel::f32_bytes(&input)), 3.5f32.to_le_bytes());
+    assert_eq!(run(&bytes, kmodel::f32_bytes(&input)), 3.5f32.to_le_bytes());
 }
 
 #[test]
@@ -228,7 +211,7 @@ fn bilinear_resize_to_a_very_tall_output_stays_inside_its_input() {
     let mut body = words(&[1, 1, n, 1, 1, 1, 0, n, 1, 1, 1, 1, n, 1, 0]);
     body.push(0); // align_corners
     let bytes = v4_cpu(n as u32 + 1, &[], [1, 1, n as u32, 1], [1, 1, 1, 1], [1, 1, 0, n as u32], &[(0x0A, body)]);
-    assert!(run_cpu(&bytes, &[9]).iter().all(|&v| v == 9));
+    assert!(run(&bytes, &[9]).iter().all(|&v| v == 9));
 }
 
 /// NHWC input 1×5×4×3, 3×2 window, stride (2, 1), dilation (1, 2), padding h (1, 1), w (1, 0):
@@ -295,7 +278,7 @@ fn cpu_convolutions_follow_nncase_tap_order() {
         let bytes = v4_cpu(240 + 36 * oc as u32, &[], [1, 0, 0, 240], CPU_SHAPE, out, &[(op, words(&body))]);
         let want = cpu_conv_ref(depthwise, oc, |o| b[o], |v, i, k| v + x[i] * w[k]);
         let want: Vec<u8> = want.iter().flat_map(|v| v.clamp(-2.0, 2.5).to_le_bytes()).collect();
-        assert_eq!(run_cpu(&bytes, kmodel::f32_bytes(&x)), want, "depthwise {depthwise}");
+        assert_eq!(run(&bytes, kmodel::f32_bytes(&x)), want, "depthwise {depthwise}");
     }
     // Quantized: offsets are subtracted; requantisation rounds half up.
     let x: Vec<u8> = (0..60).map(|i| (i * 53 % 256) as u8).collect();
@@ -324,6 +307,6 @@ fn cpu_convolutions_follow_nncase_tap_order() {
             .map(|&v| (((v * mul as i64 + (1 << (shift - 1))) >> shift) + offset as i64).clamp(0, 255) as u8)
             .collect();
         assert!(want.iter().any(|&v| v != 0 && v != 255), "depthwise {depthwise}: {want:?}");
-        assert_eq!(run_cpu(&bytes, &x), want, "quantized, depthwise {depthwise}");
+        assert_eq!(run(&bytes, &x), want, "quantized, depthwise {depthwise}");
     }
 }
