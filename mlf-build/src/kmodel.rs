@@ -168,7 +168,14 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         rt::Version::V4 => 4,
         rt::Version::V5 => return read_v5(bytes, path),
     };
-    let model = match Model::parse(bytes) {
+    // One pass parses, checks and decodes.
+    let (mut steps, mut infos) = (Vec::new(), Vec::new());
+    let parsed = Model::parse_with(bytes, |b, s| {
+        let name = kind_name(version, b.kind).unwrap_or("?").to_string();
+        infos.push(StepInfo { kind: b.kind, name, offset: b.at as u64, size: b.size as u64, detail: detail(&s) });
+        steps.push(s);
+    });
+    let model = match parsed {
         Ok(m) => m,
         // A well-formed V3 model that the SDK cannot run: describe it, with a blocker.
         Err(e @ (KmodelError::SixteenBitWeights | KmodelError::UnsupportedLayer { .. }))
@@ -179,77 +186,20 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         Err(e) => return Err(error(e, version)),
     };
     let req = model.requirements();
-    let mut steps = vec![Step::Empty; model.steps()];
-    model.decode_into(&mut steps).map_err(|e| error(e, version))?;
-    let mut exec = KmodelExec {
-        version,
-        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
-        file_bytes: bytes.len() as u64,
-        model_bytes: model.len() as u64,
-        trailing_bytes: (bytes.len() - model.len()) as u64,
-        steps: Vec::new(),
-        main_bytes: req.main,
-        kpu_bytes: req.kpu,
-        kpu_rows: req.kpu.div_ceil(64),
-        scratch_bytes: req.scratch,
-        macs: req.macs,
-        constants_bytes: 0,
-        header: Vec::new(),
-        v5: None,
-    };
-    let mut desc = ModelDesc {
-        path: path.to_path_buf(),
-        format: ModelFormat::Kmodel { version },
-        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
-        executor: Executor::Kmodel(exec.clone()),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        params: Vec::new(),
-        memory: MemoryInfo::default(),
-        code: Code::default(),
-        targets: Vec::new(),
-        facts: Vec::new(),
-        warnings: Vec::new(),
-        blockers: Vec::new(),
-        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, &bytes[..model.len()]),
-    };
-    let mut outputs_shape: Vec<Option<(Vec<u64>, String)>> = vec![None; model.outputs()];
-    match &model {
+    let (header, constants_bytes) = match &model {
         Model::V3(m) => {
-            exec.header = vec![
-                ("flags".into(), m.flags as u64),
-                ("layers".into(), m.layers as u64),
-                ("max_start_address".into(), m.max_start_address as u64),
-                ("main_mem_usage".into(), m.main_mem_usage as u64),
-                ("outputs".into(), m.outputs as u64),
+            let h = &m.header;
+            let header = vec![
+                ("flags".into(), h.flags as u64),
+                ("layers".into(), h.layers as u64),
+                ("max_start_address".into(), h.max_start_address as u64),
+                ("main_mem_usage".into(), h.main_mem_usage as u64),
+                ("outputs".into(), h.outputs as u64),
             ];
-            m.for_each_layer(|i, ty, at, l| {
-                exec.steps.push(StepInfo {
-                    kind: ty,
-                    name: v3::kind_name(ty).unwrap_or("?").to_string(),
-                    offset: at as u64,
-                    size: m.layer_header(i).1 as u64,
-                    detail: detail(&Step::V3(l)),
-                })
-            })
-            .map_err(|e| error(e, 3))?;
-            let first = &exec.steps[0].name;
-            let s = m.input.shape;
-            let (shape, src) = if first == "FULLY_CONNECTED" {
-                (vec![1, s[1] as u64], "first layer (FULLY_CONNECTED in_channels)")
-            } else {
-                (s.iter().map(|&d| d as u64).collect(), "first layer registers (K210_CONV input map)")
-            };
-            desc.inputs.push(tensor("input", m.input.dtype, shape, src));
-            desc.fact("input", format!("{:?} {}", desc.inputs[0].shape, desc.inputs[0].dtype), src);
-            for (i, o) in outputs_shape.iter_mut().enumerate() {
-                let (_, addr, size, dt) = model.output(i).expect("output");
-                *o = v3_output_shape(&steps, addr, size as u64 / dt.bytes() as u64);
-            }
+            (header, 0)
         }
         Model::V4(m) => {
-            exec.constants_bytes = m.constants.len() as u64;
-            exec.header = vec![
+            let header = vec![
                 ("target".into(), m.target as u64),
                 ("constants".into(), m.constants.len() as u64),
                 ("main_mem".into(), m.main_mem as u64),
@@ -257,16 +207,41 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
                 ("inputs".into(), m.inputs as u64),
                 ("outputs".into(), m.outputs as u64),
             ];
-            m.for_each_node(|i, op, at, n| {
-                exec.steps.push(StepInfo {
-                    kind: op,
-                    name: v4::op_name(op).unwrap_or("?").to_string(),
-                    offset: at as u64,
-                    size: m.node_header(i).1 as u64,
-                    detail: detail(&Step::V4(n)),
-                })
-            })
-            .map_err(|e| error(e, 4))?;
+            (header, m.constants.len() as u64)
+        }
+    };
+    let trailing_bytes = (bytes.len() - model.len()) as u64;
+    let exec = KmodelExec {
+        version,
+        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
+        file_bytes: bytes.len() as u64,
+        model_bytes: model.len() as u64,
+        trailing_bytes,
+        steps: infos,
+        main_bytes: req.main,
+        kpu_bytes: req.kpu,
+        kpu_rows: req.kpu.div_ceil(64),
+        scratch_bytes: req.scratch,
+        macs: req.macs,
+        constants_bytes,
+        header,
+        v5: None,
+    };
+    let mut desc = describe(path, bytes, exec);
+    desc.memory =
+        MemoryInfo { workspace_bytes: req.main, constants_bytes, io_bytes: 0, operator_workspace: Vec::new() };
+    match &model {
+        Model::V3(m) => {
+            let s = m.input.shape;
+            let (shape, src) = if matches!(steps[0], Step::V3(v3::Layer::FullyConnected { .. })) {
+                (vec![1, s[1] as u64], "first layer (FULLY_CONNECTED in_channels)")
+            } else {
+                (s.iter().map(|&d| d as u64).collect(), "first layer registers (K210_CONV input map)")
+            };
+            desc.inputs.push(tensor("input", m.input.dtype, shape, src));
+            desc.fact("input", format!("{:?} {}", desc.inputs[0].shape, desc.inputs[0].dtype), src);
+        }
+        Model::V4(m) => {
             let s = m.input.shape;
             desc.inputs.push(tensor(
                 "input",
@@ -280,33 +255,52 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
                     m.inputs
                 ));
             }
-            for (i, o) in outputs_shape.iter_mut().enumerate() {
-                let r = m.output_range(i as u32).expect("output");
-                *o = v4_output_shape(&steps, &r);
-            }
         }
     }
     let n_out = model.outputs();
-    for (i, shape) in outputs_shape.into_iter().enumerate() {
-        let (_, _, size, dt) = model.output(i).expect("output");
+    for i in 0..n_out {
+        let (pool, start, size, dt) = model.output(i, &steps).expect("output");
         let name = if n_out == 1 { "output".to_string() } else { format!("output{i}") };
         let numel = size as u64 / dt.bytes() as u64;
+        let shape = match model {
+            Model::V3(_) => v3_output_shape(&steps, start, numel),
+            Model::V4(_) => v4_output_shape(&steps, &v4::MemRange { pool, dtype: dt, start, size }),
+        };
         let (shape, src) =
             shape.unwrap_or_else(|| (vec![1, numel], "output byte size (kmodels record no output shapes)".to_string()));
         desc.facts.push(Fact { what: format!("{name} shape"), value: format!("{shape:?}"), source: src.clone() });
         desc.outputs.push(tensor(&name, dt, shape, &src));
     }
-    desc.memory = MemoryInfo {
-        workspace_bytes: req.main,
-        constants_bytes: exec.constants_bytes,
-        io_bytes: 0,
-        operator_workspace: Vec::new(),
-    };
-    if exec.trailing_bytes > 0 {
-        desc.warnings.push(format!("{} bytes follow the model and are ignored", exec.trailing_bytes));
+    if trailing_bytes > 0 {
+        desc.warnings.push(format!("{trailing_bytes} bytes follow the model and are ignored"));
     }
-    desc.executor = Executor::Kmodel(exec);
     Ok(desc)
+}
+
+/// The description of a kmodel around `exec`: named after the file, hashed over the model's
+/// extent (trailing bytes excluded), with no interface, warnings or blockers yet.
+fn describe(path: &Path, bytes: &[u8], exec: KmodelExec) -> ModelDesc {
+    ModelDesc {
+        path: path.to_path_buf(),
+        format: ModelFormat::Kmodel { version: exec.version },
+        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
+        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, &bytes[..exec.model_bytes as usize]),
+        executor: Executor::Kmodel(exec),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        params: Vec::new(),
+        memory: MemoryInfo::default(),
+        code: Code::default(),
+        targets: Vec::new(),
+        facts: Vec::new(),
+        warnings: Vec::new(),
+        blockers: Vec::new(),
+    }
+}
+
+/// The SDK name of a V3 layer type or a V4 opcode.
+fn kind_name(version: u32, kind: u32) -> Option<&'static str> {
+    if version == 3 { v3::kind_name(kind) } else { v4::op_name(kind) }
 }
 
 fn tensor(name: &str, dt: DataType, shape: Vec<u64>, src: &str) -> TensorInfo {
@@ -346,41 +340,38 @@ fn v3_output_shape(steps: &[Step<'_>], addr: u32, numel: u64) -> Option<(Vec<u64
 /// The shape of a V4 output from the node that writes it (kpu_conv2d maps, dequantised maps,
 /// transposes, binaries, reductions).
 fn v4_output_shape(steps: &[Step<'_>], r: &v4::MemRange) -> Option<(Vec<u64>, String)> {
-    let same = |a: &v4::MemRange, b: &v4::MemRange| a.pool == b.pool && a.start == b.start;
-    let shape_of = |r: &v4::MemRange, depth: u32| -> Option<Vec<u64>> {
-        fn go(steps: &[Step<'_>], r: &v4::MemRange, depth: u32) -> Option<Vec<u64>> {
-            if depth > 4 {
-                return None;
-            }
-            let same = |a: &v4::MemRange, b: &v4::MemRange| a.pool == b.pool && a.start == b.start;
-            steps.iter().rev().find_map(|s| match *s {
-                Step::V4(v4::Node::KpuConv2d { main_out: Some(o), batches, conv }) if same(&o, r) => {
-                    let l = conv.layer;
-                    Some(vec![batches as u64, l.out_c as u64, l.out_h as u64, l.out_w as u64])
-                }
-                Step::V4(
-                    v4::Node::Dequantize { input, output, .. }
-                    | v4::Node::Quantize { input, output, .. }
-                    | v4::Node::Unary { input, output, .. },
-                ) if same(&output, r) => go(steps, &input, depth + 1),
-                Step::V4(v4::Node::Transpose { output, in_shape, perm, .. }) if same(&output, r) => {
-                    Some(perm.iter().map(|&p| in_shape[p as usize] as u64).collect())
-                }
-                Step::V4(
-                    v4::Node::Binary { output, out_shape, .. } | v4::Node::QuantizedBinary { output, out_shape, .. },
-                ) if same(&output, r) => Some(out_shape.iter().map(|&d| d as u64).collect()),
-                Step::V4(v4::Node::Reduce { output, out_shape, .. }) if same(&output, r) => {
-                    Some(out_shape.iter().map(|&d| d as u64).collect())
-                }
-                _ => None,
-            })
-        }
-        go(steps, r, depth)
-    };
-    let _ = same;
-    let shape = shape_of(r, 0)?;
+    let shape = v4_written_shape(steps, r, 0)?;
     let numel = r.size as u64 / r.dtype.bytes() as u64;
     (shape.iter().product::<u64>() == numel).then(|| (shape, "the node that writes it".to_string()))
+}
+
+/// The shape the last node writing at `r`'s start writes, following element-wise nodes back
+/// to their input (at most 4 deep).
+fn v4_written_shape(steps: &[Step<'_>], r: &v4::MemRange, depth: u32) -> Option<Vec<u64>> {
+    if depth > 4 {
+        return None;
+    }
+    let same = |a: &v4::MemRange| a.pool == r.pool && a.start == r.start;
+    steps.iter().rev().find_map(|s| match *s {
+        Step::V4(v4::Node::KpuConv2d { main_out: Some(o), batches, conv }) if same(&o) => {
+            let l = conv.layer;
+            Some(vec![batches as u64, l.out_c as u64, l.out_h as u64, l.out_w as u64])
+        }
+        Step::V4(
+            v4::Node::Dequantize { input, output, .. }
+            | v4::Node::Quantize { input, output, .. }
+            | v4::Node::Unary { input, output, .. },
+        ) if same(&output) => v4_written_shape(steps, &input, depth + 1),
+        Step::V4(v4::Node::Transpose { output, in_shape, perm, .. }) if same(&output) => {
+            Some(perm.iter().map(|&p| in_shape[p as usize] as u64).collect())
+        }
+        Step::V4(
+            v4::Node::Binary { output, out_shape, .. }
+            | v4::Node::QuantizedBinary { output, out_shape, .. }
+            | v4::Node::Reduce { output, out_shape, .. },
+        ) if same(&output) => Some(out_shape.iter().map(|&d| d as u64).collect()),
+        _ => None,
+    })
 }
 
 fn pool_name(p: Pool) -> &'static str {
@@ -461,33 +452,23 @@ fn known_v3(e: &KmodelError) -> bool {
 
 /// The description of a V3 model that cannot run: header, layer table and output sizes only.
 fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDesc> {
-    let word = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    let (Some(flags), Some(layers), Some(main), Some(outputs)) = (word(4), word(12), word(20), word(24)) else {
-        return Err(error(why, 3));
-    };
-    let mut steps = Vec::new();
-    let mut at = 28 + 8 * (outputs as u64 + layers as u64);
-    for i in 0..layers as usize {
-        let o = 28 + 8 * outputs as usize + 8 * i;
-        let (Some(kind), Some(size)) = (word(o), word(o + 4)) else { return Err(error(why, 3)) };
-        steps.push(StepInfo {
-            kind,
-            name: v3::kind_name(kind).unwrap_or("?").into(),
-            offset: at,
-            size: size as u64,
-            detail: String::new(),
-        });
-        at += size as u64;
-    }
-    let outs: Vec<TensorInfo> = (0..outputs as usize)
-        .filter_map(|i| word(28 + 8 * i + 4))
-        .enumerate()
-        .map(|(i, size)| {
-            let name = if outputs == 1 { "output".to_string() } else { format!("output{i}") };
-            tensor(&name, DataType::F32, vec![1, size as u64 / 4], "output byte size")
+    let h = v3::Header::read(bytes).map_err(|e| error(e, 3))?;
+    let mut bodies = h.bodies();
+    let steps = bodies
+        .by_ref()
+        .map(|b| {
+            let b = b.map_err(|e| error(e, 3))?;
+            let name = v3::kind_name(b.kind).unwrap_or("?").into();
+            Ok(StepInfo { kind: b.kind, name, offset: b.at as u64, size: b.size as u64, detail: String::new() })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let outs: Vec<TensorInfo> = (0..h.outputs)
+        .map(|i| {
+            let name = if h.outputs == 1 { "output".to_string() } else { format!("output{i}") };
+            tensor(&name, DataType::F32, vec![1, h.output_range(i).1 as u64 / 4], "output byte size")
         })
         .collect();
-    let model_bytes = at.min(bytes.len() as u64);
+    let model_bytes = bodies.end() as u64;
     let exec = KmodelExec {
         version: 3,
         compiler: "nncase v0.1",
@@ -495,12 +476,12 @@ fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDe
         model_bytes,
         trailing_bytes: bytes.len() as u64 - model_bytes,
         steps,
-        main_bytes: (main as u64).div_ceil(8) * 8 + 8,
+        main_bytes: h.main_bytes(),
         header: vec![
-            ("flags".into(), flags as u64),
-            ("layers".into(), layers as u64),
-            ("main_mem_usage".into(), main as u64),
-            ("outputs".into(), outputs as u64),
+            ("flags".into(), h.flags as u64),
+            ("layers".into(), h.layers as u64),
+            ("main_mem_usage".into(), h.main_mem_usage as u64),
+            ("outputs".into(), h.outputs as u64),
         ],
         ..Default::default()
     };
@@ -513,22 +494,10 @@ fn unsupported_v3(bytes: &[u8], path: &Path, why: KmodelError) -> Result<ModelDe
         }
         e => e.to_string(),
     };
-    Ok(ModelDesc {
-        path: path.to_path_buf(),
-        format: ModelFormat::Kmodel { version: 3 },
-        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
-        executor: Executor::Kmodel(exec),
-        inputs: Vec::new(),
-        outputs: outs,
-        params: Vec::new(),
-        memory: MemoryInfo::default(),
-        code: Code::default(),
-        targets: Vec::new(),
-        facts: Vec::new(),
-        warnings: Vec::new(),
-        blockers: vec![blocker],
-        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
-    })
+    let mut desc = describe(path, bytes, exec);
+    desc.outputs = outs;
+    desc.blockers.push(blocker);
+    Ok(desc)
 }
 
 fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
@@ -574,20 +543,7 @@ fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         ],
         v5: Some(V5Info { new_layout: h.new_layout, alignment: h.alignment, entry_module: h.entry_module, modules }),
     };
-    Ok(ModelDesc {
-        path: path.to_path_buf(),
-        format: ModelFormat::Kmodel { version: 5 },
-        name: path.file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string(),
-        executor: Executor::Kmodel(exec),
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        params: Vec::new(),
-        memory: MemoryInfo::default(),
-        code: Code::default(),
-        targets: Vec::new(),
-        facts: Vec::new(),
-        warnings: Vec::new(),
-        blockers: vec![KmodelError::V5NotRunnable.to_string()],
-        content_hash: crate::model::fnv1a(crate::model::FNV_OFFSET, bytes),
-    })
+    let mut desc = describe(path, bytes, exec);
+    desc.blockers.push(KmodelError::V5NotRunnable.to_string());
+    Ok(desc)
 }

@@ -80,6 +80,20 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
 }
 
 #[test]
+fn an_unsupported_v3_model_is_described_only_when_its_bodies_are_inside_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = v3_conv();
+    bytes[4..8].copy_from_slice(&0u32.to_le_bytes()); // 16-bit weights
+    let d = mlf_build::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap();
+    let Executor::Kmodel(k) = &d.executor else { panic!() };
+    assert_eq!((k.steps.len(), k.model_bytes, k.main_bytes), (2, bytes.len() as u64, 168));
+    assert_eq!(d.outputs[0].shape, [1, 32]);
+    bytes[36 + 12..36 + 16].copy_from_slice(&4096u32.to_le_bytes()); // last body past the file
+    let e = mlf_build::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::Kmodel(mlf_kmodel::KmodelError::BodyOutOfBounds { index: 1, .. })), "{e}");
+}
+
+#[test]
 fn v5_is_described_with_a_blocker_and_codegen_refuses_it() {
     let Some(root) = mlf_fixtures::fixtures_or_skip("v5 inspect") else { return };
     let p = root.join("kmodel/v5-mnist-cpu/mnist.kmodel");

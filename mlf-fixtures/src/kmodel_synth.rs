@@ -6,6 +6,7 @@
 //! - [`v4_conv`]: the same network as V4 (`kpu_conv2d` + `dequantize` with inverse scale 2).
 //! - [`v3_fc`]: V3, two `FULLY_CONNECTED` layers (4 → 3 ReLU → 2).
 //! - [`v4_qconv`]: V4 CPU target, one NCHW `QUANTIZED_CONV2D` (1×4×4 → 2×4×4, 3×3, padding 1).
+//! - [`v4_cpu`]: any V4 CPU-target model from node bodies (for runtime cases).
 //! - [`corrupt_cases`]: ≥ 20 damaged files, each with the error the parser must report.
 
 use mlf_kmodel::{Block, KmodelError, Part, Pool};
@@ -195,12 +196,40 @@ pub fn v4_qconv() -> Vec<u8> {
     u32s(&mut body, &requant.map(|v| v as u32));
     u32s(&mut body, &q.bias.map(|v| v as u32));
     body.extend(q.weights.concat());
+    v4_cpu(48, &[], [1, 1, 0, 16], [1, 1, 4, 4], [1, 1, 16, 32], &[(0x0F, body)])
+}
+
+/// A V4 model for the CPU target: `main_mem` bytes of main memory, the `constants` blob, input 0
+/// (memory range words `[memory_type, datatype, start, size]`) of shape `in_shape`, one output
+/// range, and the nodes `(opcode, body)` in order, without padding between bodies.
+pub fn v4_cpu(
+    main_mem: u32,
+    constants: &[u8],
+    input: [u32; 4],
+    in_shape: [u32; 4],
+    output: [u32; 4],
+    nodes: &[(u32, Vec<u8>)],
+) -> Vec<u8> {
     let mut v = Vec::new();
-    u32s(&mut v, &[u32::from_le_bytes(*b"LDMK"), 4, 0, 0, 0, 48, 1, 1, 1, 0]);
-    u32s(&mut v, &[1, 1, 0, 16, 1, 1, 4, 4, 1, 1, 16, 32]); // input range, shape, output range
-    u32s(&mut v, &[0x0F, body.len() as u32]);
-    v.extend(body);
+    let header = [u32::from_le_bytes(*b"LDMK"), 4, 0, 0, constants.len() as u32, main_mem, nodes.len() as u32];
+    u32s(&mut v, &header);
+    u32s(&mut v, &[1, 1, 0]); // inputs, outputs, reserved
+    u32s(&mut v, &input);
+    u32s(&mut v, &in_shape);
+    u32s(&mut v, &output);
+    v.extend(constants);
+    for (op, body) in nodes {
+        u32s(&mut v, &[*op, body.len() as u32]);
+    }
+    for (_, body) in nodes {
+        v.extend(body);
+    }
     v
+}
+
+/// Little-endian bytes of `i32` words (node bodies of [`v4_cpu`] models).
+pub fn words(xs: &[i32]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// A V3 model of two `FULLY_CONNECTED` layers: 4 → 3 (ReLU) → 2; weights `w1[o][i] = (o + 1) ·
@@ -240,6 +269,13 @@ pub fn v3_fc() -> Vec<u8> {
     v
 }
 
+/// A copy of `base` changed by `f`.
+fn patched(base: &[u8], f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut b = base.to_vec();
+    f(&mut b);
+    b
+}
+
 fn put(v: &mut [u8], at: usize, x: u32) {
     v[at..at + 4].copy_from_slice(&x.to_le_bytes());
 }
@@ -263,16 +299,6 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     let mut case = |name: &'static str, bytes: Vec<u8>, expect: fn(&KmodelError) -> bool| {
         out.push(Corrupt { name, bytes, expect })
     };
-    let m3 = |f: &dyn Fn(&mut Vec<u8>)| {
-        let mut b = v3.clone();
-        f(&mut b);
-        b
-    };
-    let m4 = |f: &dyn Fn(&mut Vec<u8>)| {
-        let mut b = v4.clone();
-        f(&mut b);
-        b
-    };
     case("empty file", vec![], |e| matches!(e, KmodelError::UnknownFormat { .. }));
     case("legacy V1", vec![1, 0, 0, 0, 1, 0, 0, 0, 23, 0, 0, 0], |e| *e == KmodelError::LegacyV1);
     case("kendryte-model-compiler bin", 0x1234_5678u32.to_le_bytes().repeat(4), |e| {
@@ -283,122 +309,120 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
         b"GIF89a..........".to_vec(),
         |e| matches!(e, KmodelError::UnknownFormat { head } if head[..3] == *b"GIF"),
     );
-    case("KMDL version 6", m4(&|b| put(b, 4, 6)), |e| *e == KmodelError::UnsupportedVersion { version: 6 });
-    case("V5 header", m4(&|b| put(b, 4, 5)), |e| *e == KmodelError::V5NotRunnable);
+    case("KMDL version 6", patched(&v4, |b| put(b, 4, 6)), |e| *e == KmodelError::UnsupportedVersion { version: 6 });
+    case("V5 header", patched(&v4, |b| put(b, 4, 5)), |e| *e == KmodelError::V5NotRunnable);
     case("V3 header truncated", v3[..20].to_vec(), |e| matches!(e, KmodelError::Truncated { part: Part::Header, .. }));
-    case("V3 arch 1", m3(&|b| put(b, 8, 1)), |e| *e == KmodelError::BadArch { arch: 1 });
-    case("V3 output count past the file", m3(&|b| put(b, 24, 0x1000_0000)), |e| {
+    case("V3 arch 1", patched(&v3, |b| put(b, 8, 1)), |e| *e == KmodelError::BadArch { arch: 1 });
+    case("V3 output count past the file", patched(&v3, |b| put(b, 24, 0x1000_0000)), |e| {
         matches!(e, KmodelError::BadCount { part: Part::Outputs, .. })
     });
-    case("V3 layer count past the file", m3(&|b| put(b, 12, 5000)), |e| {
+    case("V3 layer count past the file", patched(&v3, |b| put(b, 12, 5000)), |e| {
         matches!(e, KmodelError::BadCount { part: Part::LayerHeaders, .. })
     });
-    case("V3 no layers", m3(&|b| put(b, 12, 0)), |e| *e == KmodelError::Empty { part: Part::LayerHeaders });
-    case("V3 16-bit weights", m3(&|b| put(b, 4, 0)), |e| *e == KmodelError::SixteenBitWeights);
-    case("V3 body size past the file", m3(&|b| put(b, l3.headers + 12, 4096)), |e| {
+    case("V3 no layers", patched(&v3, |b| put(b, 12, 0)), |e| *e == KmodelError::Empty { part: Part::LayerHeaders });
+    case("V3 16-bit weights", patched(&v3, |b| put(b, 4, 0)), |e| *e == KmodelError::SixteenBitWeights);
+    case("V3 body size past the file", patched(&v3, |b| put(b, l3.headers + 12, 4096)), |e| {
         matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. })
     });
     case("V3 truncated in the last body", v3[..v3.len() - 12].to_vec(), |e| {
         matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. })
     });
-    case("V3 last body too small", m3(&|b| put(b, l3.headers + 12, 8)), |e| {
+    case("V3 last body too small", patched(&v3, |b| put(b, l3.headers + 12, 8)), |e| {
         matches!(e, KmodelError::BodyTooSmall { index: 1, .. })
     });
-    case("V3 conv registers offset past the file", m3(&|b| put(b, l3.bodies[0] + 8, 1 << 30)), |e| {
+    case("V3 conv registers offset past the file", patched(&v3, |b| put(b, l3.bodies[0] + 8, 1 << 30)), |e| {
         matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Registers, .. })
     });
-    case("V3 conv weights offset past the file", m3(&|b| put(b, l3.bodies[0] + 12, u32::MAX - 1)), |e| {
+    case("V3 conv weights offset past the file", patched(&v3, |b| put(b, l3.bodies[0] + 12, u32::MAX - 1)), |e| {
         matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Weights, .. })
     });
     case(
         "V3 conv activation offset past the file",
-        m3(&|b| {
+        patched(&v3, |b| {
             let n = b.len() as u32 - 10;
             put(b, l3.bodies[0] + 20, n)
         }),
         |e| matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::Activation, .. }),
     );
-    case("V3 conv kernel_type 2", m3(&|b| b[l3.regs + 32] = 2), |e| matches!(e, KmodelError::Invalid { index: 0, .. }));
-    case("V3 conv pool_type 12", m3(&|b| b[l3.regs + 32] = 12 << 4), |e| {
+    case("V3 conv kernel_type 2", patched(&v3, |b| b[l3.regs + 32] = 2), |e| {
         matches!(e, KmodelError::Invalid { index: 0, .. })
     });
-    case("V3 conv activation shift 40", m3(&|b| b[l3.act + 8] = 40), |e| {
+    case("V3 conv pool_type 12", patched(&v3, |b| b[l3.regs + 32] = 12 << 4), |e| {
+        matches!(e, KmodelError::Invalid { index: 0, .. })
+    });
+    case("V3 conv activation shift 40", patched(&v3, |b| b[l3.act + 8] = 40), |e| {
         matches!(e, KmodelError::Invalid { index: 0, .. })
     });
     case(
         "V3 conv input map past KPU RAM",
-        m3(&|b| b[l3.regs + 8..l3.regs + 10].copy_from_slice(&0x7fffu16.to_le_bytes())),
+        patched(&v3, |b| b[l3.regs + 8..l3.regs + 10].copy_from_slice(&0x7fffu16.to_le_bytes())),
         |e| matches!(e, KmodelError::OutOfRange { index: 0, pool: Pool::Kpu, .. }),
     );
-    case("V3 output past main memory", m3(&|b| put(b, l3.outputs, 150)), |e| {
+    case("V3 output past main memory", patched(&v3, |b| put(b, l3.outputs, 150)), |e| {
         matches!(e, KmodelError::OutOfRange { pool: Pool::Main, .. })
     });
-    case("V3 dequantize count past main memory", m3(&|b| put(b, l3.bodies[1] + 12, 1000)), |e| {
+    case("V3 dequantize count past main memory", patched(&v3, |b| put(b, l3.bodies[1] + 12, 1000)), |e| {
         matches!(e, KmodelError::OutOfRange { index: 1, pool: Pool::Main, .. })
     });
-    case("V3 unknown layer type", m3(&|b| put(b, l3.headers + 8, 999)), |e| {
+    case("V3 unknown layer type", patched(&v3, |b| put(b, l3.headers + 8, 999)), |e| {
         *e == KmodelError::UnsupportedLayer { index: 1, kind: 999 }
     });
-    case("V3 layer type the SDK does not run", m3(&|b| put(b, l3.headers + 8, 3)), |e| {
+    case("V3 layer type the SDK does not run", patched(&v3, |b| put(b, l3.headers + 8, 3)), |e| {
         *e == KmodelError::UnsupportedLayer { index: 1, kind: 3 }
     });
-    case("V3 first layer not conv or FC", m3(&|b| put(b, l3.headers, 12)), |e| {
+    case("V3 first layer not conv or FC", patched(&v3, |b| put(b, l3.headers, 12)), |e| {
         matches!(e, KmodelError::FirstLayer { kind: 12 })
     });
     // v4_qconv: 40-byte header, input range + shape, output range, one node header; the body
     // (at 96) holds two ranges, in_shape at 128, groups 144, out_channels 148, window 152..192,
     // input_offset, filter_offset, mul, shift at 204.
-    let q4 = |f: &dyn Fn(&mut Vec<u8>)| {
-        let mut b = v4_qconv();
-        f(&mut b);
-        b
-    };
+    let q4 = v4_qconv();
     case(
         "V4 dimension above 2^24",
-        q4(&|b| put(b, 140, 1 << 25)),
+        patched(&q4, |b| put(b, 140, 1 << 25)),
         |e| matches!(e, KmodelError::Invalid { index: 0, what } if what.contains("2^24")),
     );
     case(
         "V4 quantized conv groups 0",
-        q4(&|b| put(b, 144, 0)),
+        patched(&q4, |b| put(b, 144, 0)),
         |e| matches!(e, KmodelError::Invalid { index: 0, what } if what.contains("groups")),
     );
     case(
         "V4 quantized conv shift 64",
-        q4(&|b| put(b, 204, 64)),
+        patched(&q4, |b| put(b, 204, 64)),
         |e| matches!(e, KmodelError::Invalid { index: 0, what } if what.contains("shift above 63")),
     );
     case("V4 header truncated", v4[..30].to_vec(), |e| matches!(e, KmodelError::Truncated { part: Part::Header, .. }));
-    case("V4 target 7", m4(&|b| put(b, 12, 7)), |e| *e == KmodelError::BadTarget { target: 7 });
-    case("V4 no inputs", m4(&|b| put(b, 28, 0)), |e| *e == KmodelError::Empty { part: Part::Inputs });
-    case("V4 constants past the file", m4(&|b| put(b, 16, 1 << 24)), |e| {
+    case("V4 target 7", patched(&v4, |b| put(b, 12, 7)), |e| *e == KmodelError::BadTarget { target: 7 });
+    case("V4 no inputs", patched(&v4, |b| put(b, 28, 0)), |e| *e == KmodelError::Empty { part: Part::Inputs });
+    case("V4 constants past the file", patched(&v4, |b| put(b, 16, 1 << 24)), |e| {
         matches!(e, KmodelError::Truncated { part: Part::Constants, .. })
     });
-    case("V4 node count past the file", m4(&|b| put(b, 24, 100_000)), |e| {
+    case("V4 node count past the file", patched(&v4, |b| put(b, 24, 100_000)), |e| {
         matches!(e, KmodelError::BadCount { part: Part::LayerHeaders, .. })
     });
-    case("V4 memory type 9", m4(&|b| put(b, l4.output, 9)), |e| matches!(e, KmodelError::Invalid { .. }));
-    case("V4 output past main memory", m4(&|b| put(b, l4.output + 12, 1000)), |e| {
+    case("V4 memory type 9", patched(&v4, |b| put(b, l4.output, 9)), |e| matches!(e, KmodelError::Invalid { .. }));
+    case("V4 output past main memory", patched(&v4, |b| put(b, l4.output + 12, 1000)), |e| {
         matches!(e, KmodelError::OutOfRange { pool: Pool::Main, .. })
     });
-    case("V4 input past KPU RAM", m4(&|b| put(b, l4.input + 8, 0x20_0000)), |e| {
+    case("V4 input past KPU RAM", patched(&v4, |b| put(b, l4.input + 8, 0x20_0000)), |e| {
         matches!(e, KmodelError::OutOfRange { pool: Pool::Kpu, .. })
     });
-    case("V4 unknown opcode", m4(&|b| put(b, l4.headers + 8, 0x77)), |e| {
+    case("V4 unknown opcode", patched(&v4, |b| put(b, l4.headers + 8, 0x77)), |e| {
         *e == KmodelError::UnsupportedLayer { index: 1, kind: 0x77 }
     });
     case(
         "V4 kpu_conv2d BN skip past the body",
-        m4(&|b| b[l4.bodies[0] + 24 + 36..l4.bodies[0] + 24 + 40].copy_from_slice(&5000u32.to_le_bytes())),
+        patched(&v4, |b| b[l4.bodies[0] + 24 + 36..l4.bodies[0] + 24 + 40].copy_from_slice(&5000u32.to_le_bytes())),
         |e| matches!(e, KmodelError::BlockOutOfBounds { index: 0, block: Block::BatchNorm, .. }),
     );
-    case("V4 kpu_conv2d zero batches", m4(&|b| put(b, l4.bodies[0] + 16, 0)), |e| {
+    case("V4 kpu_conv2d zero batches", patched(&v4, |b| put(b, l4.bodies[0] + 16, 0)), |e| {
         matches!(e, KmodelError::Invalid { index: 0, .. })
     });
-    case("V4 dequantize output too small", m4(&|b| put(b, l4.bodies[1] + 28, 64)), |e| {
+    case("V4 dequantize output too small", patched(&v4, |b| put(b, l4.bodies[1] + 28, 64)), |e| {
         matches!(e, KmodelError::Invalid { index: 1, .. })
     });
-    case("V4 dequantize writes the constants", m4(&|b| put(b, l4.bodies[1] + 16, 0)), |e| {
+    case("V4 dequantize writes the constants", patched(&v4, |b| put(b, l4.bodies[1] + 16, 0)), |e| {
         matches!(e, KmodelError::Invalid { index: 1, .. } | KmodelError::OutOfRange { index: 1, .. })
     });
     // Found by cargo-fuzz: size products that overflowed before they were checked.
@@ -406,14 +430,15 @@ pub fn corrupt_cases() -> Vec<Corrupt> {
     put(&mut fc, 52 + 12, u32::MAX);
     put(&mut fc, 52 + 16, u32::MAX);
     case("V3 FC weight count overflows", fc, |e| matches!(e, KmodelError::BodyTooSmall { index: 0, .. }));
+    // Dimensions of 2^24 (the largest allowed): the map size saturates, then is refused.
     case(
         "V4 input shape overflows the KPU map size",
-        m4(&|b| {
+        patched(&v4, |b| {
             for d in 0..4 {
-                put(b, l4.input + 16 + 4 * d, 0x7fff_ffff);
+                put(b, l4.input + 16 + 4 * d, 1 << 24);
             }
         }),
-        |e| matches!(e, KmodelError::Invalid { .. } | KmodelError::OutOfRange { pool: Pool::Kpu, .. }),
+        |e| matches!(e, KmodelError::OutOfRange { pool: Pool::Kpu, end: u64::MAX, .. }),
     );
     case("V4 truncated in the last body", v4[..v4.len() - 20].to_vec(), |e| {
         matches!(e, KmodelError::BodyOutOfBounds { index: 1, .. })

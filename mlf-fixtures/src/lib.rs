@@ -202,10 +202,28 @@ le_bytes!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
 
 /// Reads a raw little-endian tensor file into a boxed array, checking its length.
 pub fn load<T: LeBytes, const N: usize>(path: &Path) -> Box<[T; N]> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(bytes.len(), N * T::SIZE, "{}: {} bytes, expected {N} elements", path.display(), bytes.len());
-    let v: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
+    let v = load_vec::<T>(path);
+    assert_eq!(v.len(), N, "{}: {} elements, expected {N}", path.display(), v.len());
     v.into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!())
+}
+
+/// Reads a raw little-endian tensor file of any length (a whole number of elements).
+pub fn load_vec<T: LeBytes>(path: &Path) -> Vec<T> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    from_le(&bytes)
+}
+
+/// The little-endian values in `bytes`, which must hold a whole number of them.
+pub fn from_le<T: LeBytes>(bytes: &[u8]) -> Vec<T> {
+    assert_eq!(bytes.len() % T::SIZE, 0, "{} bytes are not a whole number of {}-byte values", bytes.len(), T::SIZE);
+    bytes.chunks_exact(T::SIZE).map(T::from_le).collect()
+}
+
+/// The largest |a − b| of two equally long slices; NaN when a difference is NaN (so that a
+/// bound on it fails).
+pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "comparing {} values with {}", a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, |m, d| if d > m || d.is_nan() { d } else { m })
 }
 
 /// Median wall time of `f` over at least 11 runs, continuing up to `budget` (benchmarks only).

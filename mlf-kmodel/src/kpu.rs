@@ -54,28 +54,32 @@ pub fn decode_activation(bytes: &[u8]) -> ActivationTable {
     t
 }
 
-/// Sign-extends the low `bits` bits of `v`.
+/// Sign-extends the low `bits` bits of `v` (`bits` is taken as 1 to 64).
 pub fn sext(v: u64, bits: u32) -> i64 {
-    let shift = 64 - bits;
+    let shift = 64 - bits.clamp(1, 64);
     ((v << shift) as i64) >> shift
 }
 
 /// The SDK's `kpu_carry_shift` (nncase v0.1's `CarryShift`): for `s > 0`, shift by `s - 1`,
 /// then round on the last bit: up for non-negative values, `floor - 1` for negative odd ones.
+/// Shifts above 64 give the result of 64 (as they would in wider arithmetic).
 pub fn sdk_carry_shift(v: i64, s: u32) -> i64 {
     if s == 0 {
         return v;
     }
-    let v = v >> (s - 1);
+    let v = v >> (s.min(64) - 1);
     if v & 1 != 0 { if v < 0 { (v >> 1) - 1 } else { (v >> 1) + 1 } } else { v >> 1 }
 }
 
 /// nncase v0.2's `carry_shift<int64_t, true>` as written: ties go to the even neighbour of the
 /// floored quotient, moved by the sign (so negative ties are not mathematical half-to-even).
+/// Shifts above 63 act as 63 (undefined in the C++; the parser refuses activation shifts
+/// above 31).
 pub fn banker_shift(v: i64, s: u32) -> i64 {
     if s == 0 {
         return v;
     }
+    let s = s.min(63);
     let integral = v >> s;
     let frac = (v as u64) & ((1u64 << s) - 1);
     let half = 1u64 << (s - 1);
@@ -200,20 +204,6 @@ pub fn upload(src: &[u8], kpu: &mut [u8], dst: usize, n: u32, c: u32, h: u32, w:
                 if let Some(row) = it.next() {
                     kpu[o..o + w as usize].copy_from_slice(row);
                 }
-            }
-        }
-    }
-}
-
-/// Reads one C × H × W map from KPU RAM at byte `src` into a compact buffer (nn02
-/// `kpu_download`).
-pub fn download(kpu: &[u8], src: usize, c: u32, h: u32, w: u32, out: &mut [u8]) {
-    let mut it = out.chunks_exact_mut(w as usize);
-    for ch in 0..c {
-        for y in 0..h {
-            let o = src + row_offset(w, h, ch, y);
-            if let Some(row) = it.next() {
-                row.copy_from_slice(&kpu[o..o + w as usize]);
             }
         }
     }
@@ -572,6 +562,20 @@ fn pool_at(p: &[u8], w: usize, h: usize, pool: PoolType, ox: usize, oy: usize) -
 mod tests {
     use super::*;
 
+    /// Reads one C × H × W map from KPU RAM at byte `src` into a compact buffer (nn02
+    /// `kpu_download`).
+    fn download(kpu: &[u8], src: usize, c: u32, h: u32, w: u32, out: &mut [u8]) {
+        let mut it = out.chunks_exact_mut(w as usize);
+        for ch in 0..c {
+            for y in 0..h {
+                let o = src + row_offset(w, h, ch, y);
+                if let Some(row) = it.next() {
+                    row.copy_from_slice(&kpu[o..o + w as usize]);
+                }
+            }
+        }
+    }
+
     #[test]
     fn banker_shift_matches_the_documented_examples() {
         assert_eq!(banker_shift(-5, 1), -4);
@@ -591,6 +595,26 @@ mod tests {
         assert_eq!(sdk_carry_shift(-6, 2), -3);
         assert_eq!(sdk_carry_shift(29, 1), 15);
         assert_eq!(sdk_carry_shift(5, 0), 5);
+    }
+
+    #[test]
+    fn every_shift_is_defined() {
+        // The parser refuses activation shifts above 31; the public helpers take any value.
+        assert_eq!(banker_shift(5, 64), banker_shift(5, 63));
+        assert_eq!(banker_shift(-5, u32::MAX), banker_shift(-5, 63));
+        assert_eq!(banker_shift(i64::MAX, 200), 1);
+        assert_eq!(sdk_carry_shift(-5, 200), sdk_carry_shift(-5, 64));
+        assert_eq!(sdk_carry_shift(i64::MIN, u32::MAX), -2);
+        assert_eq!((sext(1, 0), sext(1, 1), sext(u64::MAX, 99)), (-1, -1, -1));
+        let mut bytes = [0u8; 144];
+        for seg in bytes[..128].chunks_exact_mut(8) {
+            seg[0] = 0xff; // shift 255
+        }
+        let t = decode_activation(&bytes);
+        assert_eq!(t[3].shift, 255);
+        for r in [ActivationRounding::NncaseV02, ActivationRounding::NncaseV01] {
+            assert_eq!(kpu_activation(1 << 40, &t, r), 0);
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod v5;
 
 pub use error::{Block, KmodelError, Part, Pool};
 pub use kpu::{ActivationRounding, kpu_activation};
+pub use reader::Body;
 
 /// Element type of an input or output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,9 +137,15 @@ impl<'a> Model<'a> {
     /// Identifies, parses and checks a model. Trailing bytes after the model are allowed (see
     /// [`Model::len`]); V5 is [`KmodelError::V5NotRunnable`].
     pub fn parse(bytes: &'a [u8]) -> Result<Model<'a>, KmodelError> {
+        Self::parse_with(bytes, |_, _| {})
+    }
+
+    /// Like [`Model::parse`], and calls `f` with each step once it is checked: one pass that
+    /// parses, checks and decodes.
+    pub fn parse_with(bytes: &'a [u8], mut f: impl FnMut(&Body<'a>, Step<'a>)) -> Result<Model<'a>, KmodelError> {
         match identify(bytes)? {
-            Version::V3 => v3::Model::parse(bytes).map(Model::V3),
-            Version::V4 => v4::Model::parse(bytes).map(Model::V4),
+            Version::V3 => v3::Model::parse_with(bytes, |b, l| f(b, Step::V3(l))).map(Model::V3),
+            Version::V4 => v4::Model::parse_with(bytes, |b, n| f(b, Step::V4(n))).map(Model::V4),
             Version::V5 => Err(KmodelError::V5NotRunnable),
         }
     }
@@ -168,7 +175,7 @@ impl<'a> Model<'a> {
     /// Number of layers or nodes.
     pub fn steps(&self) -> usize {
         match self {
-            Model::V3(m) => m.layers as usize,
+            Model::V3(m) => m.header.layers as usize,
             Model::V4(m) => m.nodes as usize,
         }
     }
@@ -192,32 +199,28 @@ impl<'a> Model<'a> {
     /// Number of outputs.
     pub fn outputs(&self) -> usize {
         match self {
-            Model::V3(m) => m.outputs as usize,
+            Model::V3(m) => m.header.outputs as usize,
             Model::V4(m) => m.outputs as usize,
         }
     }
 
-    /// Output `i`: pool, byte start, byte size, element type. V3 outputs are f32 unless the
-    /// layer that writes them last produces u8.
-    pub fn output(&self, i: usize) -> Option<(Pool, u32, u32, DataType)> {
+    /// Output `i`: pool, byte start, byte size, element type. A V3 output is f32 unless the
+    /// last of `steps` (the model's decoded steps) that writes its address produces u8, or its
+    /// size is not a whole number of floats.
+    pub fn output(&self, i: usize, steps: &[Step<'_>]) -> Option<(Pool, u32, u32, DataType)> {
         match self {
-            Model::V3(m) => {
-                if i >= m.outputs as usize {
-                    return None;
-                }
-                let (addr, size) = m.output_range(i as u32);
-                let mut dtype = DataType::F32;
-                let _ = m.for_each_layer(|_, _, _, l| {
-                    if let Some((o, t)) = v3_output_of(&l) {
-                        if o == addr {
-                            dtype = t;
-                        }
-                    }
+            Model::V3(_) => {
+                let (pool, start, size) = self.output_place(i)?;
+                let last = steps.iter().rev().find_map(|s| match s {
+                    Step::V3(l) => v3_output_of(l).filter(|&(o, _)| o == start),
+                    _ => None,
                 });
-                if size % 4 != 0 {
-                    dtype = DataType::U8;
-                }
-                Some((Pool::Main, addr, size, dtype))
+                let dtype = match last {
+                    _ if size % 4 != 0 => DataType::U8,
+                    Some((_, t)) => t,
+                    None => DataType::F32,
+                };
+                Some((pool, start, size, dtype))
             }
             Model::V4(m) => m.output_range(i as u32).map(|r| (r.pool, r.start, r.size, r.dtype)),
         }
@@ -226,11 +229,27 @@ impl<'a> Model<'a> {
     /// Output `i`'s place: pool, byte start, byte size (a table lookup, no decoding).
     pub fn output_place(&self, i: usize) -> Option<(Pool, u32, u32)> {
         match self {
-            Model::V3(m) => (i < m.outputs as usize).then(|| {
-                let (addr, size) = m.output_range(i as u32);
+            Model::V3(m) => (i < m.header.outputs as usize).then(|| {
+                let (addr, size) = m.header.output_range(i as u32);
                 (Pool::Main, addr, size)
             }),
             Model::V4(m) => m.output_range(i as u32).map(|r| (r.pool, r.start, r.size)),
+        }
+    }
+
+    /// Decodes every step of the parsed model, in order, and calls `f` with each.
+    pub fn for_each_step(&self, mut f: impl FnMut(&Body<'a>, Step<'a>)) -> Result<(), KmodelError> {
+        match self {
+            Model::V3(m) => m.header.bodies().try_for_each(|b| {
+                let b = b?;
+                f(&b, Step::V3(m.decode(&b)?));
+                Ok(())
+            }),
+            Model::V4(m) => m.bodies().try_for_each(|b| {
+                let b = b?;
+                f(&b, Step::V4(m.decode(&b)?));
+                Ok(())
+            }),
         }
     }
 
@@ -240,10 +259,7 @@ impl<'a> Model<'a> {
         if out.len() < n {
             return Err(KmodelError::BadCount { part: Part::LayerHeaders, count: n as u32 });
         }
-        match self {
-            Model::V3(m) => m.for_each_layer(|i, _, _, l| out[i as usize] = Step::V3(l)),
-            Model::V4(m) => m.for_each_node(|i, _, _, n| out[i as usize] = Step::V4(n)),
-        }
+        self.for_each_step(|b, s| out[b.index as usize] = s)
     }
 }
 
@@ -312,8 +328,14 @@ impl<'a, const N: usize> Plan<'a, N> {
         if let Some(m) = self.model {
             return Ok(m);
         }
-        let m = Model::parse(bytes)?;
-        m.decode_into(&mut self.steps)?;
+        let (steps, mut fits) = (&mut self.steps, true);
+        let m = Model::parse_with(bytes, |b, s| match steps.get_mut(b.index as usize) {
+            Some(slot) => *slot = s,
+            None => fits = false,
+        })?;
+        if !fits {
+            return Err(KmodelError::BadCount { part: Part::LayerHeaders, count: m.steps() as u32 });
+        }
         self.model = Some(m);
         Ok(m)
     }
@@ -342,7 +364,9 @@ pub fn output<'m>(m: &Model<'_>, main: &'m [u8], kpu: &'m [u8], i: usize) -> Res
     })
 }
 
-/// Runs a parsed model: stages the input, then every step in order.
+/// Runs a parsed model: stages the input, then every step in order. `steps` must be this
+/// model's own, from [`Model::decode_into`] (their ranges were checked against its memory
+/// sizes); [`Plan`] keeps the two together.
 pub fn run(m: &Model<'_>, steps: &[Step<'_>], mem: Memory<'_>, input: &[u8], opts: Options) -> Result<(), KmodelError> {
     let req = m.requirements();
     for (pool, need, got) in [
@@ -372,7 +396,7 @@ pub fn run(m: &Model<'_>, steps: &[Step<'_>], mem: Memory<'_>, input: &[u8], opt
                 Some(Step::V3(v3::Layer::FullyConnected { input: addr, .. })) => {
                     main[*addr as usize..*addr as usize + input.len()].copy_from_slice(input);
                 }
-                _ => return Err(KmodelError::FirstLayer { kind: v.layer_header(0).0 }),
+                _ => return Err(KmodelError::FirstLayer { kind: v.header.layer_header(0).0 }),
             }
             for s in steps {
                 match s {

@@ -5,8 +5,8 @@
 use super::DataType;
 use super::error::{KmodelError, Pool};
 use super::kpu::{self, ActivationRounding};
-use super::reader::{Reader, f32_at, u32_at};
-use super::v4::{Clamp, MemRange, Node, Padding, Shape, Window, numel};
+use super::reader::{f32_at, u32_at};
+use super::v4::{Clamp, MemRange, Node, Padding, Requant, Shape, Window, concat_parts, numel, slice_len};
 
 /// The three pools a node can touch.
 pub(crate) struct Mem<'x> {
@@ -61,16 +61,25 @@ impl Mem<'_> {
         let o = d.start as usize + di * e;
         self.buf_mut(d.pool)[o..o + e].copy_from_slice(&tmp[..e]);
     }
-    /// Copies `n` bytes from `s.start + so` to `d.start + dof`.
+    /// Copies `n` bytes from `s.start + so` to `d.start + dof`. The destination is the pool
+    /// `d` names (as in [`Mem::buf_mut`]); copying 0 bytes touches nothing (a 0-byte output range
+    /// may name the constants pool, with a start past the other pools).
     fn copy_bytes(&mut self, s: &MemRange, so: usize, d: &MemRange, dof: usize, n: usize) {
+        if n == 0 {
+            return;
+        }
         let (src, dst) = (s.start as usize + so, d.start as usize + dof);
         match (s.pool, d.pool) {
             (Pool::Main, Pool::Main) => self.main.copy_within(src..src + n, dst),
             (Pool::Kpu, Pool::Kpu) => self.kpu.copy_within(src..src + n, dst),
-            (Pool::Kpu, _) => self.main[dst..dst + n].copy_from_slice(&self.kpu[src..src + n]),
-            (Pool::Main, _) => self.kpu[dst..dst + n].copy_from_slice(&self.main[src..src + n]),
-            (_, Pool::Kpu) => self.kpu[dst..dst + n].copy_from_slice(&self.consts[src..src + n]),
-            _ => self.main[dst..dst + n].copy_from_slice(&self.consts[src..src + n]),
+            (from, Pool::Kpu) => {
+                let from = if from == Pool::Main { &*self.main } else { self.consts };
+                self.kpu[dst..dst + n].copy_from_slice(&from[src..src + n])
+            }
+            (from, _) => {
+                let from = if from == Pool::Kpu { &*self.kpu } else { self.consts };
+                self.main[dst..dst + n].copy_from_slice(&from[src..src + n])
+            }
         }
     }
 }
@@ -147,12 +156,26 @@ fn unary_f(op: u32, x: f32) -> f32 {
     }
 }
 
-/// Window tap range `[start, end)` along one axis (nncase's integer expressions, C division).
+/// One window axis at position `p` (an output position; an input position for
+/// conv2d_transpose) of an axis of size `n`: the origin `p · stride − pad` and the taps
+/// `[start, end)` that land inside `0..n` (nncase's integer expressions, C division). In i64:
+/// positions up to 2^24 times strides up to 4096 do not fit i32.
 #[inline]
-fn taps(origin: i32, n: i32, f: i32, d: i32) -> (i32, i32) {
+fn axis(p: usize, n: u32, stride: i32, pad: i32, f: i32, d: i32) -> (i64, i64, i64) {
+    let origin = p as i64 * stride as i64 - pad as i64;
+    let d = d as i64;
     let start = 0.max((-origin + d - 1) / d);
-    let end = f.min((n - origin + d - 1) / d);
-    (start, end)
+    let end = (f as i64).min((n as i64 - origin + d - 1) / d);
+    (origin, start, end)
+}
+
+/// The window's H and W axes at position (`y`, `x`) of an `h × w` plane (see [`axis`]).
+#[inline]
+fn window_at(win: &Window, y: usize, x: usize, h: u32, w: u32) -> [(i64, i64, i64); 2] {
+    [
+        axis(y, h, win.stride.0, win.pad_h.before, win.filter.0, win.dilation.0),
+        axis(x, w, win.stride.1, win.pad_w.before, win.filter.1, win.dilation.1),
+    ]
 }
 
 /// Runs one node. Ranges and counts were checked when the model was parsed.
@@ -200,25 +223,17 @@ pub(crate) fn run_node(
         Node::Concat { output, inner, outer, inputs, dims } => {
             let mut o = 0usize;
             for oc in 0..outer as usize {
-                for (ib, d) in inputs.chunks_exact(16).zip(dims.chunks_exact(4)) {
-                    let ir = range16(ib)?;
-                    let size = inner as usize * u32_at(d, 0) as usize;
+                for part in concat_parts(inputs, dims) {
+                    let (ir, dim) = part?;
+                    let size = inner as usize * dim as usize;
                     m.copy_bytes(&ir, oc * size, &output, o, size);
                     o += size;
                 }
             }
         }
         Node::Conv2d { input, output, in_shape, groups, out_channels, win, act, weights, bias } => {
-            conv2d_nchw(
-                m,
-                &in_shape,
-                groups,
-                out_channels,
-                &win,
-                |m, v, w_idx, idx| v + m.f(&input, idx) * f32_at(weights, 4 * w_idx),
-                |oc| f32_at(bias, 4 * oc),
-                |m, o, v| m.set_f(&output, o, act.apply(v)),
-            );
+            let layout = Layout::Nchw { groups };
+            Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias }.f32(m, act);
         }
         Node::QuantizedConv2d {
             input,
@@ -233,23 +248,9 @@ pub(crate) fn run_node(
             bias,
             weights,
         } => {
-            conv2d_nchw(
-                m,
-                &in_shape,
-                groups,
-                out_channels,
-                &win,
-                |m, v: i32, w_idx, idx| {
-                    let x = (m.u(&input, idx) as i32).wrapping_add(input_offset);
-                    let wv = (weights[w_idx] as i32).wrapping_add(filter_offset);
-                    v.wrapping_add(x.wrapping_mul(wv))
-                },
-                |oc| u32_at(bias, 4 * oc) as i32,
-                |m, o, v| {
-                    let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
-                    m.set_u(&output, o, r.clamp(0, 255) as u8);
-                },
-            );
+            let layout = Layout::Nchw { groups };
+            let conv = Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias };
+            conv.u8(m, input_offset, filter_offset, qo);
         }
         Node::Conv2dTranspose { input, output, in_shape, out_shape, groups, win, act, weights, bias: _ } => {
             // nn02's kernel computes `bias[…]` into a variable it never uses: no bias is added.
@@ -259,28 +260,26 @@ pub(crate) fn run_node(
             }
             let (g_ic, g_oc) = ((in_shape[1] / groups) as usize, (out_shape[1] / groups) as usize);
             let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
-            let (oh, ow) = (out_shape[2] as i32, out_shape[3] as i32);
+            let (oh, ow) = (out_shape[2], out_shape[3]);
             let mut in_idx = 0usize;
             for batch in 0..in_shape[0] as usize {
                 for g in 0..groups as usize {
                     for ic in 0..g_ic {
-                        for iy in 0..in_shape[2] as i32 {
-                            for ix in 0..in_shape[3] as i32 {
-                                let oy0 = iy * win.stride.0 - win.pad_h.before;
-                                let ox0 = ix * win.stride.1 - win.pad_w.before;
-                                let (ky0, ky1) = taps(oy0, oh, win.filter.0, win.dilation.0);
-                                let (kx0, kx1) = taps(ox0, ow, win.filter.1, win.dilation.1);
+                        for iy in 0..in_shape[2] as usize {
+                            for ix in 0..in_shape[3] as usize {
+                                let [(oy0, ky0, ky1), (ox0, kx0, kx1)] = window_at(&win, iy, ix, oh, ow);
                                 let in_v = m.f(&input, in_idx);
                                 in_idx += 1;
                                 for oc in 0..g_oc {
                                     let w_base = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
-                                    let out_c = (batch * out_shape[1] as usize + g * g_oc + oc) * (oh * ow) as usize;
+                                    let out_c =
+                                        (batch * out_shape[1] as usize + g * g_oc + oc) * oh as usize * ow as usize;
                                     for ky in ky0..ky1 {
                                         for kx in kx0..kx1 {
-                                            let oy = oy0 + win.dilation.0 * ky;
-                                            let ox = ox0 + win.dilation.1 * kx;
+                                            let oy = oy0 + win.dilation.0 as i64 * ky;
+                                            let ox = ox0 + win.dilation.1 as i64 * kx;
                                             let w = f32_at(weights, 4 * (w_base + ky as usize * fw + kx as usize));
-                                            let o = out_c + (oy * ow + ox) as usize;
+                                            let o = out_c + (oy * ow as i64 + ox) as usize;
                                             let v = m.f(&output, o) + in_v * w;
                                             m.set_f(&output, o, v);
                                         }
@@ -430,28 +429,14 @@ pub(crate) fn run_node(
             });
         }
         Node::StridedSlice { input, output, in_shape, begin, end, strides } => {
+            // Element k of axis d is begin + k · stride for k < slice_len (the parser checked the
+            // first and last inside the shape); computed in i64, never one stride past the end.
             let e = input.dtype.bytes();
-            let cond = |i: i32, stop: i32, s: i32| if s > 0 { i < stop } else { i > stop };
-            let mut o = 0usize;
-            let mut d0 = begin[0];
-            while cond(d0, end[0], strides[0]) {
-                let mut d1 = begin[1];
-                while cond(d1, end[1], strides[1]) {
-                    let mut d2 = begin[2];
-                    while cond(d2, end[2], strides[2]) {
-                        let mut d3 = begin[3];
-                        while cond(d3, end[3], strides[3]) {
-                            let src = off(&in_shape, [d0 as usize, d1 as usize, d2 as usize, d3 as usize]);
-                            m.copy_elem(&input, src, &output, o, e);
-                            o += 1;
-                            d3 += strides[3];
-                        }
-                        d2 += strides[2];
-                    }
-                    d1 += strides[1];
-                }
-                d0 += strides[0];
-            }
+            let len: Shape = core::array::from_fn(|d| slice_len(begin[d], end[d], strides[d]).unwrap_or(0) as u32);
+            each4(&len, |k| {
+                let i = core::array::from_fn(|d| (begin[d] as i64 + k[d] as i64 * strides[d] as i64) as usize);
+                m.copy_elem(&input, off(&in_shape, i), &output, off(&len, k), e);
+            });
         }
         Node::Unary { input, output, op } => {
             for i in 0..input.size as usize / 4 {
@@ -472,13 +457,8 @@ pub(crate) fn run_node(
             }
         }
         Node::CpuConv2d { input, output, in_shape, out_channels, depthwise, win, act, weights, bias } => {
-            cpu_conv(m, &input, &output, &in_shape, out_channels, depthwise, &win, |m, o, oc, taps| {
-                let mut v = f32_at(bias, 4 * oc);
-                for (ii, wi) in taps {
-                    v += m.f(&input, ii) * f32_at(weights, 4 * wi);
-                }
-                m.set_f(&output, o, act.apply(v));
-            });
+            let layout = Layout::Nhwc { depthwise };
+            Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias }.f32(m, act);
         }
         Node::CpuQuantizedConv2d {
             input,
@@ -493,17 +473,10 @@ pub(crate) fn run_node(
             weights,
             bias,
         } => {
-            cpu_conv(m, &input, &output, &in_shape, out_channels, depthwise, &win, |m, o, oc, taps| {
-                let mut v = u32_at(bias, 4 * oc) as i32;
-                for (ii, wi) in taps {
-                    // cpu_kernels.h subtracts the offsets (the neutral kernels add them).
-                    let x = (m.u(&input, ii) as i32).wrapping_sub(input_offset);
-                    let w = (weights[wi] as i32).wrapping_sub(filter_offset);
-                    v = v.wrapping_add(x.wrapping_mul(w));
-                }
-                let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
-                m.set_u(&output, o, r.clamp(0, 255) as u8);
-            });
+            let layout = Layout::Nhwc { depthwise };
+            let conv = Conv { layout, input, output, shape: in_shape, out_channels, win, weights, bias };
+            // cpu_kernels.h subtracts the offsets (the neutral kernels add them).
+            conv.u8(m, input_offset.wrapping_neg(), filter_offset.wrapping_neg(), qo);
         }
         Node::KpuUpload { input, output, in_shape } => {
             let n = numel(&in_shape) as usize;
@@ -544,22 +517,6 @@ pub(crate) fn run_node(
     Ok(())
 }
 
-fn range16(b: &[u8]) -> Result<MemRange, KmodelError> {
-    let mut r = Reader::new(b, 0, super::error::Part::Body);
-    let ty = r.u32()?;
-    let dt = r.u32()?;
-    Ok(MemRange {
-        pool: match ty {
-            0 => Pool::Constants,
-            1 => Pool::Main,
-            _ => Pool::Kpu,
-        },
-        dtype: if dt == 0 { DataType::F32 } else { DataType::U8 },
-        start: r.u32()?,
-        size: r.u32()?,
-    })
-}
-
 fn each4(s: &Shape, mut f: impl FnMut([usize; 4])) {
     for d0 in 0..s[0] as usize {
         for d1 in 0..s[1] as usize {
@@ -572,99 +529,154 @@ fn each4(s: &Shape, mut f: impl FnMut([usize; 4])) {
     }
 }
 
-/// NCHW grouped convolution shared by the float and quantized nodes: `acc(m, v, w_idx,
-/// in_idx)` folds one tap into the accumulator that `bias(oc)` starts, `store(m, out_idx, v)`
-/// writes the finished output element.
-#[allow(clippy::too_many_arguments)]
-fn conv2d_nchw<A: Copy>(
-    m: &mut Mem<'_>,
-    s: &Shape,
-    groups: u32,
+/// How a convolution lays out its input, output and weights.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// NCHW, grouped (the neutral kernels).
+    Nchw { groups: u32 },
+    /// NHWC, dense or depthwise (the CPU kernels).
+    Nhwc { depthwise: bool },
+}
+
+/// A convolution node: geometry, ranges and parameters.
+struct Conv<'a> {
+    layout: Layout,
+    input: MemRange,
+    output: MemRange,
+    shape: Shape,
     out_channels: u32,
-    win: &Window,
-    acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
-    bias: impl Fn(usize) -> A,
-    mut store: impl FnMut(&mut Mem<'_>, usize, A),
-) {
-    let (oh, ow) = win.out_hw(s[2], s[3]);
-    let (g_ic, g_oc) = ((s[1] / groups) as usize, (out_channels / groups) as usize);
-    let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
-    let (h, w) = (s[2] as i32, s[3] as i32);
-    let mut o = 0usize;
-    for batch in 0..s[0] as usize {
-        for g in 0..groups as usize {
-            for oc in 0..g_oc {
-                for oy in 0..oh.max(0) as i32 {
-                    for ox in 0..ow.max(0) as i32 {
-                        let y0 = oy * win.stride.0 - win.pad_h.before;
-                        let x0 = ox * win.stride.1 - win.pad_w.before;
-                        let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-                        let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
-                        let mut v = bias(g * g_oc + oc);
-                        for ic in 0..g_ic {
-                            let in_c = (batch * s[1] as usize + g * g_ic + ic) * (h * w) as usize;
-                            let w_ic = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
-                            for ky in ky0..ky1 {
-                                for kx in kx0..kx1 {
-                                    let iy = y0 + win.dilation.0 * ky;
-                                    let ix = x0 + win.dilation.1 * kx;
-                                    v = acc(m, v, w_ic + ky as usize * fw + kx as usize, in_c + (iy * w + ix) as usize);
+    win: Window,
+    weights: &'a [u8],
+    bias: &'a [u8],
+}
+
+impl Conv<'_> {
+    /// The f32 convolution, clamped by `act`.
+    fn f32(&self, m: &mut Mem<'_>, act: Clamp) {
+        let (input, output, weights, bias) = (self.input, self.output, self.weights, self.bias);
+        self.each(
+            m,
+            |m, v, w_idx, idx| v + m.f(&input, idx) * f32_at(weights, 4 * w_idx),
+            |oc| f32_at(bias, 4 * oc),
+            |m, o, v| m.set_f(&output, o, act.apply(v)),
+        );
+    }
+
+    /// The u8 convolution: offsets added to inputs and weights, i32 bias and accumulator, then
+    /// requantised by `qo`.
+    fn u8(&self, m: &mut Mem<'_>, input_offset: i32, filter_offset: i32, qo: Requant) {
+        let (input, output, weights, bias) = (self.input, self.output, self.weights, self.bias);
+        self.each(
+            m,
+            |m, v: i32, w_idx, idx| {
+                let x = (m.u(&input, idx) as i32).wrapping_add(input_offset);
+                let wv = (weights[w_idx] as i32).wrapping_add(filter_offset);
+                v.wrapping_add(x.wrapping_mul(wv))
+            },
+            |oc| u32_at(bias, 4 * oc) as i32,
+            |m, o, v| {
+                let r = mul_and_carry_shift(v, qo.mul, qo.shift).wrapping_add(qo.offset);
+                m.set_u(&output, o, r.clamp(0, 255) as u8);
+            },
+        );
+    }
+
+    /// Every output element in order: `acc(m, v, w_idx, in_idx)` folds one tap into the
+    /// accumulator that `bias(oc)` starts, `store(m, out_idx, v)` writes the result.
+    fn each<A: Copy>(
+        &self,
+        m: &mut Mem<'_>,
+        acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+        bias: impl Fn(usize) -> A,
+        store: impl FnMut(&mut Mem<'_>, usize, A),
+    ) {
+        match self.layout {
+            Layout::Nchw { groups } => self.nchw(groups, m, acc, bias, store),
+            Layout::Nhwc { depthwise } => self.nhwc(depthwise, m, acc, bias, store),
+        }
+    }
+
+    /// NCHW grouped convolution; per output element the taps by input channel, ky, kx.
+    fn nchw<A: Copy>(
+        &self,
+        groups: u32,
+        m: &mut Mem<'_>,
+        acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+        bias: impl Fn(usize) -> A,
+        mut store: impl FnMut(&mut Mem<'_>, usize, A),
+    ) {
+        let (s, win) = (&self.shape, &self.win);
+        let (oh, ow) = win.out_hw(s[2], s[3]);
+        let (g_ic, g_oc) = ((s[1] / groups) as usize, (self.out_channels / groups) as usize);
+        let (fh, fw) = (win.filter.0 as usize, win.filter.1 as usize);
+        let (h, w) = (s[2], s[3]);
+        let mut o = 0usize;
+        for batch in 0..s[0] as usize {
+            for g in 0..groups as usize {
+                for oc in 0..g_oc {
+                    for oy in 0..oh.max(0) as usize {
+                        for ox in 0..ow.max(0) as usize {
+                            let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
+                            let mut v = bias(g * g_oc + oc);
+                            for ic in 0..g_ic {
+                                let in_c = (batch * s[1] as usize + g * g_ic + ic) * h as usize * w as usize;
+                                let w_ic = ((g * g_oc + oc) * g_ic + ic) * fh * fw;
+                                for ky in ky0..ky1 {
+                                    for kx in kx0..kx1 {
+                                        let iy = y0 + win.dilation.0 as i64 * ky;
+                                        let ix = x0 + win.dilation.1 as i64 * kx;
+                                        let i = in_c + (iy * w as i64 + ix) as usize;
+                                        v = acc(m, v, w_ic + ky as usize * fw + kx as usize, i);
+                                    }
+                                }
+                            }
+                            store(m, o, v);
+                            o += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// NHWC convolution, dense or depthwise (output channel c reads input channel c); per
+    /// output element the taps by ky, kx, input channel.
+    fn nhwc<A: Copy>(
+        &self,
+        depthwise: bool,
+        m: &mut Mem<'_>,
+        acc: impl Fn(&Mem<'_>, A, usize, usize) -> A,
+        bias: impl Fn(usize) -> A,
+        mut store: impl FnMut(&mut Mem<'_>, usize, A),
+    ) {
+        let (s, win) = (&self.shape, &self.win);
+        let (oh, ow) = win.out_hw(s[1], s[2]);
+        let (h, w, c) = (s[1], s[2], s[3] as usize);
+        let (k2, fw) = (win.filter.0 as usize * win.filter.1 as usize, win.filter.1 as usize);
+        let (n_oc, n_ic) = if depthwise { (c, 1) } else { (self.out_channels as usize, c) };
+        let mut o = 0usize;
+        for batch in 0..s[0] as usize {
+            let in_b = batch * h as usize * w as usize * c;
+            for oy in 0..oh.max(0) as usize {
+                for ox in 0..ow.max(0) as usize {
+                    let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
+                    for oc in 0..n_oc {
+                        let first = if depthwise { oc } else { 0 };
+                        let mut v = bias(oc);
+                        for ky in ky0..ky1 {
+                            for kx in kx0..kx1 {
+                                let iy = y0 + win.dilation.0 as i64 * ky;
+                                let ix = x0 + win.dilation.1 as i64 * kx;
+                                let pix = in_b + (iy * w as i64 + ix) as usize * c + first;
+                                let w_k = (oc * k2 + ky as usize * fw + kx as usize) * n_ic;
+                                for ic in 0..n_ic {
+                                    v = acc(m, v, w_k + ic, pix + ic);
                                 }
                             }
                         }
                         store(m, o, v);
                         o += 1;
                     }
-                }
-            }
-        }
-    }
-}
-
-/// NHWC convolutions of the CPU target; `body(m, out_index, oc, taps)` gets the
-/// (input index, weight index) pairs of one output element in nncase's order.
-#[allow(clippy::too_many_arguments)]
-fn cpu_conv(
-    m: &mut Mem<'_>,
-    _input: &MemRange,
-    _output: &MemRange,
-    s: &Shape,
-    out_channels: u32,
-    depthwise: bool,
-    win: &Window,
-    mut body: impl FnMut(&mut Mem<'_>, usize, usize, &mut dyn Iterator<Item = (usize, usize)>),
-) {
-    let (oh, ow) = win.out_hw(s[1], s[2]);
-    let (h, w, c) = (s[1] as i32, s[2] as i32, s[3] as usize);
-    let fw = win.filter.1 as usize;
-    let mut o = 0usize;
-    for batch in 0..s[0] as usize {
-        let in_b = batch * (h * w) as usize * c;
-        for oy in 0..oh.max(0) as i32 {
-            for ox in 0..ow.max(0) as i32 {
-                let y0 = oy * win.stride.0 - win.pad_h.before;
-                let x0 = ox * win.stride.1 - win.pad_w.before;
-                let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-                let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
-                let n_oc = if depthwise { c } else { out_channels as usize };
-                for oc in 0..n_oc {
-                    let mut it =
-                        (ky0..ky1).flat_map(move |ky| (kx0..kx1).map(move |kx| (ky, kx))).flat_map(move |(ky, kx)| {
-                            let iy = y0 + win.dilation.0 * ky;
-                            let ix = x0 + win.dilation.1 * kx;
-                            let pix = in_b + (iy * w + ix) as usize * c;
-                            let kk = ky as usize * fw + kx as usize;
-                            let (n, first) = if depthwise { (1, oc) } else { (c, 0) };
-                            (0..n).map(move |ic| {
-                                if depthwise {
-                                    (pix + first, oc * (win.filter.0 as usize * fw) + kk)
-                                } else {
-                                    (pix + ic, oc * (win.filter.0 as usize * fw) * c + kk * c + ic)
-                                }
-                            })
-                        });
-                    body(m, o, oc, &mut it);
-                    o += 1;
                 }
             }
         }
@@ -685,19 +697,15 @@ fn reduce_window2d(
 ) {
     let (h, w, c) = if nhwc { (s[1], s[2], s[3]) } else { (s[2], s[3], s[1]) };
     let (oh, ow) = win.out_hw(h, w);
-    let (h, w) = (h as i32, w as i32);
     let (oh, ow) = (oh.max(0) as usize, ow.max(0) as usize);
     let window = |m: &Mem<'_>, batch: usize, ch: usize, oy: usize, ox: usize| -> f32 {
-        let y0 = oy as i32 * win.stride.0 - win.pad_h.before;
-        let x0 = ox as i32 * win.stride.1 - win.pad_w.before;
-        let (ky0, ky1) = taps(y0, h, win.filter.0, win.dilation.0);
-        let (kx0, kx1) = taps(x0, w, win.filter.1, win.dilation.1);
+        let [(y0, ky0, ky1), (x0, kx0, kx1)] = window_at(win, oy, ox, h, w);
         let mut v = init;
         let mut k = 0i32;
         for ky in ky0..ky1 {
             for kx in kx0..kx1 {
-                let iy = (y0 + win.dilation.0 * ky) as usize;
-                let ix = (x0 + win.dilation.1 * kx) as usize;
+                let iy = (y0 + win.dilation.0 as i64 * ky) as usize;
+                let ix = (x0 + win.dilation.1 as i64 * kx) as usize;
                 let idx = if nhwc {
                     ((batch * h as usize + iy) * w as usize + ix) * c as usize + ch
                 } else {
@@ -755,7 +763,7 @@ fn resize(
     let e = input.dtype.bytes();
     let mut o = 0usize;
     if !bilinear {
-        for c in 0..(s[0] * s[1]) as usize {
+        for c in 0..s[0] as usize * s[1] as usize {
             for oy in 0..out_h as usize {
                 let iy = (libm::floorf(oy as f32 * hs) as i32).min(h as i32 - 1) as usize;
                 for ox in 0..out_w as usize {
@@ -774,15 +782,17 @@ fn resize(
         ws = (s[3] as f32 - 1.0) / (out_w as f32 - 1.0);
     }
     let get = |m: &Mem<'_>, i: usize| if u8_data { m.u(input, i) as f32 } else { m.f(input, i) };
-    for c in 0..(s[0] * s[1]) as usize {
+    for c in 0..s[0] as usize * s[1] as usize {
         let base = c * h * w;
         for oy in 0..out_h as usize {
             let in_y = oy as f32 * hs;
-            let y0 = libm::floorf(in_y) as usize;
+            // In f32 the last row's position can round up to `h` (nncase then reads past the
+            // input): clamped, as the nearest-neighbour mode clamps.
+            let y0 = (libm::floorf(in_y) as usize).min(h - 1);
             let y1 = (y0 + 1).min(h - 1);
             for ox in 0..out_w as usize {
                 let in_x = ox as f32 * ws;
-                let x0 = libm::floorf(in_x) as usize;
+                let x0 = (libm::floorf(in_x) as usize).min(w - 1);
                 let x1 = (x0 + 1).min(w - 1);
                 let (v0, v1, v2, v3) = (
                     get(m, base + y0 * w + x0),

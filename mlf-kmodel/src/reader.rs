@@ -91,6 +91,76 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The end of a table of `count` items of `item` bytes at `from`, when it lies inside a file of
+/// `file` bytes.
+pub(crate) fn table_end(count: u32, item: usize, from: usize, file: usize) -> Option<usize> {
+    (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file)
+}
+
+/// One layer (V3) or node (V4) body.
+#[derive(Clone, Copy, Debug)]
+pub struct Body<'a> {
+    /// Layer or node index.
+    pub index: u32,
+    /// Layer type (V3) or opcode (V4), from its header.
+    pub kind: u32,
+    /// Body size, from its header.
+    pub size: u32,
+    /// Offset of the body in the model.
+    pub at: usize,
+    /// The body's bytes (the last body's may be short of `size` by its final padding).
+    pub bytes: &'a [u8],
+}
+
+/// The bodies of a layer or node table: `count` headers of (kind, size) at `headers`, and
+/// the bodies laid out one after the other from `start`. Each body must lie inside the file,
+/// except that the last may miss up to 7 bytes of final padding; the first that does not is a
+/// [`KmodelError::BodyOutOfBounds`], after which the iteration ends.
+#[derive(Clone, Debug)]
+pub struct Bodies<'a> {
+    file: &'a [u8],
+    headers: usize,
+    count: u32,
+    next: u32,
+    at: u64,
+}
+
+impl<'a> Bodies<'a> {
+    /// The bodies of `count` layers or nodes (see [`Bodies`]); the table of headers was
+    /// checked to lie inside `file`.
+    pub fn new(file: &'a [u8], headers: usize, count: u32, start: usize) -> Self {
+        Bodies { file, headers, count, next: 0, at: start as u64 }
+    }
+
+    /// Where the bodies read so far end (capped at the file's end).
+    pub fn end(&self) -> usize {
+        (self.at as usize).min(self.file.len())
+    }
+}
+
+impl<'a> Iterator for Bodies<'a> {
+    type Item = Result<Body<'a>, KmodelError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let index = self.next;
+        if index >= self.count {
+            return None;
+        }
+        let o = self.headers + index as usize * 8;
+        let (kind, size) = (u32_at(self.file, o), u32_at(self.file, o + 4));
+        let (end, file_len) = (self.at + size as u64, self.file.len() as u64);
+        if end > file_len + 7 || (end > file_len && index + 1 != self.count) {
+            self.next = self.count;
+            return Some(Err(KmodelError::BodyOutOfBounds { index, end, file_len }));
+        }
+        let at = self.at as usize;
+        let body = Body { index, kind, size, at, bytes: &self.file[at..end.min(file_len) as usize] };
+        self.at = end;
+        self.next += 1;
+        Some(Ok(body))
+    }
+}
+
 /// `u32` at `off` of a slice whose bounds were already checked by a parser; 0 when out of range
 /// (never happens for validated data).
 pub(crate) fn u32_at(data: &[u8], off: usize) -> u32 {

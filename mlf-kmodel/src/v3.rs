@@ -3,7 +3,7 @@
 
 use super::error::{Block, KmodelError, Part, Pool};
 use super::kpu::{self, KPU_RAM_BYTES, KpuConv, KpuLayer};
-use super::reader::{Reader, u32_at};
+use super::reader::{Bodies, Body, Reader, table_end, u32_at};
 use super::{DataType, IoInfo, Requirements};
 
 /// Layer type numbers (`kpu_model_layer_type_t`).
@@ -184,10 +184,11 @@ pub enum Layer<'a> {
     K210Upload { input: u32, kpu_row: u32, shape: Shape },
 }
 
-/// A validated V3 model.
+/// The V3 header, with the output and layer tables checked to lie inside the file (no body
+/// read): all a description of a model that cannot run needs.
 #[derive(Clone, Copy, Debug)]
-pub struct Model<'a> {
-    /// The bytes the model was parsed from (may continue past the model).
+pub struct Header<'a> {
+    /// The bytes the header was read from (may continue past the model).
     pub bytes: &'a [u8],
     /// `flags` (bit 0: 8-bit weights).
     pub flags: u32,
@@ -201,6 +202,13 @@ pub struct Model<'a> {
     pub outputs: u32,
     /// Offset of the first body.
     pub body_start: usize,
+}
+
+/// A validated V3 model.
+#[derive(Clone, Copy, Debug)]
+pub struct Model<'a> {
+    /// Header and tables.
+    pub header: Header<'a>,
     /// Where the model ends (the end of the last body, capped at the file length).
     pub end: usize,
     /// Memory the interpreter needs.
@@ -211,9 +219,10 @@ pub struct Model<'a> {
 
 const HEADER: usize = 28;
 
-impl<'a> Model<'a> {
-    /// Parses and checks a V3 model: header, tables, every body, every address.
-    pub fn parse(bytes: &'a [u8]) -> Result<Model<'a>, KmodelError> {
+impl<'a> Header<'a> {
+    /// Reads the header and checks the architecture, the table sizes and that there is at least
+    /// one layer and one output.
+    pub fn read(bytes: &'a [u8]) -> Result<Header<'a>, KmodelError> {
         let mut r = Reader::new(bytes, 0, Part::Header);
         let version = r.u32()?;
         debug_assert_eq!(version, 3);
@@ -226,14 +235,10 @@ impl<'a> Model<'a> {
         if arch != 0 {
             return Err(KmodelError::BadArch { arch });
         }
-        let file = bytes.len();
-        let fits = |count: u32, item: usize, from: usize| {
-            (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file)
-        };
-        let Some(headers_at) = fits(outputs, 8, HEADER) else {
+        let Some(headers_at) = table_end(outputs, 8, HEADER, bytes.len()) else {
             return Err(KmodelError::BadCount { part: Part::Outputs, count: outputs });
         };
-        let Some(body_start) = fits(layers, 8, headers_at) else {
+        let Some(body_start) = table_end(layers, 8, headers_at, bytes.len()) else {
             return Err(KmodelError::BadCount { part: Part::LayerHeaders, count: layers });
         };
         if layers == 0 {
@@ -242,56 +247,13 @@ impl<'a> Model<'a> {
         if outputs == 0 {
             return Err(KmodelError::Empty { part: Part::Outputs });
         }
-        if flags & 1 == 0 {
-            return Err(KmodelError::SixteenBitWeights);
-        }
-        let main_limit = (main_mem_usage as u64).div_ceil(8) * 8 + 8;
-        let mut m = Model {
-            bytes,
-            flags,
-            layers,
-            max_start_address,
-            main_mem_usage,
-            outputs,
-            body_start,
-            end: body_start,
-            req: Requirements { main: main_limit, kpu: 0, scratch: 0, macs: 0 },
-            input: IoInfo { dtype: DataType::U8, shape: [0; 4], bytes: 0 },
-        };
-        for i in 0..outputs {
-            let (addr, size) = m.output_range(i);
-            check_main(u32::MAX, addr, size as u64, main_limit)?;
-        }
-        // Bodies: contiguous; the last may miss up to 7 bytes of padding.
-        let mut at = body_start as u64;
-        for i in 0..layers {
-            let (ty, size) = m.layer_header(i);
-            let end = at + size as u64;
-            if end > file as u64 + 7 || (end > file as u64 && i + 1 != layers) {
-                return Err(KmodelError::BodyOutOfBounds { index: i, end, file_len: file as u64 });
-            }
-            if i == 0 && ty != kind::K210_CONV && ty != kind::FULLY_CONNECTED {
-                return Err(KmodelError::FirstLayer { kind: ty });
-            }
-            let body = &bytes[at as usize..(end as usize).min(file)];
-            let layer = decode(ty, body, at as usize, bytes, i)?;
-            check_layer(&layer, i, main_limit, &mut m.req)?;
-            if i == 0 {
-                m.input = match layer {
-                    Layer::K210Conv { conv, .. } => {
-                        let l = conv.layer;
-                        IoInfo { dtype: DataType::U8, shape: [1, l.in_c, l.in_h, l.in_w], bytes: l.in_compact_bytes() }
-                    }
-                    Layer::FullyConnected { in_channels, .. } => {
-                        IoInfo { dtype: DataType::F32, shape: [1, in_channels, 1, 1], bytes: in_channels as u64 * 4 }
-                    }
-                    _ => return Err(KmodelError::FirstLayer { kind: ty }),
-                };
-            }
-            at = end;
-        }
-        m.end = (at as usize).min(file);
-        Ok(m)
+        Ok(Header { bytes, flags, layers, max_start_address, main_mem_usage, outputs, body_start })
+    }
+
+    /// Main memory the interpreter gives the model: `main_mem_usage` rounded up to 8, plus 8
+    /// bytes of DMA slack.
+    pub fn main_bytes(&self) -> u64 {
+        (self.main_mem_usage as u64).div_ceil(8) * 8 + 8
     }
 
     /// Output `i`: (main-memory address, size in bytes).
@@ -306,17 +268,64 @@ impl<'a> Model<'a> {
         (u32_at(self.bytes, o), u32_at(self.bytes, o + 4))
     }
 
-    /// Decodes every layer, in order, into `out` (which must hold [`Model::layers`] items).
-    pub fn for_each_layer(&self, mut f: impl FnMut(u32, u32, usize, Layer<'a>)) -> Result<(), KmodelError> {
-        let mut at = self.body_start;
-        for i in 0..self.layers {
-            let (ty, size) = self.layer_header(i);
-            let end = (at + size as usize).min(self.bytes.len());
-            let layer = decode(ty, &self.bytes[at..end], at, self.bytes, i)?;
-            f(i, ty, at, layer);
-            at += size as usize;
+    /// The layer bodies, in order.
+    pub fn bodies(&self) -> Bodies<'a> {
+        Bodies::new(self.bytes, HEADER + self.outputs as usize * 8, self.layers, self.body_start)
+    }
+}
+
+impl<'a> Model<'a> {
+    /// Parses and checks a V3 model: header, tables, every body, every address.
+    pub fn parse(bytes: &'a [u8]) -> Result<Model<'a>, KmodelError> {
+        Self::parse_with(bytes, |_, _| {})
+    }
+
+    /// Like [`Model::parse`], and calls `f` with each layer once it is checked.
+    pub fn parse_with(bytes: &'a [u8], mut f: impl FnMut(&Body<'a>, Layer<'a>)) -> Result<Model<'a>, KmodelError> {
+        let header = Header::read(bytes)?;
+        if header.flags & 1 == 0 {
+            return Err(KmodelError::SixteenBitWeights);
         }
-        Ok(())
+        let main_limit = header.main_bytes();
+        let mut m = Model {
+            header,
+            end: header.body_start,
+            req: Requirements { main: main_limit, kpu: 0, scratch: 0, macs: 0 },
+            input: IoInfo { dtype: DataType::U8, shape: [0; 4], bytes: 0 },
+        };
+        for i in 0..header.outputs {
+            let (addr, size) = header.output_range(i);
+            check_main(u32::MAX, addr, size as u64, main_limit)?;
+        }
+        let mut bodies = header.bodies();
+        for b in bodies.by_ref() {
+            let b = b?;
+            if b.index == 0 && b.kind != kind::K210_CONV && b.kind != kind::FULLY_CONNECTED {
+                return Err(KmodelError::FirstLayer { kind: b.kind });
+            }
+            let layer = decode(b.kind, b.bytes, b.at, bytes, b.index)?;
+            check_layer(&layer, b.index, main_limit, &mut m.req)?;
+            if b.index == 0 {
+                m.input = match layer {
+                    Layer::K210Conv { conv, .. } => {
+                        let l = conv.layer;
+                        IoInfo { dtype: DataType::U8, shape: [1, l.in_c, l.in_h, l.in_w], bytes: l.in_compact_bytes() }
+                    }
+                    Layer::FullyConnected { in_channels, .. } => {
+                        IoInfo { dtype: DataType::F32, shape: [1, in_channels, 1, 1], bytes: in_channels as u64 * 4 }
+                    }
+                    _ => return Err(KmodelError::FirstLayer { kind: b.kind }),
+                };
+            }
+            f(&b, layer);
+        }
+        m.end = bodies.end();
+        Ok(m)
+    }
+
+    /// Decodes the layer of `body` (one of [`Header::bodies`]).
+    pub fn decode(&self, body: &Body<'a>) -> Result<Layer<'a>, KmodelError> {
+        decode(body.kind, body.bytes, body.at, self.header.bytes, body.index)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::error::{Block, KmodelError, Part, Pool};
 use super::kpu::{self, KPU_RAM_BYTES, KpuConv, KpuLayer};
-use super::reader::{Reader, u32_at};
+use super::reader::{Bodies, Body, Reader, table_end, u32_at};
 use super::{DataType, IoInfo, Requirements};
 
 /// Opcodes (`runtime_op.def`).
@@ -423,6 +423,11 @@ const HEADER: usize = 40;
 impl<'a> Model<'a> {
     /// Parses and checks a V4 model.
     pub fn parse(bytes: &'a [u8]) -> Result<Model<'a>, KmodelError> {
+        Self::parse_with(bytes, |_, _| {})
+    }
+
+    /// Like [`Model::parse`], and calls `f` with each node once it is checked.
+    pub fn parse_with(bytes: &'a [u8], mut f: impl FnMut(&Body<'a>, Node<'a>)) -> Result<Model<'a>, KmodelError> {
         let mut r = Reader::new(bytes, 0, Part::Header);
         let _ident = r.u32()?;
         let _version = r.u32()?;
@@ -438,9 +443,7 @@ impl<'a> Model<'a> {
             return Err(KmodelError::BadTarget { target });
         }
         let file = bytes.len();
-        let fits = |count: u32, item: usize, from: usize| {
-            (count as usize).checked_mul(item).and_then(|n| n.checked_add(from)).filter(|&e| e <= file)
-        };
+        let fits = |count: u32, item: usize, from: usize| table_end(count, item, from, file);
         let in_at = HEADER;
         let shapes_at = fits(inputs, 16, in_at).ok_or(KmodelError::BadCount { part: Part::Inputs, count: inputs })?;
         let out_at = fits(inputs, 16, shapes_at).ok_or(KmodelError::BadCount { part: Part::Inputs, count: inputs })?;
@@ -512,22 +515,27 @@ impl<'a> Model<'a> {
             let r = range(&mut Reader::new(&bytes[o..o + 16], o, Part::Outputs))?;
             ck.read(&r)?;
         }
-        let mut at = body_start as u64;
-        for i in 0..nodes {
-            let (opcode, size) = m.node_header(i);
-            let end = at + size as u64;
-            if end > file as u64 + 7 || (end > file as u64 && i + 1 != nodes) {
-                return Err(KmodelError::BodyOutOfBounds { index: i, end, file_len: file as u64 });
-            }
-            let body = &bytes[at as usize..(end as usize).min(file)];
-            let node = decode(opcode, body, at as usize, i)?;
-            ck.index = i;
+        let mut bodies = m.bodies();
+        for b in bodies.by_ref() {
+            let b = b?;
+            let node = m.decode(&b)?;
+            ck.index = b.index;
             ck.node(&node)?;
-            at = end;
+            f(&b, node);
         }
         m.req = ck.req;
-        m.end = (at as usize).min(file);
+        m.end = bodies.end();
         Ok(m)
+    }
+
+    /// The node bodies, in order.
+    pub fn bodies(&self) -> Bodies<'a> {
+        Bodies::new(self.bytes, self.node_headers, self.nodes, self.body_start)
+    }
+
+    /// Decodes the node of `body` (one of [`Model::bodies`]).
+    pub fn decode(&self, body: &Body<'a>) -> Result<Node<'a>, KmodelError> {
+        decode(body.kind, body.bytes, body.at, body.index)
     }
 
     /// Node `i`'s header: (opcode, body size).
@@ -556,19 +564,15 @@ impl<'a> Model<'a> {
         let o = HEADER + self.inputs as usize * 32 + i as usize * 16;
         range(&mut Reader::new(&self.bytes[o..o + 16], o, Part::Outputs)).ok()
     }
+}
 
-    /// Calls `f(index, opcode, body offset, node)` for every node in order.
-    pub fn for_each_node(&self, mut f: impl FnMut(u32, u32, usize, Node<'a>)) -> Result<(), KmodelError> {
-        let mut at = self.body_start;
-        for i in 0..self.nodes {
-            let (opcode, size) = self.node_header(i);
-            let end = (at + size as usize).min(self.bytes.len());
-            let node = decode(opcode, &self.bytes[at..end], at, i)?;
-            f(i, opcode, at, node);
-            at += size as usize;
-        }
-        Ok(())
-    }
+/// The (memory range, dimension) of each input of a `concat` node, from its two tables.
+pub(crate) fn concat_parts<'a>(
+    inputs: &'a [u8],
+    dims: &'a [u8],
+) -> impl Iterator<Item = Result<(MemRange, u32), KmodelError>> + 'a {
+    let part = |(i, d): (&[u8], &[u8])| Ok((range(&mut Reader::new(i, 0, Part::Body))?, u32_at(d, 0)));
+    inputs.chunks_exact(16).zip(dims.chunks_exact(4)).map(part)
 }
 
 fn range(r: &mut Reader<'_>) -> Result<MemRange, KmodelError> {
@@ -605,7 +609,8 @@ fn shape(r: &mut Reader<'_>, index: u32) -> Result<Shape, KmodelError> {
         if v < 0 {
             return Err(KmodelError::Invalid { index, what: "negative dimension" });
         }
-        // Far above any K210 tensor (8 MiB of RAM); keeps window arithmetic inside i32.
+        // Far above any K210 tensor (8 MiB of RAM). The kernels index in i64/usize: positions
+        // up to 2^24 times strides up to 4096 stay far inside it.
         if v > MAX_DIM {
             return Err(KmodelError::Invalid { index, what: "dimension above 2^24" });
         }
@@ -1107,10 +1112,10 @@ impl Checker {
             Node::Concat { output, inner, outer, inputs, dims } => {
                 self.write(&output)?;
                 let mut total = 0u64;
-                for (i, d) in inputs.chunks_exact(16).zip(dims.chunks_exact(4)) {
-                    let ir = range(&mut Reader::new(i, 0, Part::Body))?;
+                for part in concat_parts(inputs, dims) {
+                    let (ir, dim) = part?;
                     self.read(&ir)?;
-                    let dim = u32_at(d, 0) as i32;
+                    let dim = dim as i32;
                     if dim < 0 {
                         return Err(self.inv("negative concat dimension"));
                     }

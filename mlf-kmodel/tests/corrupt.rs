@@ -1,10 +1,11 @@
 //! The runtime parser on synthetic kmodels (no ../shared needed): the good ones run and give
 //! the values worked out by hand; every damaged one is refused with the specific error.
 
-use mlf_fixtures::kmodel_synth::{corrupt_cases, qconv_params, v3_conv, v3_fc, v4_conv, v4_qconv};
+use mlf_fixtures::kmodel_synth::{corrupt_cases, qconv_params, v3_conv, v3_fc, v4_conv, v4_cpu, v4_qconv, words};
 use mlf_kmodel::{self as kmodel, ActivationRounding, Memory, Model, Options, Plan};
 
-fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
+/// Parses and runs a model with the memories it asks for; returns output 0's bytes.
+fn run(bytes: &[u8], input: &[u8]) -> Vec<u8> {
     let m = Model::parse(bytes).unwrap();
     let req = m.requirements();
     let mut main = vec![0u64; (req.main as usize).div_ceil(8)];
@@ -19,14 +20,12 @@ fn run(bytes: &[u8], input: &[u8]) -> Vec<f32> {
         Options { rounding: ActivationRounding::NncaseV02 },
     )
     .unwrap();
-    let main_b: &[u8] = bytemuck::cast_slice(&main);
-    kmodel::as_f32_array::<32>(plan.output(main_b, &kpu, 0).unwrap()).map(|a| a.to_vec()).unwrap_or_else(|_| {
-        plan.output(main_b, &kpu, 0)
-            .unwrap()
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
-    })
+    plan.output(bytemuck::cast_slice(&main), &kpu, 0).unwrap().to_vec()
+}
+
+/// [`run`] for a model with an f32 output.
+fn run_f32(bytes: &[u8], input: &[u8]) -> Vec<f32> {
+    mlf_fixtures::from_le(&run(bytes, input))
 }
 
 #[test]
@@ -35,8 +34,8 @@ fn synthetic_conv_models_compute_the_expected_values() {
     // channel c (weight c + 1): 0.5 · clamp(x · (c + 1), 0, 255)
     let want: Vec<f32> =
         (0..2).flat_map(|c| input.iter().map(move |&x| 0.5 * ((x as u32 * (c + 1)).min(255) as f32))).collect();
-    assert_eq!(run(&v3_conv(), &input), want, "V3");
-    assert_eq!(run(&v4_conv().0, &input), want, "V4");
+    assert_eq!(run_f32(&v3_conv(), &input), want, "V3");
+    assert_eq!(run_f32(&v4_conv().0, &input), want, "V4");
 }
 
 #[test]
@@ -48,7 +47,7 @@ fn synthetic_fc_model_computes_the_expected_values() {
         .collect();
     let y: Vec<f32> = (0..2).map(|o| (0..3).fold(0f32, |s, i| s + h[i] * (o as f32 - i as f32)) + 0.5).collect();
     let input: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
-    assert_eq!(run(&v3_fc(), &input), y);
+    assert_eq!(run_f32(&v3_fc(), &input), y);
 }
 
 #[test]
@@ -78,13 +77,7 @@ fn synthetic_quantized_conv_matches_a_direct_reference() {
     }
     assert!(want.contains(&0) && want.contains(&255), "the case exercises both clamps");
     assert!(want.iter().any(|&v| v != 0 && v != 255));
-    let bytes = v4_qconv();
-    let m = Model::parse(&bytes).unwrap();
-    let mut main = vec![0u8; m.requirements().main as usize];
-    let mut plan: Plan<'_, 1> = Plan::new();
-    let mem = Memory { main: &mut main, kpu: &mut [], scratch: &mut [] };
-    plan.run(&bytes, mem, &input, Options { rounding: ActivationRounding::NncaseV02 }).unwrap();
-    assert_eq!(plan.output(&main, &[], 0).unwrap(), &want[..]);
+    assert_eq!(run(&v4_qconv(), &input), want);
 }
 
 #[test]
@@ -160,5 +153,160 @@ fn single_byte_damage_never_panics() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn strided_slice_with_a_huge_stride_reads_one_element() {
+    // u8 1×1×1×4 → the element at 2 (begin 2, end 3, stride i32::MAX): the next index,
+    // 2 + i32::MAX, is past the end and must not be computed in i32.
+    let slice = words(&[1, 1, 0, 4, 1, 1, 4, 1, 1, 1, 1, 4, 0, 0, 0, 2, 1, 1, 1, 3, 1, 1, 1, i32::MAX]);
+    let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 1], &[(0x0D, slice)]);
+    assert_eq!(run(&bytes, &[10, 11, 12, 13]), [12]);
+    // Backwards: begin 3, end -1, stride -2 reads 3 and 1.
+    let slice = words(&[1, 1, 0, 4, 1, 1, 4, 2, 1, 1, 1, 4, 0, 0, 0, 3, 1, 1, 1, -1, 1, 1, 1, -2]);
+    let bytes = v4_cpu(8, &[], [1, 1, 0, 4], [1, 1, 1, 4], [1, 1, 4, 2], &[(0x0D, slice)]);
+    assert_eq!(run(&bytes, &[10, 11, 12, 13]), [13, 11]);
+}
+
+#[test]
+fn zero_byte_copies_to_the_constants_pool_write_nothing() {
+    // Output ranges of size 0 may name the constants pool; a copy of 0 bytes to const 8 must
+    // not index main memory or KPU RAM (4 and 0 bytes here) at 8.
+    let input = [1, 1, 0, 4];
+    let copy = words(&[1, 1, 0, 2, 0, 1, 8, 0]); // memory_copy: 2 bytes → 0 whole floats
+    let concat = words(&[0, 1, 8, 0, 1, 1, 1, 1, 1, 0, 0, 0]); // concat of one empty input
+    for (op, body) in [(0x01, concat), (0x09, copy)] {
+        let bytes = v4_cpu(4, &[0; 16], input, [1, 1, 1, 4], input, &[(op, body)]);
+        assert_eq!(run(&bytes, &[1, 2, 3, 4]), [1, 2, 3, 4], "opcode {op:#x}");
+    }
+}
+
+#[test]
+fn conv2d_transpose_with_a_tall_input_and_a_large_stride_runs() {
+    // f32 1×1×2^20×1 → 1×1×1×1, 1×1 filter of 1.0, stride (4096, 1): only row 0 lands in the
+    // output; row · stride reaches 2^32 and must not be computed in i32.
+    let h = 1 << 20;
+    let bits = |v: f32| v.to_bits() as i32;
+    let mut body = vec![1, 0, 0, 4 * h, 1, 0, 4 * h, 4, 1, 1, h, 1, 1, 1, 1, 1, 1];
+    body.extend([0, 0, 0, 0, 1, 1, 4096, 1, 1, 1, bits(-1e30), bits(1e30), bits(1.0), 0]); // window, clamp, weight, bias
+    let bytes = v4_cpu(
+        4 * h as u32 + 4,
+        &[],
+        [1, 0, 0, 4 * h as u32],
+        [1, 1, h as u32, 1],
+        [1, 0, 4 * h as u32, 4],
+        &[(0x13, words(&body))],
+    );
+    let mut input = vec![1f32; h as usize];
+    input[0] = 3.5;
+    assert_eq!(run(&bytes, kmodel::f32_bytes(&input)), 3.5f32.to_le_bytes());
+}
+
+#[test]
+fn bilinear_resize_to_a_very_tall_output_stays_inside_its_input() {
+    // u8 1×1×1×1 at the end of main memory → 1×1×(2^24 − 1)×1: in f32, (out_h − 1) · (1 / out_h)
+    // rounds to 1.0, one row past the input.
+    let n = (1 << 24) - 1;
+    let mut body = words(&[1, 1, n, 1, 1, 1, 0, n, 1, 1, 1, 1, n, 1, 0]);
+    body.push(0); // align_corners
+    let bytes = v4_cpu(n as u32 + 1, &[], [1, 1, n as u32, 1], [1, 1, 1, 1], [1, 1, 0, n as u32], &[(0x0A, body)]);
+    assert!(run(&bytes, &[9]).iter().all(|&v| v == 9));
+}
+
+/// NHWC input 1×5×4×3, 3×2 window, stride (2, 1), dilation (1, 2), padding h (1, 1), w (1, 0):
+/// a 1×3×3×oc output. Words of the window part of a CPU convolution body.
+const CPU_WIN: [i32; 10] = [1, 1, 1, 0, 3, 2, 2, 1, 1, 2];
+const CPU_SHAPE: [u32; 4] = [1, 5, 4, 3];
+
+/// nncase's CPU convolution order: for each output pixel and channel, bias, then the taps by
+/// ky, kx and input channel; `acc(v, input index, weight index)` folds one tap.
+fn cpu_conv_ref<V: Copy>(
+    depthwise: bool,
+    oc: usize,
+    bias: impl Fn(usize) -> V,
+    acc: impl Fn(V, usize, usize) -> V,
+) -> Vec<V> {
+    let (h, w, c) = (5i64, 4i64, 3usize);
+    let mut out = Vec::new();
+    for oy in 0..3i64 {
+        for ox in 0..3i64 {
+            for o in 0..oc {
+                let mut v = bias(o);
+                for ky in 0..3i64 {
+                    for kx in 0..2i64 {
+                        let (iy, ix) = (oy * 2 - 1 + ky, ox - 1 + 2 * kx);
+                        if !(0..h).contains(&iy) || !(0..w).contains(&ix) {
+                            continue;
+                        }
+                        let pix = (iy * w + ix) as usize * c;
+                        let k = (ky * 2 + kx) as usize;
+                        if depthwise {
+                            v = acc(v, pix + o, o * 6 + k);
+                        } else {
+                            for ic in 0..c {
+                                v = acc(v, pix + ic, (o * 6 + k) * c + ic);
+                            }
+                        }
+                    }
+                }
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cpu_convolutions_follow_nncase_tap_order() {
+    let x: Vec<f32> = (0..60).map(|i| (i as f32 * 0.37).sin() * 3.1).collect();
+    let bits = |v: f32| v.to_bits() as i32;
+    for depthwise in [false, true] {
+        let oc = if depthwise { 3 } else { 2 };
+        let wn = if depthwise { oc * 6 } else { oc * 6 * 3 };
+        let w: Vec<f32> = (0..wn).map(|i| (i as f32 * 0.71).cos() / 3.0).collect();
+        let b: Vec<f32> = (0..oc).map(|i| i as f32 * 0.25 - 0.1).collect();
+        let mut body = vec![1, 0, 0, 240, 1, 0, 240, 36 * oc as i32, 1, 5, 4, 3];
+        if !depthwise {
+            body.push(oc as i32);
+        }
+        body.extend(CPU_WIN);
+        body.extend([bits(-2.0), bits(2.5)]);
+        body.extend(w.iter().chain(&b).map(|&v| bits(v)));
+        let op = if depthwise { 0x1002 } else { 0x1001 };
+        let out = [1, 0, 240, 36 * oc as u32];
+        let bytes = v4_cpu(240 + 36 * oc as u32, &[], [1, 0, 0, 240], CPU_SHAPE, out, &[(op, words(&body))]);
+        let want = cpu_conv_ref(depthwise, oc, |o| b[o], |v, i, k| v + x[i] * w[k]);
+        let want: Vec<u8> = want.iter().flat_map(|v| v.clamp(-2.0, 2.5).to_le_bytes()).collect();
+        assert_eq!(run(&bytes, kmodel::f32_bytes(&x)), want, "depthwise {depthwise}");
+    }
+    // Quantized: offsets are subtracted; requantisation rounds half up.
+    let x: Vec<u8> = (0..60).map(|i| (i * 53 % 256) as u8).collect();
+    let (in_off, f_off, mul, shift, offset) = (120, 7, 3, 6, 100);
+    for depthwise in [false, true] {
+        let oc = if depthwise { 3 } else { 2 };
+        let wn = if depthwise { oc * 6 } else { oc * 6 * 3 };
+        let w: Vec<u8> = (0..wn).map(|i| (i * 29 % 17) as u8).collect();
+        let b: Vec<i32> = (0..oc as i32).map(|i| 300 * i - 200).collect();
+        let mut body = vec![1, 1, 0, 60, 1, 1, 60, 9 * oc as i32, 1, 5, 4, 3];
+        if !depthwise {
+            body.push(oc as i32);
+        }
+        body.extend(CPU_WIN);
+        body.extend([in_off, f_off, mul, shift, offset]);
+        let mut body = words(&body);
+        body.extend(&w);
+        body.extend(words(&b));
+        let op = if depthwise { 0x1005 } else { 0x1004 };
+        let out = [1, 1, 60, 9 * oc as u32];
+        let bytes = v4_cpu(60 + 9 * oc as u32, &[], [1, 1, 0, 60], CPU_SHAPE, out, &[(op, body)]);
+        let acc = |v: i64, i: usize, k: usize| v + (x[i] as i64 - in_off as i64) * (w[k] as i64 - f_off as i64);
+        let want = cpu_conv_ref(depthwise, oc, |o| b[o] as i64, acc);
+        let want: Vec<u8> = want
+            .iter()
+            .map(|&v| (((v * mul as i64 + (1 << (shift - 1))) >> shift) + offset as i64).clamp(0, 255) as u8)
+            .collect();
+        assert!(want.iter().any(|&v| v != 0 && v != 255), "depthwise {depthwise}: {want:?}");
+        assert_eq!(run(&bytes, &x), want, "quantized, depthwise {depthwise}");
     }
 }

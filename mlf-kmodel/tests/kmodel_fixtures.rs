@@ -36,7 +36,7 @@ fn bytemuck_bytes(v: &mut [u64]) -> &mut [u8] {
 }
 
 fn f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    mlf_fixtures::from_le(b)
 }
 
 fn read(p: &Path) -> Vec<u8> {
@@ -101,6 +101,7 @@ fn iris_v3_and_v4_reproduce_the_expected_output() {
         let got = f32s(&out[0]);
         let want = f32s(&read(&d.join("expected_output_f32le.bin")));
         eprintln!("{v}: got {got:?} want {want:?}");
+        assert_eq!(got.len(), want.len(), "{v}");
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() <= 1e-6 * w.abs(), "{v}: {got:?} vs {want:?}");
         }
@@ -156,12 +157,13 @@ fn yolo_models_agree_with_the_emulated_kpu_outputs() {
         let (same, max) = agreement(&main[..8750], &want);
         let want_f = f32s(&read(&dd.join("emulated_output_f32_dog.bin")));
         let got_f = f32s(&outs[0]);
-        let fmax = got_f.iter().zip(&want_f).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let fmax = mlf_fixtures::max_abs_diff(&got_f, &want_f);
         eprintln!(
             "{d}: u8 {same}/8750 equal ({:.3}%), max |diff| {max}; f32 max |diff| {fmax}",
             100.0 * same as f64 / 8750.0
         );
         assert!(same * 1000 >= 8750 * 999 && max <= 1, "{d}: {same}/8750, max {max}");
+        assert_eq!(fmax, 0.0, "{d}: the f32 outputs equal the emulator's");
     }
 }
 
@@ -181,7 +183,7 @@ fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
         let scores = f32s(&outs[scores_i]);
         for (got, file) in [(&boxes, files[0]), (&scores, files[1])] {
             let want = f32s(&read(&d.join(file)));
-            let max = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+            let max = mlf_fixtures::max_abs_diff(got, &want);
             let same = got.iter().zip(&want).filter(|(a, b)| a == b).count();
             eprintln!("{model} vs {file}: {same}/{} identical, max |diff| {max:e}", want.len());
             assert!(max <= 1e-4, "{model} {file}: max diff {max}");
@@ -189,6 +191,7 @@ fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
         // Against the published float reference: same top prior, close scores.
         let face_score = |s: &[f32]| s.chunks_exact(2).map(|c| c[1]).collect::<Vec<_>>();
         let (gs, rs) = (face_score(&scores), face_score(ref_scores));
+        assert_eq!((gs.len(), boxes.len()), (rs.len(), ref_boxes.len()), "{model}: output sizes");
         let argmax =
             |v: &[f32]| v.iter().enumerate().fold((0, f32::MIN), |a, (i, &x)| if x > a.1 { (i, x) } else { a });
         let (gi, gv) = argmax(&gs);
@@ -242,6 +245,7 @@ fn mixed_cpu_kpu_models_run_and_their_softmax_sums_to_one() {
     );
     let (_, b) = run_main(&read(&dir.join("v4-20classes-yolo/yolo.kmodel")), &input, ActivationRounding::NncaseV02);
     let (a, b) = (f32s(&a[0]), f32s(&b[0]));
+    assert_eq!(a.len(), b.len());
     let mad = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f32>() / a.len() as f32;
     let (ma, mb) = (a.iter().sum::<f32>() / a.len() as f32, b.iter().sum::<f32>() / b.len() as f32);
     let cov: f32 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();

@@ -9,8 +9,7 @@ mod models {
 
 #[cfg(mlf_shared)]
 fn fixture_f32(rel: &str) -> Vec<f32> {
-    let b = std::fs::read(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-fast-facedetect").join(rel)).unwrap();
-    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    mlf_fixtures::load_vec(&mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-fast-facedetect").join(rel))
 }
 
 #[cfg(mlf_shared)]
@@ -28,6 +27,7 @@ fn check(name: &str, boxes: &[f32], scores: &[f32], emulated: [&str; 2], min_rec
     assert_eq!(boxes, fixture_f32(emulated[0]).as_slice(), "{name}: boxes differ from {}", emulated[0]);
     assert_eq!(scores, fixture_f32(emulated[1]).as_slice(), "{name}: scores differ from {}", emulated[1]);
     let face = fixture_f32("face.bin");
+    assert_eq!(face.len(), 4420 * 6, "face.bin: 4420 priors of 4 box values and 2 scores");
     let (ref_boxes, ref_scores) = face.split_at(4420 * 4);
     let want = kmodel_yolo::ultraface::decode(ref_boxes, ref_scores, 320.0, 240.0, 0.7, 0.3);
     let got = kmodel_yolo::ultraface::decode(boxes, scores, 320.0, 240.0, 0.7, 0.3);

@@ -35,12 +35,12 @@ fn iris_v4_matches_within_1e6() {
     assert_eq!(m::INPUT_SHAPE, [1, 1, 1, 4]);
     let mut model = m::Model::take().expect("take");
     let out = model.run(&m::Inputs { input: &FEATURES }).expect("run");
-    let want =
-        std::fs::read(mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris/expected_output_f32le.bin")).unwrap();
-    for (g, w) in out.output.iter().zip(want.chunks_exact(4)) {
-        let w = f32::from_le_bytes(w.try_into().unwrap());
+    let want_file = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris/expected_output_f32le.bin");
+    let want_f = mlf_fixtures::load::<f32, 3>(&want_file);
+    for (g, w) in out.output.iter().zip(want_f.iter()) {
         assert!((g - w).abs() <= 1e-6 * w.abs(), "{g} vs {w}");
     }
+    let want = std::fs::read(&want_file).unwrap();
     // The fixture's manifest and comparison rule (rtol/atol 1e-6) agree.
     let dir = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris");
     let manifest = mlf_fixtures::Manifest::read(&dir).expect("manifest");
@@ -49,8 +49,9 @@ fn iris_v4_matches_within_1e6() {
     let got: Vec<u8> = out.output.iter().flat_map(|v| v.to_le_bytes()).collect();
     mlf_fixtures::compare("float32", &got, &want, case).unwrap();
     // A second run reuses the plan and gives the same result.
-    let again = model.run(&m::Inputs { input: &FEATURES }).expect("run").output.to_vec();
-    assert_eq!(again.len(), 3);
+    let first = *out.output;
+    let again = *model.run(&m::Inputs { input: &FEATURES }).expect("run").output;
+    assert_eq!(again.map(f32::to_bits), first.map(f32::to_bits));
 }
 
 #[test]

@@ -44,11 +44,9 @@ mod common {
     /// recovered from the dequantised f32 output and the emulator's f32 output (both are the
     /// same affine map of the u8 values).
     pub fn f32_agreement(got: &[f32], want_file: &str) -> (usize, f32) {
-        let want: Vec<f32> =
-            fixture(want_file).chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
-        assert_eq!(got.len(), want.len());
+        let want: Vec<f32> = mlf_fixtures::from_le(&fixture(want_file));
+        let max = mlf_fixtures::max_abs_diff(got, &want);
         let same = got.iter().zip(&want).filter(|(a, b)| a == b).count();
-        let max = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
         (same, max)
     }
 }

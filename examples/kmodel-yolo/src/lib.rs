@@ -25,6 +25,19 @@ pub struct Detection {
 }
 
 impl Detection {
+    /// A box of `class` given as centre and size `[cx, cy, w, h]` in fractions of the picture,
+    /// in pixels of an `img_w × img_h` picture.
+    pub fn from_center(class: usize, prob: f32, [cx, cy, w, h]: [f32; 4], img_w: f32, img_h: f32) -> Detection {
+        Detection {
+            class,
+            prob,
+            x1: (cx - w / 2.0) * img_w,
+            y1: (cy - h / 2.0) * img_h,
+            x2: (cx + w / 2.0) * img_w,
+            y2: (cy + h / 2.0) * img_h,
+        }
+    }
+
     /// Intersection over union with another detection.
     pub fn iou(&self, o: &Detection) -> f32 {
         let w = (self.x2.min(o.x2) - self.x1.max(o.x1)).max(0.0);
@@ -118,14 +131,7 @@ pub mod region {
                     .map(|c| (c, obj * (at(n, 5 + c, loc) - max).exp() / sum))
                     .fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
                 if p > threshold {
-                    dets.push(Detection {
-                        class: best,
-                        prob: p,
-                        x1: (x - w / 2.0) * img_w,
-                        y1: (y - h / 2.0) * img_h,
-                        x2: (x + w / 2.0) * img_w,
-                        y2: (y + h / 2.0) * img_h,
-                    });
+                    dets.push(Detection::from_center(best, p, [x, y, w, h], img_w, img_h));
                 }
             }
         }
@@ -176,14 +182,7 @@ pub mod ultraface {
             let cy = b[1] * 0.1 * p[3] + p[1];
             let bw = (b[2] * 0.2).exp() * p[2];
             let bh = (b[3] * 0.2).exp() * p[3];
-            dets.push(Detection {
-                class: 0,
-                prob: score,
-                x1: (cx - bw / 2.0) * w,
-                y1: (cy - bh / 2.0) * h,
-                x2: (cx + bw / 2.0) * w,
-                y2: (cy + bh / 2.0) * h,
-            });
+            dets.push(Detection::from_center(0, score, [cx, cy, bw, bh], w, h));
         }
         nms(dets, nms_iou)
     }
