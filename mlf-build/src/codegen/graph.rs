@@ -239,7 +239,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 let f = ident(&desc.inputs[index].ident);
                 copies.push(quote!(r.copy_in(#off, &inputs.#f[..]);));
             }
-            Slot::Param { index } => {
+            Slot::Param { index } if param_ids.contains_key(&index) => {
                 let p = &param_ids[&index];
                 copies.push(quote!(r.copy_in(#off, &#p.0[..]);));
             }
@@ -369,4 +369,33 @@ pub const SAFETY: &str = "each call passes the model's own kernel (declared from
 fn rust_fn_ident(name: &str) -> String {
     let s = crate::names::sanitize(name);
     if s.starts_with(|c: char| c.is_ascii_digit()) { format!("_{s}") } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::graph::CopyIn;
+
+    fn digits() -> ModelDesc {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar");
+        crate::open(path).unwrap()
+    }
+
+    /// A parameter whose storage the model writes is copied into the arena before the first
+    /// call; with external parameters there is no embedded copy to read, which is refused.
+    #[test]
+    fn external_parameter_copied_into_the_arena_is_refused() {
+        let desc = digits();
+        let mut plan = crate::plan::graph::plan(&desc, 16).unwrap();
+        plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
+        for placement in [Placement::Resident, Placement::Streamed] {
+            let split = crate::external::graph_split(&desc).unwrap();
+            let cg = GraphCodegen {
+                symbol_prefix: "mlf_test_".into(),
+                params: ParamCode::External { placement, split },
+            };
+            let e = module_tokens(&desc, &plan, &cg).unwrap_err().to_string();
+            assert!(e.contains("external parameter shares storage with an activation"), "{e}");
+        }
+    }
 }
