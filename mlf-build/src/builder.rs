@@ -23,6 +23,7 @@ use crate::external::{self, Placement};
 use crate::mlf::MlfOptions;
 use crate::model::{Executor, FNV_OFFSET, ModelDesc, ModelFormat};
 use crate::plan;
+use crate::report::{MemoryReport, PlanRef, measure_library};
 
 /// Where parameters live at run time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -85,6 +86,20 @@ pub struct Built {
     pub param_ram_bytes: u64,
     /// The C library compiled for the model, if any.
     pub library: Option<PathBuf>,
+    /// The memory report of what was built, before the library is measured ([`Built::report`]).
+    #[serde(skip)]
+    unmeasured: MemoryReport,
+}
+
+impl Built {
+    /// The memory report of what was built (for the target it was built for), with the
+    /// compiled library measured: the figures of the model and the plan the build used.
+    pub fn report(&self) -> Result<MemoryReport> {
+        let sections = self.library.as_deref().map(measure_library).transpose()?;
+        let mut r = self.unmeasured.clone();
+        r.apply_sections(sections);
+        Ok(r)
+    }
 }
 
 /// The sidecar `include_model!` reads next to a generated module.
@@ -194,7 +209,10 @@ impl Model {
         let mut code_desc = None;
         let mut external_bytes = 0;
         let mut param_ram = 0;
-        let (tokens, safety, arena_bytes, embedded, summary, needs_c) = match &desc.executor {
+        let report = |code: &ModelDesc, plan: PlanRef<'_>| {
+            MemoryReport::from_plan(code, plan, &module, target, self.module.as_deref())
+        };
+        let (tokens, safety, arena_bytes, embedded, summary, needs_c, mut unmeasured) = match &desc.executor {
             Executor::Graph(_) if external_params.is_some() => {
                 let (placement, split_dir) = external_params.clone().expect("checked");
                 let align = if desc.code.objects.is_empty() { 16 } else { 64 };
@@ -219,7 +237,15 @@ impl Model {
                     canonical.file_name().unwrap_or_default().to_string_lossy(),
                     plan.arena_bytes,
                 );
-                (tokens, codegen::graph::SAFETY, plan.arena_bytes, 0, summary, true)
+                (
+                    tokens,
+                    codegen::graph::SAFETY,
+                    plan.arena_bytes,
+                    0,
+                    summary,
+                    true,
+                    report(&desc, PlanRef::Graph(&plan)),
+                )
             }
             Executor::Aot(_) if external_params.is_some() => {
                 let (placement, split_dir) = external_params.clone().expect("checked");
@@ -239,8 +265,9 @@ impl Model {
                     canonical.file_name().unwrap_or_default().to_string_lossy(),
                     plan.arena_bytes,
                 );
+                let r = report(&d2, PlanRef::Aot(&plan));
                 code_desc = Some(d2);
-                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
+                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true, r)
             }
             Executor::Graph(_) => {
                 let align = if desc.code.objects.is_empty() { 16 } else { 64 };
@@ -271,7 +298,15 @@ impl Model {
                     plan.tvm.storage_bytes + plan.tvm.workspace_bytes,
                     embedded
                 );
-                (tokens, codegen::graph::SAFETY, plan.arena_bytes, embedded, summary, true)
+                (
+                    tokens,
+                    codegen::graph::SAFETY,
+                    plan.arena_bytes,
+                    embedded,
+                    summary,
+                    true,
+                    report(&desc, PlanRef::Graph(&plan)),
+                )
             }
             Executor::Aot(a) => {
                 let align = if desc.code.objects.is_empty() { 16 } else { 64 };
@@ -292,7 +327,7 @@ impl Model {
                         .unwrap_or_default(),
                     constants
                 );
-                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
+                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true, report(&desc, PlanRef::Aot(&plan)))
             }
             Executor::Kmodel(_) => {
                 return Err(Error::unsupported(
@@ -321,6 +356,10 @@ impl Model {
         } else {
             None
         };
+        unmeasured.flash.params = embedded;
+        unmeasured.ram.params = param_ram;
+        unmeasured.external_param_bytes = external_bytes;
+        unmeasured.file = canonical.clone();
         Ok(Built {
             model: canonical,
             rust_file,
@@ -330,6 +369,7 @@ impl Model {
             external_param_bytes: external_bytes,
             param_ram_bytes: param_ram,
             library,
+            unmeasured,
         })
     }
 }

@@ -390,10 +390,8 @@ mod tests {
         plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
         for placement in [Placement::Resident, Placement::Streamed] {
             let split = crate::external::graph_split(&desc).unwrap();
-            let cg = GraphCodegen {
-                symbol_prefix: "mlf_test_".into(),
-                params: ParamCode::External { placement, split },
-            };
+            let cg =
+                GraphCodegen { symbol_prefix: "mlf_test_".into(), params: ParamCode::External { placement, split } };
             let e = module_tokens(&desc, &plan, &cg).unwrap_err().to_string();
             assert!(e.contains("external parameter shares storage with an activation"), "{e}");
         }
