@@ -269,6 +269,7 @@ pub fn module_tokens(
         /// Bytes of the arena given to `TVMBackendAllocWorkspace` (the compiler's figure plus
         /// alignment slack).
         pub const WORKSPACE_BYTES: usize = #ws;
+        const _: () = assert!(WORKSPACE_BYTES <= ARENA_BYTES);
         #(#out_checks)*
 
         mod entry {
