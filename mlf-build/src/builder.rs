@@ -215,17 +215,14 @@ impl Model {
         let (tokens, safety, arena_bytes, embedded, summary, needs_c, mut unmeasured) = match &desc.executor {
             Executor::Graph(_) if external_params.is_some() => {
                 let (placement, split_dir) = external_params.clone().expect("checked");
-                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+                let align = desc.plan_align();
                 let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
                 let split = external::graph_split(&desc).in_file(&canonical)?;
                 if let Some(d) = &split_dir {
                     external::write_folder(d, &desc, &split)?;
                 }
                 external_bytes = split.files.iter().map(|f| f.bytes()).sum();
-                param_ram = match placement {
-                    Placement::Resident => split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum(),
-                    Placement::Streamed => codegen::graph::staging_bytes(&plan, &split),
-                };
+                param_ram = plan::params::graph_region(&plan, &split, placement).1;
                 let cg = codegen::graph::GraphCodegen {
                     symbol_prefix: prefix.clone(),
                     params: codegen::graph::ParamCode::External { placement, split },
@@ -253,10 +250,10 @@ impl Model {
                 if let Some(d) = &split_dir {
                     external::write_folder(d, &desc, &split)?;
                 }
-                let align = if d2.code.objects.is_empty() { 16 } else { 64 };
+                let align = d2.plan_align();
                 let plan = plan::aot::plan(&d2, align).in_file(&canonical)?;
                 external_bytes = split.files.iter().map(|f| f.bytes()).sum();
-                param_ram = split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum();
+                param_ram = plan::params::sequential(split.files.iter().map(|f| f.bytes()), align).1;
                 let tokens =
                     codegen::aot::module_tokens(&d2, &plan, &prefix, Some((placement, &split))).in_file(&canonical)?;
                 let summary = format!(
@@ -270,7 +267,7 @@ impl Model {
                 (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true, r)
             }
             Executor::Graph(_) => {
-                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+                let align = desc.plan_align();
                 let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
                 let mut files = Vec::new();
                 let mut embedded = 0;
@@ -309,7 +306,7 @@ impl Model {
                 )
             }
             Executor::Aot(a) => {
-                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+                let align = desc.plan_align();
                 let plan = plan::aot::plan(&desc, align).in_file(&canonical)?;
                 let tokens = codegen::aot::module_tokens(&desc, &plan, &prefix, None).in_file(&canonical)?;
                 let constants: u64 = desc.code.constants.iter().map(|c| c.bytes).sum();

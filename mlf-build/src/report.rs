@@ -181,11 +181,6 @@ pub fn kmodel_step_table_bytes(n: u64) -> u64 {
     one - step + n * step
 }
 
-/// Alignment the builder plans with (16; 64 when the archive carries LLVM objects).
-fn plan_align(desc: &ModelDesc) -> u64 {
-    if desc.code.objects.is_empty() { 16 } else { 64 }
-}
-
 /// The memory plan a report is made from.
 #[derive(Clone, Copy, Debug)]
 pub enum PlanRef<'a> {
@@ -218,7 +213,7 @@ impl MemoryReport {
         mlf_module: Option<&str>,
         sections: Option<SectionSizes>,
     ) -> Result<MemoryReport> {
-        let align = plan_align(desc);
+        let align = desc.plan_align();
         let mut r = match &desc.executor {
             Executor::Graph(_) => {
                 let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
@@ -246,7 +241,7 @@ impl MemoryReport {
         let mut ram = Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() };
         let mut flash = Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() };
         let mut notes = Vec::new();
-        let align = plan_align(desc);
+        let align = desc.plan_align();
         let outputs = || desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
         match (&desc.executor, plan) {
             (_, PlanRef::Graph(p)) => {

@@ -60,7 +60,7 @@ impl Picture {
     /// The picture of `desc`'s plan (planned as the builder plans it). `name` is the module
     /// name shown in the title. Kmodels are not planned at build time: an error says so.
     pub fn of(desc: &ModelDesc, name: &str) -> Result<Picture> {
-        let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+        let align = desc.plan_align();
         match &desc.executor {
             Executor::Graph(_) => {
                 let p = plan::graph::plan(desc, align).in_file(&desc.path)?;

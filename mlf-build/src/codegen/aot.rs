@@ -88,9 +88,13 @@ pub fn module_tokens(
     }
     // Constant pools of a directly called main: in the parameter region (resident) or staged.
     let mut const_binds = Vec::new();
-    let mut region = 0u64;
     let mut const_slot_of = Vec::new();
-    let mut const_offsets = Vec::new();
+    // Resident or streamed, the pools sit one after the other: the only call (the main) reads
+    // them all, so streaming stages them all before it.
+    let (const_offsets, region) = match external {
+        Some((_, split)) => crate::plan::params::sequential(split.files.iter().map(|f| f.bytes()), plan.align),
+        None => (Vec::new(), 0),
+    };
     if let Some((placement, split)) = external {
         let dt = &dtype_ids[&crate::dtype::DType::U8];
         for (k, p) in a.main_pools.iter().filter(|p| p.constant).enumerate() {
@@ -105,12 +109,7 @@ pub fn module_tokens(
                     f.bytes()
                 )));
             }
-            // Resident or streamed, the pools sit one after the other: the only call (the main)
-            // reads them all, so streaming stages them all before it.
-            region = region.div_ceil(plan.align) * plan.align;
-            let off = region;
-            const_offsets.push(off);
-            region += p.bytes;
+            let off = const_offsets[k];
             let (n, o, b, kk) = (usize_lit(slot), lit(off), lit(p.bytes), usize_lit(k));
             let shape = &shape_ids[&vec![p.bytes]];
             if placement == Placement::Streamed {

@@ -38,40 +38,7 @@ pub enum ParamCode {
     },
 }
 
-/// Offsets of parameter files packed one after another, in decreasing order of alignment (so no
-/// padding is needed) — the staging layout of one call.
-fn pack_by_alignment(files: &[usize], split: &Split) -> (Vec<(usize, u64)>, u64) {
-    let mut order: Vec<usize> = files.to_vec();
-    order.sort_by_key(|&k| std::cmp::Reverse(split.files[k].dtype.elem_bytes().next_power_of_two()));
-    let mut cursor = 0u64;
-    let mut out = Vec::new();
-    for k in order {
-        let a = split.files[k].dtype.elem_bytes().next_power_of_two().max(1);
-        cursor = cursor.div_ceil(a) * a;
-        out.push((k, cursor));
-        cursor += split.files[k].bytes();
-    }
-    (out, cursor)
-}
-
-/// The largest number of parameter bytes one call reads (the streamed staging buffer).
-pub fn staging_bytes(plan: &GraphPlan, split: &Split) -> u64 {
-    plan.calls.iter().map(|c| pack_by_alignment(&call_files(c, plan, split), split).1).max().unwrap_or(0)
-}
-
-/// The distinct parameter files a call reads.
-fn call_files(c: &crate::plan::graph::OpCall, plan: &GraphPlan, split: &Split) -> Vec<usize> {
-    let mut files = Vec::new();
-    for &e in &c.args {
-        if let Slot::Param { index } = plan.slots[e] {
-            let k = split.of_param[index];
-            if !files.contains(&k) {
-                files.push(k);
-            }
-        }
-    }
-    files
-}
+pub use crate::plan::params::staging_bytes;
 
 /// Generates the module items.
 pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> Result<TokenStream> {
@@ -175,16 +142,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 #[doc = #doc]
                 pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
             });
-            if *placement == Placement::Resident {
-                for f in &split.files {
-                    param_region = param_region.div_ceil(plan.align) * plan.align;
-                    resident_offsets.push(param_region);
-                    param_region += f.bytes();
-                }
-                param_region = param_region.div_ceil(plan.align) * plan.align;
-            } else {
-                param_region = staging_bytes(plan, split);
-            }
+            (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, *placement);
         }
     }
     let external = match &cg.params {
@@ -257,7 +215,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         let (ws_off, ws_len) = (lit(c.scratch.0), lit(c.scratch.1));
         let mut stage = Vec::new();
         if let Some((Placement::Streamed, split)) = external {
-            let (layout, _) = pack_by_alignment(&call_files(c, plan, split), split);
+            let (layout, _) = crate::plan::params::call_staging(c, plan, split);
             for (k, off) in &layout {
                 let kk = usize_lit(*k);
                 let o = lit(*off);
