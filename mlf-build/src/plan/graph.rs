@@ -136,6 +136,8 @@ pub struct PlacedBuffer {
     pub first: usize,
     /// Last step.
     pub last: usize,
+    /// Whether it is an operator's scratch (`TVMBackendAllocWorkspace`) rather than a tensor.
+    pub scratch: bool,
 }
 
 /// Scratch bytes operator function `func` needs from `TVMBackendAllocWorkspace` with allocations
@@ -406,6 +408,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
             size: b.size,
             first: b.first,
             last: b.last,
+            scratch: false,
         });
     }
     for (k, iv) in scratch.iter().enumerate() {
@@ -416,6 +419,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
                 size: iv.size,
                 first: iv.first,
                 last: iv.last,
+                scratch: true,
             });
         }
     }
