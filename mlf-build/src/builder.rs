@@ -182,12 +182,11 @@ impl Model {
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
-        let key = match &self.params {
-            Params::Embedded => model_key(pkg, &canonical, self.module.as_deref()),
-            Params::External { placement, .. } => {
-                format!("{}-{}", model_key(pkg, &canonical, self.module.as_deref()), placement.name())
-            }
+        let placement = match &self.params {
+            Params::Embedded => None,
+            Params::External { placement, .. } => Some(*placement),
         };
+        let key = placement_key(&model_key(pkg, &canonical, self.module.as_deref()), placement);
         let dir = out_dir.join("mlf").join(&key);
         let module = self.name.clone().unwrap_or_else(|| default_module_name(&desc, &canonical));
         let fingerprint = fingerprint(&canonical)?;
@@ -352,6 +351,15 @@ pub fn model_key(pkg: &str, canonical: &Path, module: Option<&str>) -> String {
         name = format!("{name}-{}", crate::names::sanitize(m));
     }
     format!("{name}-{h:016x}")
+}
+
+/// The name of the generated files of a model (named `base` by [`model_key`]) built with
+/// external parameters in `placement` (`None`: embedded): `base-resident`, `base-streamed`.
+pub fn placement_key(base: &str, placement: Option<Placement>) -> String {
+    match placement {
+        None => base.to_string(),
+        Some(p) => format!("{base}-{}", p.name()),
+    }
 }
 
 /// The module name used when `include_model!` is not given one: the model name, or the file
