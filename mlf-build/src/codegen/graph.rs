@@ -47,7 +47,6 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }
-    let interface = common::interface(desc)?;
 
     // Dense slot numbers for the entries that are used.
     let mut slot_no: BTreeMap<usize, u16> = BTreeMap::new();
@@ -76,16 +75,10 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         }
         let id = ident(&rust_fn_ident(f));
         let link = format!("{}{f}", cg.symbol_prefix);
+        let decl = common::packed_fn_decl(&id);
         kernel_decls.push(quote! {
             #[link_name = #link]
-            pub fn #id(
-                args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
-                type_codes: *mut ::core::ffi::c_int,
-                num_args: ::core::ffi::c_int,
-                out_ret_value: *mut ::mlf_runtime::tvm::ffi::TVMValue,
-                out_ret_tcode: *mut ::core::ffi::c_int,
-                resource_handle: *mut ::core::ffi::c_void,
-            ) -> i32;
+            #decl
         });
         kernel_ids.insert(f.to_string(), id);
     }
@@ -120,13 +113,6 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
             }
         }
         ParamCode::External { placement, split } => {
-            let refs = split.files.iter().map(|f| {
-                let id = &f.id;
-                let bytes = lit(f.bytes());
-                let hash = proc_macro2::Literal::u64_unsuffixed(f.xxh64);
-                quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
-            });
-            let n = usize_lit(split.files.len());
             let doc = format!(
                 " The parameters this model reads from a `ParamSource` ({} files, {} bytes): {}.",
                 split.files.len(),
@@ -138,10 +124,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                     .collect::<Vec<_>>()
                     .join("; ")
             );
-            param_items.push(quote! {
-                #[doc = #doc]
-                pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
-            });
+            param_items.push(common::param_refs(split, &doc));
             (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, *placement);
         }
     }
@@ -240,23 +223,13 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         });
     }
     let mut copies_out = Vec::new();
-    let mut out_fields = Vec::new();
-    let mut out_checks = Vec::new();
     for (o, t) in plan.outputs.iter().zip(&desc.outputs) {
-        let f = ident(&t.ident);
-        let off = lit(o.offset);
-        let bytes = lit(t.bytes());
         if o.copy_from.is_some() {
-            let n = usize_lit(slot_no[&o.eid] as usize);
+            let (n, off, bytes) = (usize_lit(slot_no[&o.eid] as usize), lit(o.offset), lit(t.bytes()));
             copies_out.push(quote!(r.copy_slot(#n, #off, #bytes);));
         }
-        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #off)));
-        out_checks.push(quote!(
-            const _: () = assert!(#off + #bytes <= ARENA_BYTES);
-        ));
     }
 
-    let arena = lit(plan.arena_bytes);
     let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, param_region, &resident_offsets);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
@@ -279,40 +252,39 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         }
         #(#copies_out)*
     };
-    let model = common::tvm_model(
-        &arena,
-        &api,
-        &model_doc,
-        body,
-        quote!(#(#out_fields,)*),
-        " Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
-    );
-    Ok(quote! {
-        #interface
-
-        /// Bytes of static RAM this module allocates (its arena: activations, outputs and every
-        /// operator's scratch memory, planned at build time).
-        pub const ARENA_BYTES: usize = #arena;
-        /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
-        /// id, parameters and inputs included, plus its workspace pool).
-        pub const TVM_PLAN_BYTES: usize = #tvm_total;
-        #(#out_checks)*
-
-        mod kernels {
-            unsafe extern "C" {
-                #(#kernel_decls)*
+    common::tvm_model(common::TvmModule {
+        desc,
+        arena: plan.arena_bytes,
+        arena_doc: quote! {
+            /// Bytes of static RAM this module allocates (its arena: activations, outputs and every
+            /// operator's scratch memory, planned at build time).
+        },
+        consts: quote! {
+            /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
+            /// id, parameters and inputs included, plus its workspace pool).
+            pub const TVM_PLAN_BYTES: usize = #tvm_total;
+        },
+        output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
+        decls: quote! {
+            mod kernels {
+                unsafe extern "C" {
+                    #(#kernel_decls)*
+                }
             }
-        }
 
-        /// The model's packed C functions by name (for tools that call kernels themselves).
-        #[doc(hidden)]
-        pub static KERNELS: [(&str, ::mlf_runtime::tvm::ffi::PackedFn); #n_kernels] = [#(#table),*];
-
-        #dtype_items
-        #shape_items
-        #(#param_items)*
-
-        #model
+            /// The model's packed C functions by name (for tools that call kernels themselves).
+            #[doc(hidden)]
+            pub static KERNELS: [(&str, ::mlf_runtime::tvm::ffi::PackedFn); #n_kernels] = [#(#table),*];
+        },
+        items: quote! {
+            #dtype_items
+            #shape_items
+            #(#param_items)*
+        },
+        api,
+        model_doc,
+        body,
+        high_water_doc: " Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
     })
 }
 
