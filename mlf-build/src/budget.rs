@@ -131,8 +131,9 @@ pub fn enforce_in_build_script(
     }
     println!("cargo::rerun-if-changed={}", cargo_toml.display());
     let Some(manifest) = Manifest::read(&cargo_toml)? else { return Ok(()) };
-    let desc = crate::open_with(&built.model, &crate::mlf::MlfOptions { module: mlf_module.map(str::to_string) })?;
-    let report = MemoryReport::compute(&desc, built, target, mlf_module)?;
+    let mut report = built.report()?;
+    report.target = target.to_string();
+    report.mlf_module = mlf_module.map(str::to_string);
     let json = serde_json::to_string_pretty(&report).map_err(|e| Error::invalid(e.to_string()))?;
     crate::compile::write_if_changed(&report_path(built), json.as_bytes())?;
     println!("mlf memory report:\n{report}");

@@ -21,8 +21,9 @@ use crate::compile::{self, CompileJob, write_if_changed};
 use crate::error::{Context, Error, Result};
 use crate::external::{self, Placement};
 use crate::mlf::MlfOptions;
-use crate::model::{Executor, FNV_OFFSET, ModelDesc, ModelFormat};
+use crate::model::{Executor, FNV_OFFSET, ModelDesc};
 use crate::plan;
+use crate::report::{MemoryReport, PlanRef, measure_library};
 
 /// Where parameters live at run time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -85,6 +86,20 @@ pub struct Built {
     pub param_ram_bytes: u64,
     /// The C library compiled for the model, if any.
     pub library: Option<PathBuf>,
+    /// The memory report of what was built, before the library is measured ([`Built::report`]).
+    #[serde(skip)]
+    unmeasured: MemoryReport,
+}
+
+impl Built {
+    /// The memory report of what was built (for the target it was built for), with the
+    /// compiled library measured: the figures of the model and the plan the build used.
+    pub fn report(&self) -> Result<MemoryReport> {
+        let sections = self.library.as_deref().map(measure_library).transpose()?;
+        let mut r = self.unmeasured.clone();
+        r.apply_sections(sections);
+        Ok(r)
+    }
 }
 
 /// The sidecar `include_model!` reads next to a generated module.
@@ -167,12 +182,11 @@ impl Model {
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
-        let key = match &self.params {
-            Params::Embedded => model_key(pkg, &canonical, self.module.as_deref()),
-            Params::External { placement, .. } => {
-                format!("{}-{}", model_key(pkg, &canonical, self.module.as_deref()), placement.name())
-            }
+        let placement = match &self.params {
+            Params::Embedded => None,
+            Params::External { placement, .. } => Some(*placement),
         };
+        let key = placement_key(&model_key(pkg, &canonical, self.module.as_deref()), placement);
         let dir = out_dir.join("mlf").join(&key);
         let module = self.name.clone().unwrap_or_else(|| default_module_name(&desc, &canonical));
         let fingerprint = fingerprint(&canonical)?;
@@ -187,121 +201,103 @@ impl Model {
             cargo_metadata,
             configure: self.configure.as_deref(),
         };
-        let external_params = match &self.params {
+        // External parameters: the split, and for AOT the model whose C no longer holds its
+        // constant pool (the C compiled and the model planned are then that one).
+        let mut rewritten = None;
+        let external = match &self.params {
             Params::Embedded => None,
-            Params::External { placement, split_dir } => Some((*placement, split_dir.clone())),
-        };
-        let mut code_desc = None;
-        let mut external_bytes = 0;
-        let mut param_ram = 0;
-        let (tokens, safety, arena_bytes, embedded, summary, needs_c) = match &desc.executor {
-            Executor::Graph(_) if external_params.is_some() => {
-                let (placement, split_dir) = external_params.clone().expect("checked");
-                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
-                let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
-                let split = external::graph_split(&desc).in_file(&canonical)?;
-                if let Some(d) = &split_dir {
-                    external::write_folder(d, &desc, &split)?;
-                }
-                external_bytes = split.files.iter().map(|f| f.bytes()).sum();
-                param_ram = match placement {
-                    Placement::Resident => split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum(),
-                    Placement::Streamed => codegen::graph::staging_bytes(&plan, &split),
-                };
-                let cg = codegen::graph::GraphCodegen {
-                    symbol_prefix: prefix.clone(),
-                    params: codegen::graph::ParamCode::External { placement, split },
-                };
-                let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
-                let summary = format!(
-                    "TVM graph executor model `{}` from {} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {external_bytes} bytes of parameters read through a ParamSource.",
-                    desc.name,
-                    canonical.file_name().unwrap_or_default().to_string_lossy(),
-                    plan.arena_bytes,
-                );
-                (tokens, codegen::graph::SAFETY, plan.arena_bytes, 0, summary, true)
-            }
-            Executor::Aot(_) if external_params.is_some() => {
-                let (placement, split_dir) = external_params.clone().expect("checked");
-                let (d2, split) = external::take_out_constant_pool(&desc, &base_job).in_file(&canonical)?;
-                if let Some(d) = &split_dir {
-                    external::write_folder(d, &desc, &split)?;
-                }
-                let align = if d2.code.objects.is_empty() { 16 } else { 64 };
-                let plan = plan::aot::plan(&d2, align).in_file(&canonical)?;
-                external_bytes = split.files.iter().map(|f| f.bytes()).sum();
-                param_ram = split.files.iter().map(|f| plan::pack::align_up(f.bytes(), align)).sum();
-                let tokens =
-                    codegen::aot::module_tokens(&d2, &plan, &prefix, Some((placement, &split))).in_file(&canonical)?;
-                let summary = format!(
-                    "TVM AOT model `{}` from {} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
-                    desc.name,
-                    canonical.file_name().unwrap_or_default().to_string_lossy(),
-                    plan.arena_bytes,
-                );
-                code_desc = Some(d2);
-                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
-            }
-            Executor::Graph(_) => {
-                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
-                let plan = plan::graph::plan(&desc, align).in_file(&canonical)?;
-                let mut files = Vec::new();
-                let mut embedded = 0;
-                for p in &desc.params {
-                    if p.linked.is_some() {
-                        files.push(None);
-                        continue;
+            Params::External { placement, split_dir } => {
+                let split = match &desc.executor {
+                    Executor::Aot(_) => {
+                        let (d2, split) = external::take_out_constant_pool(&desc, &base_job).in_file(&canonical)?;
+                        rewritten = Some(d2);
+                        split
                     }
-                    let f = dir.join("params").join(format!("{}.bin", crate::names::sanitize(&p.name)));
-                    write_if_changed(&f, &p.data)?;
-                    embedded += p.bytes();
-                    files.push(Some(f));
-                }
-                let cg = codegen::graph::GraphCodegen {
-                    symbol_prefix: prefix.clone(),
-                    params: codegen::graph::ParamCode::Embedded(files),
+                    Executor::Graph(_) => external::graph_split(&desc).in_file(&canonical)?,
+                    Executor::Kmodel(_) => return Err(kmodel_needs_no_build(&canonical)),
                 };
-                let tokens = codegen::graph::module_tokens(&desc, &plan, &cg).in_file(&canonical)?;
-                let summary = format!(
-                    "TVM graph executor model `{}` from {}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {} bytes of parameters in flash.",
-                    desc.name,
-                    canonical.file_name().unwrap_or_default().to_string_lossy(),
-                    plan.arena_bytes,
-                    plan.layout,
-                    plan.tvm.storage_bytes + plan.tvm.workspace_bytes,
-                    embedded
-                );
-                (tokens, codegen::graph::SAFETY, plan.arena_bytes, embedded, summary, true)
+                if let Some(d) = split_dir {
+                    external::write_folder(d, &desc, &split)?;
+                }
+                Some((*placement, split))
+            }
+        };
+        let code_desc = rewritten.as_ref().unwrap_or(&desc);
+        let external_bytes: u64 = external.as_ref().map_or(0, |(_, s)| s.files.iter().map(|f| f.bytes()).sum());
+        let mut param_ram = 0;
+        let mut embedded = 0;
+        let align = code_desc.plan_align();
+        let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
+        let report =
+            |plan: PlanRef<'_>| MemoryReport::from_plan(code_desc, plan, &module, target, self.module.as_deref());
+        let (tokens, safety, arena_bytes, summary, mut unmeasured) = match &code_desc.executor {
+            Executor::Graph(_) => {
+                let plan = plan::graph::plan(code_desc, align).in_file(&canonical)?;
+                let head = format!("TVM graph executor model `{}` from {file_name}", desc.name);
+                let (params, summary) = match external {
+                    Some((placement, split)) => {
+                        param_ram = plan::params::graph_region(&plan, &split, placement).1;
+                        let summary = format!(
+                            "{head} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {external_bytes} bytes of parameters read through a ParamSource.",
+                            plan.arena_bytes,
+                        );
+                        (codegen::graph::ParamCode::External { placement, split }, summary)
+                    }
+                    None => {
+                        let mut files = Vec::new();
+                        for p in &desc.params {
+                            if p.linked.is_some() {
+                                files.push(None);
+                                continue;
+                            }
+                            let f = dir.join("params").join(format!("{}.bin", crate::names::sanitize(&p.name)));
+                            write_if_changed(&f, &p.data)?;
+                            embedded += p.bytes();
+                            files.push(Some(f));
+                        }
+                        let summary = format!(
+                            "{head}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {embedded} bytes of parameters in flash.",
+                            plan.arena_bytes,
+                            plan.layout,
+                            plan.tvm.storage_bytes + plan.tvm.workspace_bytes,
+                        );
+                        (codegen::graph::ParamCode::Embedded(files), summary)
+                    }
+                };
+                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), params };
+                let tokens = codegen::graph::module_tokens(code_desc, &plan, &cg).in_file(&canonical)?;
+                (tokens, codegen::graph::SAFETY, plan.arena_bytes, summary, report(PlanRef::Graph(&plan)))
             }
             Executor::Aot(a) => {
-                let align = if desc.code.objects.is_empty() { 16 } else { 64 };
-                let plan = plan::aot::plan(&desc, align).in_file(&canonical)?;
-                let tokens = codegen::aot::module_tokens(&desc, &plan, &prefix, None).in_file(&canonical)?;
-                let constants: u64 = desc.code.constants.iter().map(|c| c.bytes).sum();
-                let summary = format!(
-                    "TVM AOT model `{}` from {} ({}): {} bytes of static RAM ({} of workspace from {}){}, {} bytes of constants compiled into the C.",
-                    desc.name,
-                    canonical.file_name().unwrap_or_default().to_string_lossy(),
-                    a.style,
-                    plan.arena_bytes,
-                    plan.workspace_bytes,
-                    a.workspace_source,
-                    a.usmp
-                        .as_ref()
-                        .map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes))
-                        .unwrap_or_default(),
-                    constants
-                );
-                (tokens, codegen::aot::SAFETY, plan.arena_bytes, 0, summary, true)
+                let plan = plan::aot::plan(code_desc, align).in_file(&canonical)?;
+                let head = format!("TVM AOT model `{}` from {file_name}", desc.name);
+                let ext = external.as_ref().map(|(placement, split)| (*placement, split));
+                let tokens = codegen::aot::module_tokens(code_desc, &plan, &prefix, ext).in_file(&canonical)?;
+                let summary = match ext {
+                    Some((placement, split)) => {
+                        param_ram = plan::params::sequential(split.files.iter().map(|f| f.bytes()), align).1;
+                        format!(
+                            "{head} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
+                            plan.arena_bytes,
+                        )
+                    }
+                    None => format!(
+                        "{head} ({}): {} bytes of static RAM ({} of workspace from {}){}, {} bytes of constants compiled into the C.",
+                        a.style,
+                        plan.arena_bytes,
+                        plan.workspace_bytes,
+                        a.workspace_source,
+                        a.usmp
+                            .as_ref()
+                            .map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes))
+                            .unwrap_or_default(),
+                        desc.code.constants.iter().map(|c| c.bytes).sum::<u64>()
+                    ),
+                };
+                (tokens, codegen::aot::SAFETY, plan.arena_bytes, summary, report(PlanRef::Aot(&plan)))
             }
-            Executor::Kmodel(_) => {
-                return Err(Error::unsupported(
-                    "kmodels need no build step: include_model!(\"….kmodel\") reads them directly; remove this Model::compile() call",
-                )
-                .in_file(&canonical));
-            }
+            Executor::Kmodel(_) => return Err(kmodel_needs_no_build(&canonical)),
         };
-        let _ = matches!(desc.format, ModelFormat::Mlf { .. });
         let text = codegen::pretty(&tokens, safety)?;
         let header = format!(
             "// Generated by mlf-build from {} (model `{}`). Do not edit: it is rewritten by build.rs.\n\n",
@@ -315,12 +311,11 @@ impl Model {
             &out_dir.join("mlf").join(format!("{key}.json")),
             serde_json::to_string_pretty(&sidecar).expect("json").as_bytes(),
         )?;
-        let library = if needs_c {
-            let code = code_desc.as_ref().unwrap_or(&desc);
-            Some(compile::compile(&CompileJob { desc: code, ..base_job.clone() }).in_file(&canonical)?)
-        } else {
-            None
-        };
+        let library = Some(compile::compile(&CompileJob { desc: code_desc, ..base_job.clone() }).in_file(&canonical)?);
+        unmeasured.flash.params = embedded;
+        unmeasured.ram.params = param_ram;
+        unmeasured.external_param_bytes = external_bytes;
+        unmeasured.file = canonical.clone();
         Ok(Built {
             model: canonical,
             rust_file,
@@ -330,8 +325,17 @@ impl Model {
             external_param_bytes: external_bytes,
             param_ram_bytes: param_ram,
             library,
+            unmeasured,
         })
     }
+}
+
+/// The refusal of a kmodel by the build step.
+fn kmodel_needs_no_build(path: &Path) -> Error {
+    Error::unsupported(
+        "kmodels need no build step: include_model!(\"….kmodel\") reads them directly; remove this Model::compile() call",
+    )
+    .in_file(path)
 }
 
 /// The name under which a model's generated files live in `OUT_DIR/mlf/`: the file stem (and
@@ -347,6 +351,15 @@ pub fn model_key(pkg: &str, canonical: &Path, module: Option<&str>) -> String {
         name = format!("{name}-{}", crate::names::sanitize(m));
     }
     format!("{name}-{h:016x}")
+}
+
+/// The name of the generated files of a model (named `base` by [`model_key`]) built with
+/// external parameters in `placement` (`None`: embedded): `base-resident`, `base-streamed`.
+pub fn placement_key(base: &str, placement: Option<Placement>) -> String {
+    match placement {
+        None => base.to_string(),
+        Some(p) => format!("{base}-{}", p.name()),
+    }
 }
 
 /// The module name used when `include_model!` is not given one: the model name, or the file

@@ -24,6 +24,9 @@ pub enum Placement {
 }
 
 impl Placement {
+    /// Every placement.
+    pub const ALL: [Placement; 2] = [Placement::Resident, Placement::Streamed];
+
     /// `resident` or `streamed`.
     pub fn name(self) -> &'static str {
         match self {
@@ -34,11 +37,7 @@ impl Placement {
 
     /// From `resident` / `streamed`.
     pub fn parse(s: &str) -> Option<Placement> {
-        match s {
-            "resident" => Some(Placement::Resident),
-            "streamed" => Some(Placement::Streamed),
-            _ => None,
-        }
+        Placement::ALL.into_iter().find(|p| p.name() == s)
     }
 }
 

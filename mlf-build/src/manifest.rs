@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::builder::Params;
 use crate::error::{Error, Result};
+use crate::external::Placement;
 
 /// Where the table lives, for messages.
 pub const TABLE: &str = "package.metadata.mlf";
@@ -39,10 +40,8 @@ pub const TABLE: &str = "package.metadata.mlf";
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// Budget of static RAM for all models of the crate together.
-    #[serde(default)]
     pub ram: Option<Size>,
     /// Budget of flash for all models of the crate together.
-    #[serde(default)]
     pub flash: Option<Size>,
     /// The models, in order.
     #[serde(default)]
@@ -56,21 +55,16 @@ pub struct ModelEntry {
     /// The model file, relative to the crate's `Cargo.toml`.
     pub path: PathBuf,
     /// Module name `include_model!` uses (default: the model's name, or its file stem).
-    #[serde(default)]
     pub name: Option<String>,
     /// The MLF module to read from an archive that holds several.
-    #[serde(default)]
     pub module: Option<String>,
     /// Parameter placement: `"embedded"` (the default: in flash, used in place), `"resident"`
     /// (external, loaded once into a static region) or `"streamed"` (external, loaded operator
     /// by operator into a staging buffer).
-    #[serde(default)]
     pub params: Option<String>,
     /// This model's static RAM budget.
-    #[serde(default)]
     pub ram: Option<Size>,
     /// This model's flash budget.
-    #[serde(default)]
     pub flash: Option<Size>,
 }
 
@@ -273,14 +267,14 @@ impl Manifest {
 impl ModelEntry {
     /// The parameter placement this entry asks for.
     pub fn placement(&self) -> Result<Params> {
-        match self.params.as_deref() {
-            None | Some("embedded") => Ok(Params::Embedded),
-            Some("resident") => Ok(Params::resident()),
-            Some("streamed") => Ok(Params::streamed()),
-            Some("external") => Err(Error::invalid(
+        let external = self.params.as_deref().and_then(Placement::parse);
+        match (self.params.as_deref(), external) {
+            (_, Some(placement)) => Ok(Params::External { placement, split_dir: None }),
+            (None | Some("embedded"), _) => Ok(Params::Embedded),
+            (Some("external"), _) => Err(Error::invalid(
                 "say which external placement: \"resident\" (loaded once) or \"streamed\" (operator by operator)",
             )),
-            Some(other) => Err(Error::invalid(format!(
+            (Some(other), _) => Err(Error::invalid(format!(
                 "unknown parameter placement {other:?} (expected \"embedded\", \"resident\" or \"streamed\")"
             ))),
         }

@@ -330,6 +330,12 @@ impl ModelDesc {
         self.facts.push(Fact { what: what.into(), value: value.into(), source: source.into() });
     }
 
+    /// Alignment the builder plans buffers and workspace allocations with: 16, or 64 when the
+    /// model carries LLVM objects (whose kernels assume 64-byte-aligned data).
+    pub fn plan_align(&self) -> u64 {
+        if self.code.objects.is_empty() { 16 } else { 64 }
+    }
+
     /// Total bytes of the parameters the runtime supplies (those not already in the C).
     pub fn param_bytes(&self) -> u64 {
         self.params.iter().filter(|p| p.linked.is_none()).map(ParamInfo::bytes).sum()

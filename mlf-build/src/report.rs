@@ -181,31 +181,26 @@ pub fn kmodel_step_table_bytes(n: u64) -> u64 {
     one - step + n * step
 }
 
-/// Alignment the builder plans with (16; 64 when the archive carries LLVM objects).
-fn plan_align(desc: &ModelDesc) -> u64 {
-    if desc.code.objects.is_empty() { 16 } else { 64 }
+/// The memory plan a report is made from.
+#[derive(Clone, Copy, Debug)]
+pub enum PlanRef<'a> {
+    /// A graph-executor model's plan.
+    Graph(&'a plan::graph::GraphPlan),
+    /// An AOT model's plan.
+    Aot(&'a plan::aot::AotPlan),
+    /// Not planned by the build (kmodels).
+    None,
 }
 
 impl MemoryReport {
-    /// The report of a model built by [`crate::Model::build_into`] or `compile`, for `target`.
-    pub fn compute(desc: &ModelDesc, built: &Built, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
-        let sections = match &built.library {
-            Some(lib) => Some(measure_library(lib)?),
-            None => None,
-        };
-        let mut r = MemoryReport::from_description(desc, &built.module, target, mlf_module, sections)?;
-        if r.ram.arena != built.arena_bytes {
-            r.notes.push(format!(
-                "the plan gave {} arena bytes, the build {}; the build's figure is used",
-                r.ram.arena, built.arena_bytes
-            ));
-            r.ram.arena = built.arena_bytes;
-        }
-        r.flash.params = built.embedded_param_bytes;
-        r.ram.params = built.param_ram_bytes;
-        r.external_param_bytes = built.external_param_bytes;
-        r.file = built.model.clone();
-        r.finish();
+    /// The report of a model built by [`crate::Model::build_into`] or `compile`, for `target`:
+    /// the figures of the model and plan the build used (for an AOT model whose constant pool
+    /// was taken out, the rewritten model, whose workspace pool is in the arena), with the
+    /// compiled library measured. `desc` is not read (the build kept what it needs).
+    pub fn compute(_desc: &ModelDesc, built: &Built, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
+        let mut r = built.report()?;
+        r.target = target.to_string();
+        r.mlf_module = mlf_module.map(str::to_string);
         Ok(r)
     }
 
@@ -218,31 +213,53 @@ impl MemoryReport {
         mlf_module: Option<&str>,
         sections: Option<SectionSizes>,
     ) -> Result<MemoryReport> {
+        let align = desc.plan_align();
+        let mut r = match &desc.executor {
+            Executor::Graph(_) => {
+                let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
+                MemoryReport::from_plan(desc, PlanRef::Graph(&p), module_name, target, mlf_module)
+            }
+            Executor::Aot(_) => {
+                let p = plan::aot::plan(desc, align).in_file(&desc.path)?;
+                MemoryReport::from_plan(desc, PlanRef::Aot(&p), module_name, target, mlf_module)
+            }
+            Executor::Kmodel(_) => MemoryReport::from_plan(desc, PlanRef::None, module_name, target, mlf_module),
+        };
+        r.apply_sections(sections);
+        Ok(r)
+    }
+
+    /// The report of `desc` laid out by `plan`, before the compiled C is measured
+    /// ([`MemoryReport::apply_sections`]).
+    pub fn from_plan(
+        desc: &ModelDesc,
+        plan: PlanRef<'_>,
+        module_name: &str,
+        target: &str,
+        mlf_module: Option<&str>,
+    ) -> MemoryReport {
         let mut ram = Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() };
         let mut flash = Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() };
         let mut notes = Vec::new();
-        let mut planned = true;
-        let align = plan_align(desc);
-        match &desc.executor {
-            Executor::Graph(_) => {
-                let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
+        let align = desc.plan_align();
+        let outputs = || desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
+        match (&desc.executor, plan) {
+            (_, PlanRef::Graph(p)) => {
                 ram.arena = p.arena_bytes;
                 ram.workspace = p.calls.iter().map(|c| c.scratch.1).max().unwrap_or(0);
-                ram.outputs = desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
+                ram.outputs = outputs();
                 ram.tvm_executor = Some(p.tvm.storage_bytes + p.tvm.workspace_bytes);
                 flash.params = desc.param_bytes();
             }
-            Executor::Aot(a) => {
-                let p = plan::aot::plan(desc, align).in_file(&desc.path)?;
+            (executor, PlanRef::Aot(p)) => {
                 ram.arena = p.arena_bytes;
                 ram.workspace = p.workspace_bytes;
-                ram.outputs = desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
-                if let Some(u) = &a.usmp {
-                    ram.usmp_pool = u.workspace_bytes;
+                ram.outputs = outputs();
+                if let Executor::Aot(a) = executor {
+                    ram.usmp_pool = a.usmp.as_ref().map_or(0, |u| u.workspace_bytes);
                 }
             }
-            Executor::Kmodel(k) => {
-                planned = false;
+            (Executor::Kmodel(k), PlanRef::None) => {
                 let steps = k.steps.len() as u64;
                 ram.arena =
                     k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
@@ -258,7 +275,28 @@ impl MemoryReport {
                     "kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string(),
                 );
             }
+            (_, PlanRef::None) => {}
         }
+        let mut r = MemoryReport {
+            model: module_name.to_string(),
+            file: desc.path.clone(),
+            mlf_module: mlf_module.map(str::to_string),
+            executor: desc.executor.kind().to_string(),
+            target: target.to_string(),
+            planned: !matches!(plan, PlanRef::None),
+            ram,
+            flash,
+            external_param_bytes: 0,
+            notes,
+        };
+        r.finish();
+        r
+    }
+
+    /// Adds the compiled C's section sizes (`None`: not compiled, read-only data is the
+    /// description's constants) to a report from [`MemoryReport::from_plan`].
+    pub fn apply_sections(&mut self, sections: Option<SectionSizes>) {
+        let (ram, flash) = (&mut self.ram, &mut self.flash);
         match sections {
             Some(s) => {
                 flash.code = s.text;
@@ -267,7 +305,7 @@ impl MemoryReport {
                 flash.measured = true;
                 ram.c_data = s.data + s.bss;
                 if ram.c_data < ram.usmp_pool {
-                    notes.push(format!(
+                    self.notes.push(format!(
                         "the C's static data ({} bytes) is smaller than its USMP pool ({} bytes)",
                         ram.c_data, ram.usmp_pool
                     ));
@@ -277,25 +315,12 @@ impl MemoryReport {
             None => {
                 flash.rodata = flash.c_constants;
                 ram.c_data = ram.usmp_pool;
-                if !matches!(desc.executor, Executor::Kmodel(_)) {
-                    notes.push("the model's C was not compiled: code size unknown, read-only data is the constants the description lists".into());
+                if self.executor != "kmodel" {
+                    self.notes.push("the model's C was not compiled: code size unknown, read-only data is the constants the description lists".into());
                 }
             }
         }
-        let mut r = MemoryReport {
-            model: module_name.to_string(),
-            file: desc.path.clone(),
-            mlf_module: mlf_module.map(str::to_string),
-            executor: desc.executor.kind().to_string(),
-            target: target.to_string(),
-            planned,
-            ram,
-            flash,
-            external_param_bytes: 0,
-            notes,
-        };
-        r.finish();
-        Ok(r)
+        self.finish();
     }
 
     fn finish(&mut self) {

@@ -56,11 +56,33 @@ pub enum BoxKind {
     CPool,
 }
 
+impl BoxKind {
+    /// The fill colour of a box of this kind (tensors take the hue `tensor_hue`, in degrees).
+    fn fill(self, tensor_hue: usize) -> String {
+        match self {
+            BoxKind::Scratch => "#f4a261".to_string(),
+            BoxKind::CPool => "#adb5bd".to_string(),
+            BoxKind::Tensor => format!("hsl({tensor_hue}, 55%, 72%)"),
+        }
+    }
+}
+
+/// A legend swatch of `kind` at `x`, its baseline at `y`.
+fn swatch(x: f64, y: f64, kind: BoxKind) -> Rectangle {
+    Rectangle::new()
+        .set("x", x)
+        .set("y", y - 10.0)
+        .set("width", 14)
+        .set("height", 10)
+        .set("fill", kind.fill(200))
+        .set("stroke", "#1d3557")
+}
+
 impl Picture {
     /// The picture of `desc`'s plan (planned as the builder plans it). `name` is the module
     /// name shown in the title. Kmodels are not planned at build time: an error says so.
     pub fn of(desc: &ModelDesc, name: &str) -> Result<Picture> {
-        let align = if desc.code.objects.is_empty() { 16 } else { 64 };
+        let align = desc.plan_align();
         match &desc.executor {
             Executor::Graph(_) => {
                 let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
@@ -81,7 +103,7 @@ impl Picture {
                             size: b.size,
                             first: f.min(l),
                             last: l.max(f),
-                            kind: if b.label.starts_with("scratch") { BoxKind::Scratch } else { BoxKind::Tensor },
+                            kind: if b.scratch { BoxKind::Scratch } else { BoxKind::Tensor },
                         }
                     })
                     .collect();
@@ -258,11 +280,7 @@ impl Picture {
             let (bx0, bx1) = (x0 + b.first as f64 * cw, x0 + (b.last + 1) as f64 * cw);
             let (top, bottom) = (y_of(b.offset + b.size), y_of(b.offset));
             let h = (bottom - top).max(1.0);
-            let fill = match b.kind {
-                BoxKind::Scratch => "#f4a261".to_string(),
-                BoxKind::CPool => "#adb5bd".to_string(),
-                BoxKind::Tensor => format!("hsl({}, 55%, 72%)", (i * 47) % 360),
-            };
+            let fill = b.kind.fill((i * 47) % 360);
             let tip = format!(
                 "{}: offset {}, {} bytes, live over call{} {}",
                 b.label,
@@ -321,25 +339,9 @@ impl Picture {
         // Legend.
         let ly = H - 14.0;
         let legend = Group::new()
-            .add(
-                Rectangle::new()
-                    .set("x", x0)
-                    .set("y", ly - 10.0)
-                    .set("width", 14)
-                    .set("height", 10)
-                    .set("fill", "hsl(200, 55%, 72%)")
-                    .set("stroke", "#1d3557"),
-            )
+            .add(swatch(x0, ly, BoxKind::Tensor))
             .add(text(x0 + 20.0, ly, 11.0, "tensor (activation or output)"))
-            .add(
-                Rectangle::new()
-                    .set("x", x0 + 210.0)
-                    .set("y", ly - 10.0)
-                    .set("width", 14)
-                    .set("height", 10)
-                    .set("fill", "#f4a261")
-                    .set("stroke", "#1d3557"),
-            )
+            .add(swatch(x0 + 210.0, ly, BoxKind::Scratch))
             .add(text(x0 + 230.0, ly, 11.0, "operator scratch (TVMBackendAllocWorkspace)"))
             .add(
                 line(x0 + 530.0, ly - 5.0, x0 + 555.0, ly - 5.0)
@@ -349,17 +351,12 @@ impl Picture {
             )
             .add(text(x0 + 560.0, ly, 11.0, "peak of live bytes"));
         let legend = if self.boxes.iter().any(|b| b.kind == BoxKind::CPool) {
-            legend
-                .add(
-                    Rectangle::new()
-                        .set("x", x0 + 680.0)
-                        .set("y", ly - 10.0)
-                        .set("width", 14)
-                        .set("height", 10)
-                        .set("fill", "#adb5bd")
-                        .set("stroke", "#1d3557"),
-                )
-                .add(text(x0 + 700.0, ly, 11.0, "static RAM inside the C"))
+            legend.add(swatch(x0 + 680.0, ly, BoxKind::CPool)).add(text(
+                x0 + 700.0,
+                ly,
+                11.0,
+                "static RAM inside the C",
+            ))
         } else {
             legend
         };

@@ -74,3 +74,40 @@ fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
     assert!(r.flash.rodata >= 53296, "{r:?}");
     eprintln!("{r}");
 }
+
+/// An AOT USMP build whose constant pool is taken out: the workspace pool moves from the C's
+/// static data into the arena, and is counted there once.
+#[test]
+fn aot_usmp_with_external_constants_counts_the_workspace_pool_once() {
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("aot_usmp_with_external_constants_counts_the_workspace_pool_once")
+    else {
+        return;
+    };
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        return;
+    }
+    let path = fx.join("mlf/digits-mlp-aot-usmp/model.tar");
+    let path = if path.exists() { path } else { fx.join("mlf/digits-mlp-aot-usmp/model") };
+    let desc = mlf_build::open(&path).unwrap();
+    let pool = match &desc.executor {
+        mlf_build::model::Executor::Aot(a) => a.usmp.as_ref().unwrap().workspace_bytes,
+        _ => unreachable!(),
+    };
+    for params in [mlf_build::Params::resident(), mlf_build::Params::streamed()] {
+        let out = tempfile::tempdir().unwrap();
+        let built = mlf_build::Model::open(&path)
+            .params(params)
+            .build_into(&path, out.path(), "report-test", HOST, HOST, false)
+            .unwrap();
+        let r = MemoryReport::compute(&desc, &built, HOST, None).unwrap();
+        eprintln!("{r}");
+        assert_eq!(r.ram.arena, built.arena_bytes);
+        assert!(r.ram.arena >= pool, "{r:?}");
+        let s = measure_library(built.library.as_ref().unwrap()).unwrap();
+        assert_eq!(r.ram.c_data, s.data + s.bss, "{r:?}");
+        assert!(r.ram.c_data < pool, "the pool is in the arena, not the C: {r:?}");
+        assert_eq!(r.ram.usmp_pool, 0, "{r:?}");
+        assert_eq!(r.ram.total, r.ram.arena + r.ram.params + r.ram.c_data);
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+    }
+}

@@ -42,7 +42,7 @@ impl Parse for Args {
                 "module" => module = Some(input.parse()?),
                 "params" => {
                     let p: LitStr = input.parse()?;
-                    if !matches!(p.value().as_str(), "embedded" | "resident" | "streamed") {
+                    if p.value() != "embedded" && mlf_build::Placement::parse(&p.value()).is_none() {
                         return Err(syn::Error::new(p.span(), "expected \"embedded\", \"resident\" or \"streamed\""));
                     }
                     params = Some(p);
@@ -156,14 +156,15 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
     let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
     let base = mlf_build::builder::model_key(&pkg, &canonical, module.as_deref());
+    let placement_key = mlf_build::builder::placement_key;
     let dir = PathBuf::from(out_dir).join("mlf");
     // The build step writes `<key>.rs` for embedded parameters and `<key>-resident.rs` /
     // `<key>-streamed.rs` for external ones; `params = …` chooses, else the only one built.
-    let key = match args.params.as_ref().map(LitStr::value).as_deref() {
-        Some("embedded") => base.clone(),
-        Some(p) => format!("{base}-{p}"),
-        None => [base.clone(), format!("{base}-resident"), format!("{base}-streamed")]
-            .into_iter()
+    let key = match args.params.as_ref().map(LitStr::value) {
+        Some(p) => placement_key(&base, mlf_build::Placement::parse(&p)),
+        None => std::iter::once(None)
+            .chain(mlf_build::Placement::ALL.map(Some))
+            .map(|p| placement_key(&base, p))
             .filter(|k| dir.join(format!("{k}.rs")).is_file())
             .collect::<Vec<_>>()
             .pop_single()

@@ -25,30 +25,31 @@ impl<T> TakeOnce<T> {
 
     /// The value, mutably, if nobody holds it.
     pub fn take(&'static self) -> Option<Taken<T>> {
-        if !self.try_acquire() {
+        if !try_set(&self.taken) {
             return None;
         }
-        // SAFETY: `try_acquire` succeeded, so no other reference to the value exists until the
+        // SAFETY: `try_set` succeeded, so no other reference to the value exists until the
         // returned guard is dropped (which releases the flag).
         let value = unsafe { &mut *self.value.get() };
         Some(Taken { value, cell: &self.taken })
     }
+}
 
-    #[cfg(target_has_atomic = "8")]
-    fn try_acquire(&self) -> bool {
-        !self.taken.swap(true, Ordering::Acquire)
-    }
+/// Sets `flag` if it was clear; false when it was already set (someone holds what it guards).
+#[cfg(target_has_atomic = "8")]
+pub(crate) fn try_set(flag: &AtomicBool) -> bool {
+    !flag.swap(true, Ordering::Acquire)
+}
 
-    // Targets without atomic read-modify-write (e.g. thumbv6m) are single-core; a load and a
-    // store are enough outside interrupt handlers.
-    #[cfg(not(target_has_atomic = "8"))]
-    fn try_acquire(&self) -> bool {
-        if self.taken.load(Ordering::Acquire) {
-            return false;
-        }
-        self.taken.store(true, Ordering::Release);
-        true
+/// Sets `flag` if it was clear. Targets without atomic read-modify-write (e.g. thumbv6m) are
+/// single-core; a load and a store are enough outside interrupt handlers.
+#[cfg(not(target_has_atomic = "8"))]
+pub(crate) fn try_set(flag: &AtomicBool) -> bool {
+    if flag.load(Ordering::Acquire) {
+        return false;
     }
+    flag.store(true, Ordering::Release);
+    true
 }
 
 /// Exclusive access to the value of a [`TakeOnce`]; gives it back when dropped.

@@ -75,6 +75,11 @@ impl fmt::Display for Message {
     }
 }
 
+// The size the documentation gives (small enough to return by value on a microcontroller);
+// on 32-bit targets it is smaller.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(core::mem::size_of::<Error>() == 112, "Error is documented as 112 bytes on 64-bit hosts");
+
 /// What can go wrong while running a model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

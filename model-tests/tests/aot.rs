@@ -1,5 +1,6 @@
 //! Every AOT fixture reproduces its reference vectors through build.rs + `include_model!`, and
-//! the workspace never grows past the static arena (high-water mark recorded on every run).
+//! uses the workspace window exactly when the compiler recorded a workspace (the window fits the
+//! arena by a compile-time assertion in the generated module; the allocator never passes it).
 
 mod common;
 
@@ -34,10 +35,10 @@ mod shared {
                     let mut net = common::wait_take(model::Model::take);
                     net.run(&model::Inputs { $($inp: &$inp),* }).unwrap();
                     let hw = net.workspace_high_water();
-                    assert!(hw <= model::WORKSPACE_BYTES, "high-water {hw} above the workspace window {}", model::WORKSPACE_BYTES);
-                    assert!(model::WORKSPACE_BYTES <= model::ARENA_BYTES);
                     if model::TVM_WORKSPACE_BYTES == 0 {
                         assert_eq!(hw, 0, "a USMP build must not call TVMBackendAllocWorkspace");
+                    } else {
+                        assert!(hw > 0, "a workspace of {} bytes was recorded but never allocated", model::TVM_WORKSPACE_BYTES);
                     }
                     hw
                 }

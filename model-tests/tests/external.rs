@@ -1,7 +1,7 @@
 //! External parameters: every placement (resident, streamed) and every source (split folder,
 //! packed archive on disk, packed archive in memory without std) gives the reference outputs;
-//! streaming needs exactly the largest operator's parameter bytes; damaged parameters are
-//! specific errors.
+//! streaming needs exactly the largest operator's parameter bytes. (Damaged parameters are
+//! tested in mlf-runtime/tests/params.rs.)
 
 mod common;
 

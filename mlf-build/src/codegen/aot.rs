@@ -30,7 +30,6 @@ pub fn module_tokens(
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }
-    let interface = common::interface(desc)?;
     let n_in = desc.inputs.len();
     let n_out = desc.outputs.len();
     let n_pools = plan.pools.len();
@@ -65,19 +64,12 @@ pub fn module_tokens(
             }
         }
     }
-    let mut out_fields = Vec::new();
-    let mut out_checks = Vec::new();
     for (k, (t, &off)) in desc.outputs.iter().zip(&plan.outputs).enumerate() {
         let n = usize_lit(n_in + k);
         let shape = &shape_ids[&t.shape];
         let dt = &dtype_ids[&t.dtype];
         let (o, b) = (lit(off), lit(t.bytes()));
         binds.push(quote!(r.arena(#n, #o, #b, &#shape, #dt);));
-        let f = ident(&t.ident);
-        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #o)));
-        out_checks.push(quote!(
-            const _: () = assert!(#o + #b <= ARENA_BYTES);
-        ));
     }
     for (k, (_, off, bytes)) in plan.pools.iter().enumerate() {
         let n = usize_lit(n_in + n_out + k);
@@ -88,9 +80,13 @@ pub fn module_tokens(
     }
     // Constant pools of a directly called main: in the parameter region (resident) or staged.
     let mut const_binds = Vec::new();
-    let mut region = 0u64;
     let mut const_slot_of = Vec::new();
-    let mut const_offsets = Vec::new();
+    // Resident or streamed, the pools sit one after the other: the only call (the main) reads
+    // them all, so streaming stages them all before it.
+    let (const_offsets, region) = match external {
+        Some((_, split)) => crate::plan::params::sequential(split.files.iter().map(|f| f.bytes()), plan.align),
+        None => (Vec::new(), 0),
+    };
     if let Some((placement, split)) = external {
         let dt = &dtype_ids[&crate::dtype::DType::U8];
         for (k, p) in a.main_pools.iter().filter(|p| p.constant).enumerate() {
@@ -105,12 +101,7 @@ pub fn module_tokens(
                     f.bytes()
                 )));
             }
-            // Resident or streamed, the pools sit one after the other: the only call (the main)
-            // reads them all, so streaming stages them all before it.
-            region = region.div_ceil(plan.align) * plan.align;
-            let off = region;
-            const_offsets.push(off);
-            region += p.bytes;
+            let off = const_offsets[k];
             let (n, o, b, kk) = (usize_lit(slot), lit(off), lit(p.bytes), usize_lit(k));
             let shape = &shape_ids[&vec![p.bytes]];
             if placement == Placement::Streamed {
@@ -143,7 +134,16 @@ pub fn module_tokens(
     let symbol = a.call.symbol().to_string();
     let link = format!("{symbol_prefix}{symbol}");
     let f = ident(&crate::names::sanitize(&symbol));
-    let void = quote!(*mut ::core::ffi::c_void);
+    // `(arg0: *mut c_void, …)` and the matching `unsafe extern "C" fn(*mut c_void, …) -> i32`.
+    let pointer_fn = |n: usize| {
+        let void = quote!(*mut ::core::ffi::c_void);
+        let params = (0..n).map(|i| {
+            let p = ident(&format!("arg{i}"));
+            quote!(#p: #void)
+        });
+        let tys = (0..n).map(|_| void.clone());
+        (quote!(pub fn #f(#(#params),*) -> i32;), quote!(unsafe extern "C" fn(#(#tys),*) -> i32))
+    };
     let (decl, call) = match &a.call {
         AotCall::CInterface { pools, .. } => {
             let arity = if *pools { 3 } else { 2 };
@@ -152,32 +152,16 @@ pub fn module_tokens(
                     "{symbol} takes a workspace_pools struct but the header declares {n_pools} pools"
                 )));
             }
-            let params: Vec<TokenStream> = (0..arity)
-                .map(|i| {
-                    let p = ident(&format!("arg{i}"));
-                    quote!(#p: #void)
-                })
-                .collect();
-            let tys: Vec<TokenStream> = (0..arity).map(|_| void.clone()).collect();
+            let (decl, ty) = pointer_fn(arity);
             let a_lit = usize_lit(arity);
             (
-                quote!(pub fn #f(#(#params),*) -> i32;),
-                quote!(r.call_struct_entry::<_, #a_lit, _, _, _>(#symbol, entry::#f as unsafe extern "C" fn(#(#tys),*) -> i32, [#(#slots_in),*], [#(#slots_out),*], [#(#slots_pools),*])?;),
+                decl,
+                quote!(r.call_struct_entry::<_, #a_lit, _, _, _>(#symbol, entry::#f as #ty, [#(#slots_in),*], [#(#slots_out),*], [#(#slots_pools),*])?;),
             )
         }
-        AotCall::Packed { .. } => (
-            quote! {
-                pub fn #f(
-                    args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
-                    type_codes: *mut ::core::ffi::c_int,
-                    num_args: ::core::ffi::c_int,
-                    out_ret_value: *mut ::mlf_runtime::tvm::ffi::TVMValue,
-                    out_ret_tcode: *mut ::core::ffi::c_int,
-                    resource_handle: *mut ::core::ffi::c_void,
-                ) -> i32;
-            },
-            quote!(r.call(0, #symbol, entry::#f, [#(#slots_in,)* #(#slots_out),*])?;),
-        ),
+        AotCall::Packed { .. } => {
+            (common::packed_fn_decl(&f), quote!(r.call(0, #symbol, entry::#f, [#(#slots_in,)* #(#slots_out),*])?;))
+        }
         AotCall::Unpacked { .. } => {
             let (_, def) =
                 desc.code.definition(&symbol).ok_or_else(|| Error::missing(format!("definition of {symbol}")))?;
@@ -191,39 +175,21 @@ pub fn module_tokens(
             if n_args > 16 {
                 return Err(Error::unsupported(format!("{symbol} takes more than 16 pointers")));
             }
-            let params: Vec<TokenStream> = (0..n_args)
-                .map(|i| {
-                    let p = ident(&format!("arg{i}"));
-                    quote!(#p: #void)
-                })
-                .collect();
-            let tys: Vec<TokenStream> = (0..n_args).map(|_| void.clone()).collect();
-            (
-                quote!(pub fn #f(#(#params),*) -> i32;),
-                quote!(r.call_unpacked(0, #symbol, entry::#f as unsafe extern "C" fn(#(#tys),*) -> i32, [#(#slots_in,)* #(#slots_out),*])?;),
-            )
+            let (decl, ty) = pointer_fn(n_args);
+            (decl, quote!(r.call_unpacked(0, #symbol, entry::#f as #ty, [#(#slots_in,)* #(#slots_out),*])?;))
         }
     };
 
-    let arena = lit(plan.arena_bytes);
     let ws = lit(plan.workspace_bytes);
     let param_items = match external {
         None => quote!(),
-        Some((_, split)) => {
-            let refs = split.files.iter().map(|f| {
-                let (id, bytes, hash) = (&f.id, lit(f.bytes()), proc_macro2::Literal::u64_unsuffixed(f.xxh64));
-                quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
-            });
-            let n = usize_lit(split.files.len());
-            let doc = format!(
+        Some((_, split)) => common::param_refs(
+            split,
+            &format!(
                 " The constant pool this model reads from a `ParamSource` ({} bytes).",
                 split.files.iter().map(|f| f.bytes()).sum::<u64>()
-            );
-            quote! {
-                #[doc = #doc]
-                pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
-            }
-        }
+            ),
+        ),
     };
     let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, region, &const_offsets);
     let tvm_ws = lit(plan.tvm_workspace_bytes);
@@ -249,38 +215,39 @@ pub fn module_tokens(
             #call
         }
     };
-    let model = common::tvm_model(
-        &arena,
-        &api,
-        &model_doc,
-        body,
-        quote!(#(#out_fields,)*),
-        " Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
-    );
-    Ok(quote! {
-        #interface
-
-        /// Bytes of static RAM this module allocates (its arena: the workspace window, the
-        /// outputs and any pools the C expects from the application).
-        pub const ARENA_BYTES: usize = #arena;
-        /// Bytes of workspace the compiler recorded (`TVMGEN_<M>_WORKSPACE_SIZE` / metadata; 0
-        /// when the C carries its own USMP pools).
-        pub const TVM_WORKSPACE_BYTES: usize = #tvm_ws;
-        /// Bytes of the arena given to `TVMBackendAllocWorkspace` (the compiler's figure plus
-        /// alignment slack).
-        pub const WORKSPACE_BYTES: usize = #ws;
-        #(#out_checks)*
-
-        mod entry {
-            unsafe extern "C" {
-                #[link_name = #link]
-                #decl
+    common::tvm_model(common::TvmModule {
+        desc,
+        arena: plan.arena_bytes,
+        arena_doc: quote! {
+            /// Bytes of static RAM this module allocates (its arena: the workspace window, the
+            /// outputs and any pools the C expects from the application).
+        },
+        consts: quote! {
+            /// Bytes of workspace the compiler recorded (`TVMGEN_<M>_WORKSPACE_SIZE` / metadata; 0
+            /// when the C carries its own USMP pools).
+            pub const TVM_WORKSPACE_BYTES: usize = #tvm_ws;
+            /// Bytes of the arena given to `TVMBackendAllocWorkspace` (the compiler's figure plus
+            /// alignment slack).
+            pub const WORKSPACE_BYTES: usize = #ws;
+            const _: () = assert!(WORKSPACE_BYTES <= ARENA_BYTES);
+        },
+        output_offsets: plan.outputs.clone(),
+        decls: quote! {
+            mod entry {
+                unsafe extern "C" {
+                    #[link_name = #link]
+                    #decl
+                }
             }
-        }
-
-        #dtype_items
-        #shape_items
-        #param_items
-        #model
+        },
+        items: quote! {
+            #dtype_items
+            #shape_items
+            #param_items
+        },
+        api,
+        model_doc,
+        body,
+        high_water_doc: " Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
     })
 }

@@ -227,18 +227,102 @@ pub fn param_api(
     }
 }
 
-/// The static state, `Model`, `take()`, `run()` (around `body`, which binds and calls with the
-/// run `r`, returning `outputs`) and `workspace_high_water()` of a TVM model.
-pub fn tvm_model(
-    arena: &Literal,
-    api: &ParamApi,
-    model_doc: &str,
-    body: TokenStream,
-    outputs: TokenStream,
-    high_water_doc: &str,
-) -> TokenStream {
-    let ParamApi { consts, state_fields, state_init, enter, load_fn, run_sig, check_loaded } = api;
+/// The embedded references to external parameter files: `pub static PARAMS: [ParamRef; N]`
+/// (identifier, size, hash of each file), documented with `doc`.
+pub fn param_refs(split: &crate::external::Split, doc: &str) -> TokenStream {
+    let refs = split.files.iter().map(|f| {
+        let (id, bytes, hash) = (&f.id, lit(f.bytes()), Literal::u64_unsuffixed(f.xxh64));
+        quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
+    });
+    let n = super::usize_lit(split.files.len());
     quote! {
+        #[doc = #doc]
+        pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
+    }
+}
+
+/// The declaration of a packed C function `name` (TVM's `TVMBackendPackedCFunc` signature).
+pub fn packed_fn_decl(name: &proc_macro2::Ident) -> TokenStream {
+    quote! {
+        pub fn #name(
+            args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+            type_codes: *mut ::core::ffi::c_int,
+            num_args: ::core::ffi::c_int,
+            out_ret_value: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+            out_ret_tcode: *mut ::core::ffi::c_int,
+            resource_handle: *mut ::core::ffi::c_void,
+        ) -> i32;
+    }
+}
+
+/// What a TVM model module (graph or AOT) is made of, besides what every one has.
+pub struct TvmModule<'a> {
+    /// The model.
+    pub desc: &'a ModelDesc,
+    /// `ARENA_BYTES`.
+    pub arena: u64,
+    /// Its documentation (doc-comment attributes).
+    pub arena_doc: TokenStream,
+    /// Constants that follow it.
+    pub consts: TokenStream,
+    /// Offset of each output in the arena (model order).
+    pub output_offsets: Vec<u64>,
+    /// The C functions' declarations (and tables of them).
+    pub decls: TokenStream,
+    /// dtype, shape and parameter items.
+    pub items: TokenStream,
+    /// How the parameters are held.
+    pub api: ParamApi,
+    /// The documentation of `Model`.
+    pub model_doc: String,
+    /// The body of `run()` between entering and leaving the run `r`.
+    pub body: TokenStream,
+    /// The documentation of `workspace_high_water()`.
+    pub high_water_doc: &'static str,
+}
+
+/// The module of a TVM model: the interface, `ARENA_BYTES` (every output checked to fit it at
+/// compile time), the declarations and items, and the static state, `Model`, `take()`, `run()`
+/// and `workspace_high_water()`.
+pub fn tvm_model(m: TvmModule<'_>) -> Result<TokenStream> {
+    let TvmModule {
+        desc,
+        arena,
+        arena_doc,
+        consts: extra_consts,
+        output_offsets,
+        decls,
+        items,
+        api,
+        model_doc,
+        body,
+        high_water_doc,
+    } = m;
+    let interface = interface(desc)?;
+    let mut out_fields = Vec::new();
+    let mut out_checks = Vec::new();
+    for (t, &off) in desc.outputs.iter().zip(&output_offsets) {
+        let f = ident(&t.ident);
+        let (o, b) = (lit(off), lit(t.bytes()));
+        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #o)));
+        out_checks.push(quote!(
+            const _: () = assert!(#o + #b <= ARENA_BYTES);
+        ));
+    }
+    let arena = lit(arena);
+    let ParamApi { consts, state_fields, state_init, enter, load_fn, run_sig, check_loaded } = api;
+    Ok(quote! {
+        #interface
+
+        #arena_doc
+        pub const ARENA_BYTES: usize = #arena;
+        #extra_consts
+        #(#out_checks)*
+
+        #decls
+
+        #items
+
         #consts
 
         struct State {
@@ -271,7 +355,7 @@ pub fn tvm_model(
                 #body
                 self.high_water = r.high_water();
                 drop(r);
-                Ok(Outputs { #outputs })
+                Ok(Outputs { #(#out_fields,)* })
             }
 
             #[doc = #high_water_doc]
@@ -279,5 +363,5 @@ pub fn tvm_model(
                 self.high_water
             }
         }
-    }
+    })
 }

@@ -38,40 +38,7 @@ pub enum ParamCode {
     },
 }
 
-/// Offsets of parameter files packed one after another, in decreasing order of alignment (so no
-/// padding is needed) — the staging layout of one call.
-fn pack_by_alignment(files: &[usize], split: &Split) -> (Vec<(usize, u64)>, u64) {
-    let mut order: Vec<usize> = files.to_vec();
-    order.sort_by_key(|&k| std::cmp::Reverse(split.files[k].dtype.elem_bytes().next_power_of_two()));
-    let mut cursor = 0u64;
-    let mut out = Vec::new();
-    for k in order {
-        let a = split.files[k].dtype.elem_bytes().next_power_of_two().max(1);
-        cursor = cursor.div_ceil(a) * a;
-        out.push((k, cursor));
-        cursor += split.files[k].bytes();
-    }
-    (out, cursor)
-}
-
-/// The largest number of parameter bytes one call reads (the streamed staging buffer).
-pub fn staging_bytes(plan: &GraphPlan, split: &Split) -> u64 {
-    plan.calls.iter().map(|c| pack_by_alignment(&call_files(c, plan, split), split).1).max().unwrap_or(0)
-}
-
-/// The distinct parameter files a call reads.
-fn call_files(c: &crate::plan::graph::OpCall, plan: &GraphPlan, split: &Split) -> Vec<usize> {
-    let mut files = Vec::new();
-    for &e in &c.args {
-        if let Slot::Param { index } = plan.slots[e] {
-            let k = split.of_param[index];
-            if !files.contains(&k) {
-                files.push(k);
-            }
-        }
-    }
-    files
-}
+pub use crate::plan::params::staging_bytes;
 
 /// Generates the module items.
 pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> Result<TokenStream> {
@@ -80,7 +47,6 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }
-    let interface = common::interface(desc)?;
 
     // Dense slot numbers for the entries that are used.
     let mut slot_no: BTreeMap<usize, u16> = BTreeMap::new();
@@ -109,16 +75,10 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         }
         let id = ident(&rust_fn_ident(f));
         let link = format!("{}{f}", cg.symbol_prefix);
+        let decl = common::packed_fn_decl(&id);
         kernel_decls.push(quote! {
             #[link_name = #link]
-            pub fn #id(
-                args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
-                type_codes: *mut ::core::ffi::c_int,
-                num_args: ::core::ffi::c_int,
-                out_ret_value: *mut ::mlf_runtime::tvm::ffi::TVMValue,
-                out_ret_tcode: *mut ::core::ffi::c_int,
-                resource_handle: *mut ::core::ffi::c_void,
-            ) -> i32;
+            #decl
         });
         kernel_ids.insert(f.to_string(), id);
     }
@@ -153,13 +113,6 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
             }
         }
         ParamCode::External { placement, split } => {
-            let refs = split.files.iter().map(|f| {
-                let id = &f.id;
-                let bytes = lit(f.bytes());
-                let hash = proc_macro2::Literal::u64_unsuffixed(f.xxh64);
-                quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
-            });
-            let n = usize_lit(split.files.len());
             let doc = format!(
                 " The parameters this model reads from a `ParamSource` ({} files, {} bytes): {}.",
                 split.files.len(),
@@ -171,20 +124,8 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                     .collect::<Vec<_>>()
                     .join("; ")
             );
-            param_items.push(quote! {
-                #[doc = #doc]
-                pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
-            });
-            if *placement == Placement::Resident {
-                for f in &split.files {
-                    param_region = param_region.div_ceil(plan.align) * plan.align;
-                    resident_offsets.push(param_region);
-                    param_region += f.bytes();
-                }
-                param_region = param_region.div_ceil(plan.align) * plan.align;
-            } else {
-                param_region = staging_bytes(plan, split);
-            }
+            param_items.push(common::param_refs(split, &doc));
+            (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, *placement);
         }
     }
     let external = match &cg.params {
@@ -239,7 +180,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                 let f = ident(&desc.inputs[index].ident);
                 copies.push(quote!(r.copy_in(#off, &inputs.#f[..]);));
             }
-            Slot::Param { index } => {
+            Slot::Param { index } if param_ids.contains_key(&index) => {
                 let p = &param_ids[&index];
                 copies.push(quote!(r.copy_in(#off, &#p.0[..]);));
             }
@@ -257,7 +198,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         let (ws_off, ws_len) = (lit(c.scratch.0), lit(c.scratch.1));
         let mut stage = Vec::new();
         if let Some((Placement::Streamed, split)) = external {
-            let (layout, _) = pack_by_alignment(&call_files(c, plan, split), split);
+            let (layout, _) = crate::plan::params::call_staging(c, plan, split);
             for (k, off) in &layout {
                 let kk = usize_lit(*k);
                 let o = lit(*off);
@@ -282,23 +223,13 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         });
     }
     let mut copies_out = Vec::new();
-    let mut out_fields = Vec::new();
-    let mut out_checks = Vec::new();
     for (o, t) in plan.outputs.iter().zip(&desc.outputs) {
-        let f = ident(&t.ident);
-        let off = lit(o.offset);
-        let bytes = lit(t.bytes());
         if o.copy_from.is_some() {
-            let n = usize_lit(slot_no[&o.eid] as usize);
+            let (n, off, bytes) = (usize_lit(slot_no[&o.eid] as usize), lit(o.offset), lit(t.bytes()));
             copies_out.push(quote!(r.copy_slot(#n, #off, #bytes);));
         }
-        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #off)));
-        out_checks.push(quote!(
-            const _: () = assert!(#off + #bytes <= ARENA_BYTES);
-        ));
     }
 
-    let arena = lit(plan.arena_bytes);
     let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, param_region, &resident_offsets);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
@@ -321,40 +252,39 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         }
         #(#copies_out)*
     };
-    let model = common::tvm_model(
-        &arena,
-        &api,
-        &model_doc,
-        body,
-        quote!(#(#out_fields,)*),
-        " Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
-    );
-    Ok(quote! {
-        #interface
-
-        /// Bytes of static RAM this module allocates (its arena: activations, outputs and every
-        /// operator's scratch memory, planned at build time).
-        pub const ARENA_BYTES: usize = #arena;
-        /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
-        /// id, parameters and inputs included, plus its workspace pool).
-        pub const TVM_PLAN_BYTES: usize = #tvm_total;
-        #(#out_checks)*
-
-        mod kernels {
-            unsafe extern "C" {
-                #(#kernel_decls)*
+    common::tvm_model(common::TvmModule {
+        desc,
+        arena: plan.arena_bytes,
+        arena_doc: quote! {
+            /// Bytes of static RAM this module allocates (its arena: activations, outputs and every
+            /// operator's scratch memory, planned at build time).
+        },
+        consts: quote! {
+            /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
+            /// id, parameters and inputs included, plus its workspace pool).
+            pub const TVM_PLAN_BYTES: usize = #tvm_total;
+        },
+        output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
+        decls: quote! {
+            mod kernels {
+                unsafe extern "C" {
+                    #(#kernel_decls)*
+                }
             }
-        }
 
-        /// The model's packed C functions by name (for tools that call kernels themselves).
-        #[doc(hidden)]
-        pub static KERNELS: [(&str, ::mlf_runtime::tvm::ffi::PackedFn); #n_kernels] = [#(#table),*];
-
-        #dtype_items
-        #shape_items
-        #(#param_items)*
-
-        #model
+            /// The model's packed C functions by name (for tools that call kernels themselves).
+            #[doc(hidden)]
+            pub static KERNELS: [(&str, ::mlf_runtime::tvm::ffi::PackedFn); #n_kernels] = [#(#table),*];
+        },
+        items: quote! {
+            #dtype_items
+            #shape_items
+            #(#param_items)*
+        },
+        api,
+        model_doc,
+        body,
+        high_water_doc: " Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
     })
 }
 
@@ -369,4 +299,31 @@ pub const SAFETY: &str = "each call passes the model's own kernel (declared from
 fn rust_fn_ident(name: &str) -> String {
     let s = crate::names::sanitize(name);
     if s.starts_with(|c: char| c.is_ascii_digit()) { format!("_{s}") } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::graph::CopyIn;
+
+    fn digits() -> ModelDesc {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar");
+        crate::open(path).unwrap()
+    }
+
+    /// A parameter whose storage the model writes is copied into the arena before the first
+    /// call; with external parameters there is no embedded copy to read, which is refused.
+    #[test]
+    fn external_parameter_copied_into_the_arena_is_refused() {
+        let desc = digits();
+        let mut plan = crate::plan::graph::plan(&desc, 16).unwrap();
+        plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
+        for placement in [Placement::Resident, Placement::Streamed] {
+            let split = crate::external::graph_split(&desc).unwrap();
+            let cg =
+                GraphCodegen { symbol_prefix: "mlf_test_".into(), params: ParamCode::External { placement, split } };
+            let e = module_tokens(&desc, &plan, &cg).unwrap_err().to_string();
+            assert!(e.contains("external parameter shares storage with an activation"), "{e}");
+        }
+    }
 }

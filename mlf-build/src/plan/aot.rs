@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::pack::align_up;
+use super::pack::{align_up, alignment_slack};
 use crate::error::{Error, Result};
 use crate::model::{Executor, ModelDesc};
 
@@ -35,7 +35,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
     let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
     // The compiler rounds every allocation to 16 bytes when it sums the workspace; an allocator
     // that aligns to `align` > 16 can lose up to align − 16 bytes per live allocation.
-    let slack = if a.workspace_bytes == 0 { 0 } else { (align.saturating_sub(16)) * a.max_live_allocations };
+    let slack = if a.workspace_bytes == 0 { 0 } else { alignment_slack(align, a.max_live_allocations) };
     let workspace_bytes = align_up(a.workspace_bytes + slack, align);
     let mut cursor = workspace_bytes;
     let input_copies = if desc.code.objects.is_empty() {
@@ -62,10 +62,10 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
     }
     let mut pools = Vec::new();
     let main_workspace = a.main_pools.iter().filter(|p| !p.constant).map(|p| (p.name.clone(), p.bytes));
-    for (name, bytes) in a.external_pools.iter().cloned().chain(main_workspace).collect::<Vec<_>>().iter() {
+    for (name, bytes) in a.external_pools.iter().cloned().chain(main_workspace) {
         cursor = align_up(cursor, align);
-        pools.push((name.clone(), cursor, *bytes));
-        cursor += *bytes;
+        pools.push((name, cursor, bytes));
+        cursor += bytes;
     }
     Ok(AotPlan {
         align,

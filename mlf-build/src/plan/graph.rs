@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::pack::{self, Interval, align_up};
+use super::pack::{self, Interval, align_up, alignment_slack};
 use crate::error::{Error, Result};
 use crate::format::graph::NodeOp;
 use crate::model::{ArgBinding, Executor, GraphExec, ModelDesc};
@@ -110,8 +110,9 @@ pub struct GraphPlan {
     pub outputs: Vec<OutputPlace>,
     /// Arena bytes (activations, outputs, scratch).
     pub arena_bytes: u64,
-    /// Which layout was chosen: `liveness` (buffers with disjoint lifetimes share bytes) or
-    /// `storage-id` (TVM's layout), whichever is smaller.
+    /// Which layout was chosen, the smallest of three: `liveness` (alias classes with disjoint
+    /// lifetimes share bytes), `liveness by storage id` (TVM's storage ids packed the same way)
+    /// or `storage-id` (TVM's layout: one buffer per storage id, one shared scratch region).
     pub layout: &'static str,
     /// Arena bytes of the storage-id layout, for comparison.
     pub storage_id_layout_bytes: u64,
@@ -135,6 +136,8 @@ pub struct PlacedBuffer {
     pub first: usize,
     /// Last step.
     pub last: usize,
+    /// Whether it is an operator's scratch (`TVMBackendAllocWorkspace`) rather than a tensor.
+    pub scratch: bool,
 }
 
 /// Scratch bytes operator function `func` needs from `TVMBackendAllocWorkspace` with allocations
@@ -147,13 +150,17 @@ pub fn operator_scratch(desc: &ModelDesc, func: &str, align: u64) -> Result<u64>
             return Ok(n);
         }
         let meta = desc.memory.operator_workspace.iter().find(|(n, _)| n == func).map(|(_, b)| *b);
-        return meta.map(|m| m + (align - 16.min(align)) * f.workspace_allocs.len() as u64).ok_or_else(|| {
+        return meta.map(|m| m + alignment_slack(align, f.workspace_allocs.len() as u64)).ok_or_else(|| {
             Error::unsupported(format!("{func} allocates workspace of computed size and metadata records none for it"))
         });
     }
     let meta = desc.memory.operator_workspace.iter().find(|(n, _)| n == func).map(|(_, b)| *b).unwrap_or(0);
-    Ok(meta + if meta > 0 { (align - 16.min(align)) * 8 } else { 0 })
+    Ok(meta + if meta > 0 { alignment_slack(align, ALLOCATIONS_WITHOUT_C) } else { 0 })
 }
+
+/// Live allocations assumed for an operator whose C is not available (LLVM objects), to size the
+/// alignment slack added to its metadata workspace figure.
+const ALLOCATIONS_WITHOUT_C: u64 = 8;
 
 /// A set of entries that share one place.
 struct Buffer {
@@ -264,59 +271,59 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     // Outputs that are inputs or parameters get their own arena copy at the end.
     let head_external = |bufs: &[Buffer], e: usize| bufs.iter().any(|b| b.external.is_some() && b.entries.contains(&e));
 
-    struct Layout {
-        bufs_offsets: Vec<u64>,
-        scratch_offsets: Vec<u64>,
-        extra_offsets: Vec<u64>,
-        total: u64,
-        items: Vec<Interval>,
-    }
-    let layout_liveness = |bufs: &[Buffer]| -> Layout {
-        let arena: Vec<&Buffer> = bufs.iter().filter(|b| b.external.is_none()).collect();
-        let extra: Vec<usize> = graph.heads.iter().map(|h| graph.eid(*h)).filter(|&e| head_external(bufs, e)).collect();
-        let mut items: Vec<Interval> =
-            arena.iter().map(|b| Interval { size: b.size, first: b.first, last: b.last }).collect();
+    // What a partition places in the arena: its arena buffers, every operator's scratch, then
+    // the arena copies of outputs that are inputs or parameters.
+    let items_of = |bufs: &[Buffer]| -> Vec<Interval> {
+        let mut items: Vec<Interval> = bufs
+            .iter()
+            .filter(|b| b.external.is_none())
+            .map(|b| Interval { size: b.size, first: b.first, last: b.last })
+            .collect();
         items.extend(scratch.iter().copied());
-        items.extend(extra.iter().map(|&e| Interval { size: graph.entry_bytes(e), first: end_step, last: end_step }));
-        let (off, total) = pack::pack(&items, align);
-        let (a, rest) = off.split_at(arena.len());
-        let (s, x) = rest.split_at(scratch.len());
-        Layout { bufs_offsets: a.to_vec(), scratch_offsets: s.to_vec(), extra_offsets: x.to_vec(), total, items }
+        items.extend(graph.heads.iter().map(|h| graph.eid(*h)).filter(|&e| head_external(bufs, e)).map(|e| Interval {
+            size: graph.entry_bytes(e),
+            first: end_step,
+            last: end_step,
+        }));
+        items
     };
-    let layout_sequential = |bufs: &[Buffer]| -> Layout {
-        let arena: Vec<&Buffer> = bufs.iter().filter(|b| b.external.is_none()).collect();
-        let extra: Vec<usize> = graph.heads.iter().map(|h| graph.eid(*h)).filter(|&e| head_external(bufs, e)).collect();
-        let mut items: Vec<Interval> =
-            arena.iter().map(|b| Interval { size: b.size, first: b.first, last: b.last }).collect();
-        items.extend(scratch.iter().copied());
-        items.extend(extra.iter().map(|&e| Interval { size: graph.entry_bytes(e), first: end_step, last: end_step }));
+    let n_scratch = scratch.len();
+    let arena_count = |bufs: &[Buffer]| bufs.iter().filter(|b| b.external.is_none()).count();
+    // Buffers with disjoint lifetimes share bytes.
+    let liveness = |items: &[Interval]| pack::pack(items, align);
+    // One place per buffer, one scratch region shared by every operator, then the copies.
+    let sequential = |items: &[Interval], n_arena: usize| -> (Vec<u64>, u64) {
+        let (bufs, rest) = items.split_at(n_arena);
+        let (scratch, extra) = rest.split_at(n_scratch);
         let mut cursor = 0;
-        let mut a = Vec::new();
-        for b in &arena {
-            a.push(cursor);
+        let mut offsets = Vec::with_capacity(items.len());
+        for b in bufs {
+            offsets.push(cursor);
             cursor += align_up(b.size, align);
         }
-        let s = vec![cursor; scratch.len()];
+        offsets.extend(std::iter::repeat_n(cursor, scratch.len()));
         cursor += scratch.iter().map(|i| align_up(i.size, align)).max().unwrap_or(0);
-        let mut x = Vec::new();
-        for &e in &extra {
-            x.push(cursor);
-            cursor += align_up(graph.entry_bytes(e), align);
+        for x in extra {
+            offsets.push(cursor);
+            cursor += align_up(x.size, align);
         }
-        Layout { bufs_offsets: a, scratch_offsets: s, extra_offsets: x, total: cursor, items }
+        (offsets, cursor)
     };
+    let (class_items, sid_items) = (items_of(&classes), items_of(&sids));
     let candidates = [
-        ("liveness", &classes, layout_liveness(&classes)),
-        ("liveness by storage id", &sids, layout_liveness(&sids)),
-        ("storage-id", &sids, layout_sequential(&sids)),
+        ("liveness", &classes, &class_items, liveness(&class_items)),
+        ("liveness by storage id", &sids, &sid_items, liveness(&sid_items)),
+        ("storage-id", &sids, &sid_items, sequential(&sid_items, arena_count(&sids))),
     ];
-    let storage_id_layout_bytes = candidates[2].2.total;
-    let (layout, bufs, chosen) = candidates.into_iter().min_by_key(|c| c.2.total).expect("three candidates");
-    let offsets: Vec<u64> =
-        chosen.bufs_offsets.iter().chain(&chosen.scratch_offsets).chain(&chosen.extra_offsets).copied().collect();
-    if !pack::verify(&chosen.items, &offsets, chosen.total) {
+    let storage_id_layout_bytes = candidates[2].3.1;
+    let (layout, bufs, items, (offsets, total)) =
+        candidates.into_iter().min_by_key(|c| c.3.1).expect("three candidates");
+    if !pack::verify(items, &offsets, total) {
         return Err(Error::invalid("internal error: the memory plan overlaps live buffers"));
     }
+    // The offsets of the arena buffers, the scratch windows and the output copies.
+    let (bufs_offsets, rest) = offsets.split_at(arena_count(bufs));
+    let (scratch_offsets, extra_offsets) = rest.split_at(n_scratch);
 
     // Slots.
     let slot_of_arg = |a: ArgBinding, e: usize| -> Slot {
@@ -339,7 +346,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
                 }
             }
             None => {
-                let offset = chosen.bufs_offsets[arena_k];
+                let offset = bufs_offsets[arena_k];
                 arena_k += 1;
                 for &e in &b.entries {
                     slots[e] = Slot::Arena { offset };
@@ -351,7 +358,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
             }
         }
     }
-    for (c, &off) in calls.iter_mut().zip(&chosen.scratch_offsets) {
+    for (c, &off) in calls.iter_mut().zip(scratch_offsets) {
         c.scratch.0 = off;
     }
     let mut extra_k = 0;
@@ -359,7 +366,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
     for h in &graph.heads {
         let e = graph.eid(*h);
         if head_external(bufs, e) {
-            outputs.push(OutputPlace { eid: e, offset: chosen.extra_offsets[extra_k], copy_from: Some(slots[e]) });
+            outputs.push(OutputPlace { eid: e, offset: extra_offsets[extra_k], copy_from: Some(slots[e]) });
             extra_k += 1;
         } else {
             let Slot::Arena { offset } = slots[e] else {
@@ -397,20 +404,22 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
         let sids: std::collections::BTreeSet<usize> = b.entries.iter().map(|&e| graph.storage_id[e]).collect();
         buffers.push(PlacedBuffer {
             label: format!("entries {:?} (storage {:?})", b.entries, sids),
-            offset: chosen.bufs_offsets[arena_k],
+            offset: bufs_offsets[arena_k],
             size: b.size,
             first: b.first,
             last: b.last,
+            scratch: false,
         });
     }
     for (k, iv) in scratch.iter().enumerate() {
         if iv.size > 0 {
             buffers.push(PlacedBuffer {
                 label: format!("scratch of call {k} ({})", calls[k].func),
-                offset: chosen.scratch_offsets[k],
+                offset: scratch_offsets[k],
                 size: iv.size,
                 first: iv.first,
                 last: iv.last,
+                scratch: true,
             });
         }
     }
@@ -420,7 +429,7 @@ pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
         calls,
         copies_in,
         outputs,
-        arena_bytes: chosen.total,
+        arena_bytes: total,
         layout,
         storage_id_layout_bytes,
         tvm,

@@ -3,3 +3,4 @@
 pub mod aot;
 pub mod graph;
 pub mod pack;
+pub mod params;

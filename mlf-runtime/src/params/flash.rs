@@ -27,6 +27,15 @@ impl FlashArchive {
 
     /// The bytes of parameter `p` inside the archive, checked for size and hash.
     pub fn bytes(&self, p: &ParamRef) -> Result<&'static [u8], ParamError> {
+        let data = self.locate(p)?;
+        if super::xxh64(data) != p.xxh64 {
+            return Err(ParamError::new(ParamErrorKind::HashMismatch, p.id, self.path_of(p).as_str()));
+        }
+        Ok(data)
+    }
+
+    /// The bytes of parameter `p` inside the archive, checked for size only.
+    fn locate(&self, p: &ParamRef) -> Result<&'static [u8], ParamError> {
         let mut name = [0u8; 64];
         let n = member_name(p.id, &mut name);
         let path = core::str::from_utf8(&name[..n]).unwrap_or("");
@@ -38,17 +47,14 @@ impl FlashArchive {
         if m.data.len() != p.bytes {
             return Err(ParamError::size(p.bytes, m.data.len(), p.id, path));
         }
-        if super::xxh64(m.data) != p.xxh64 {
-            return Err(ParamError::new(ParamErrorKind::HashMismatch, p.id, path));
-        }
         Ok(m.data)
     }
 }
 
 impl ParamSource for FlashArchive {
+    /// Copies the member (size-checked; [`ParamSource::load`] checks the hash once).
     fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
-        let data = self.bytes(p)?;
-        buf.copy_from_slice(data);
+        buf.copy_from_slice(self.locate(p)?);
         Ok(())
     }
 

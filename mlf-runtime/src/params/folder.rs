@@ -12,19 +12,20 @@ use std::vec::Vec;
 use super::{ParamError, ParamErrorKind, ParamRef, ParamSource};
 use crate::error::Message;
 
-/// Parses `configure.json`: identifier → relative file path (and the recorded size).
-fn parse_config(text: &[u8], origin: &str) -> Result<HashMap<String, (String, usize)>, ParamError> {
+/// Parses `configure.json`: identifier → relative file path (each entry must record its size;
+/// the size checked is the generated code's).
+fn parse_config(text: &[u8], origin: &str) -> Result<HashMap<String, String>, ParamError> {
     let bad = || ParamError::new(ParamErrorKind::ConfigMalformed, "", origin);
     let v: serde_json::Value = serde_json::from_slice(text).map_err(|_| bad())?;
     let params = v.get("params").and_then(|p| p.as_object()).ok_or_else(bad)?;
     let mut out = HashMap::new();
     for (id, entry) in params {
         let file = entry.get("file").and_then(|f| f.as_str()).ok_or_else(bad)?;
-        let bytes = entry.get("bytes").and_then(|b| b.as_u64()).ok_or_else(bad)? as usize;
+        entry.get("bytes").and_then(|b| b.as_u64()).ok_or_else(bad)?;
         if file.starts_with('/') || file.split('/').any(|c| c == "..") {
             return Err(ParamError::new(ParamErrorKind::ConfigMalformed, id, file));
         }
-        out.insert(id.clone(), (file.to_string(), bytes));
+        out.insert(id.clone(), file.to_string());
     }
     Ok(out)
 }
@@ -33,7 +34,7 @@ fn parse_config(text: &[u8], origin: &str) -> Result<HashMap<String, (String, us
 #[derive(Debug)]
 pub struct Folder {
     dir: PathBuf,
-    config: HashMap<String, (String, usize)>,
+    config: HashMap<String, String>,
 }
 
 impl Folder {
@@ -46,7 +47,7 @@ impl Folder {
         Ok(Folder { config: parse_config(&text, &origin)?, dir })
     }
 
-    fn entry(&self, p: &ParamRef) -> Result<&(String, usize), ParamError> {
+    fn entry(&self, p: &ParamRef) -> Result<&String, ParamError> {
         self.config.get(p.id).ok_or_else(|| {
             ParamError::new(ParamErrorKind::UnknownId, p.id, &self.dir.join("configure.json").display().to_string())
         })
@@ -55,7 +56,7 @@ impl Folder {
 
 impl ParamSource for Folder {
     fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
-        let (file, _) = self.entry(p)?;
+        let file = self.entry(p)?;
         let path = self.dir.join(file);
         let shown = path.display().to_string();
         let mut f = fs::File::open(&path).map_err(|_| ParamError::new(ParamErrorKind::Missing, p.id, &shown))?;
@@ -68,7 +69,7 @@ impl ParamSource for Folder {
 
     fn path_of(&self, p: &ParamRef) -> Message {
         match self.config.get(p.id) {
-            Some((file, _)) => Message::tail(&self.dir.join(file).display().to_string()),
+            Some(file) => Message::tail(&self.dir.join(file).display().to_string()),
             None => Message::new(p.id),
         }
     }
@@ -81,7 +82,7 @@ pub struct PackedArchive {
     path: PathBuf,
     data: Vec<u8>,
     members: HashMap<String, core::ops::Range<usize>>,
-    config: HashMap<String, (String, usize)>,
+    config: HashMap<String, String>,
 }
 
 impl PackedArchive {
@@ -121,7 +122,7 @@ impl PackedArchive {
 impl ParamSource for PackedArchive {
     fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
         let shown = self.path.display().to_string();
-        let (file, _) = self
+        let file = self
             .config
             .get(p.id)
             .ok_or_else(|| ParamError::new(ParamErrorKind::UnknownId, p.id, &format!("{shown}: configure.json")))?;
@@ -138,7 +139,7 @@ impl ParamSource for PackedArchive {
     }
 
     fn path_of(&self, p: &ParamRef) -> Message {
-        let file = self.config.get(p.id).map(|(f, _)| f.as_str()).unwrap_or(p.id);
+        let file = self.config.get(p.id).map(String::as_str).unwrap_or(p.id);
         Message::tail(&format!("{}: {file}", self.path.display()))
     }
 }

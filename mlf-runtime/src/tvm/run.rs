@@ -18,6 +18,8 @@ pub struct Run<'a, const N: usize> {
     params: *mut u8,
     params_len: usize,
     tensors: [DLTensor; N],
+    /// Bytes readable at each slot's data pointer (0 while unbound).
+    lens: [usize; N],
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
@@ -35,6 +37,7 @@ impl<'a, const N: usize> Run<'a, N> {
             params: core::ptr::null_mut(),
             params_len: 0,
             tensors: [DLTensor::EMPTY; N],
+            lens: [0; N],
             _borrow: PhantomData,
         })
     }
@@ -56,7 +59,7 @@ impl<'a, const N: usize> Run<'a, N> {
         assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.params_len), "parameter outside its region");
         // SAFETY: inside the parameter region borrowed for 'a (checked above).
         let p = unsafe { self.params.add(offset) };
-        self.set(i, p.cast(), shape, dtype);
+        self.set(i, p.cast(), bytes, shape, dtype);
     }
 
     /// Reads parameter `p` from `source` into the parameter region at `offset` (checking size and
@@ -75,7 +78,9 @@ impl<'a, const N: usize> Run<'a, N> {
         Ok(())
     }
 
-    fn set(&mut self, i: usize, data: *mut c_void, shape: &'static [i64], dtype: DLDataType) {
+    /// Binds slot `i` to `data`, of which `len` bytes are readable.
+    fn set(&mut self, i: usize, data: *mut c_void, len: usize, shape: &'static [i64], dtype: DLDataType) {
+        self.lens[i] = len;
         self.tensors[i] = DLTensor {
             data,
             device: DLDevice::CPU,
@@ -89,12 +94,12 @@ impl<'a, const N: usize> Run<'a, N> {
 
     /// Binds slot `i` to a caller's input (read, never written, by the kernels).
     pub fn input<T: Element>(&mut self, i: usize, data: &'a [T], shape: &'static [i64]) {
-        self.set(i, data.as_ptr().cast_mut().cast(), shape, T::DL);
+        self.set(i, data.as_ptr().cast_mut().cast(), core::mem::size_of_val(data), shape, T::DL);
     }
 
     /// Binds slot `i` to constant bytes (an embedded parameter), read in place.
     pub fn constant(&mut self, i: usize, data: &'static [u8], shape: &'static [i64], dtype: DLDataType) {
-        self.set(i, data.as_ptr().cast_mut().cast(), shape, dtype);
+        self.set(i, data.as_ptr().cast_mut().cast(), data.len(), shape, dtype);
     }
 
     /// Binds slot `i` to `bytes` at `offset` in the arena.
@@ -106,7 +111,7 @@ impl<'a, const N: usize> Run<'a, N> {
         assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.len), "tensor outside the arena");
         // SAFETY: `offset + bytes <= len`, so the pointer is inside the arena borrowed for 'a.
         let p = unsafe { self.base.add(offset) };
-        self.set(i, p.cast(), shape, dtype);
+        self.set(i, p.cast(), bytes, shape, dtype);
     }
 
     /// Copies a caller's input into the arena at `offset` (used when a model writes into the
@@ -121,13 +126,19 @@ impl<'a, const N: usize> Run<'a, N> {
 
     /// Copies `bytes` bytes from the data of slot `slot` (an input or parameter) into the arena
     /// at `offset` (for outputs that are inputs or parameters themselves).
+    ///
+    /// # Panics
+    /// If the slot is unbound or holds fewer than `bytes` bytes, or the copy does not fit the
+    /// arena (impossible for generated code).
     pub fn copy_slot(&mut self, slot: usize, offset: usize, bytes: usize) {
         assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.len), "copy outside the arena");
         let src = self.tensors[slot].data.cast::<u8>().cast_const();
         assert!(!src.is_null(), "slot not bound");
-        // SAFETY: slots are bound by generated code to inputs or parameters of at least `bytes`
-        // bytes (the entry's size); the destination is inside the arena (checked above) and
-        // cannot overlap caller or flash memory.
+        assert!(bytes <= self.lens[slot], "copy past the end of the slot's data");
+        // SAFETY: `src` is readable for `lens[slot]` >= `bytes` bytes (recorded when the slot was
+        // bound to a slice, an arena or parameter range, or a linked parameter, see `linked`);
+        // the destination is inside the arena (checked above) and cannot overlap caller or flash
+        // memory.
         unsafe { core::ptr::copy_nonoverlapping(src, self.base.add(offset), bytes) };
     }
 
@@ -235,7 +246,8 @@ impl<'a, const N: usize> Run<'a, N> {
     /// (TVM 0.8 linked parameters, which live in the C's read-only data).
     ///
     /// # Safety
-    /// `lookup` must be the model's generated `_lookup_linked_param`.
+    /// `lookup` must be the model's generated `_lookup_linked_param`, and the parameter it
+    /// returns for `sid` must hold `shape` elements of `dtype` (its bytes are taken as readable).
     pub unsafe fn linked(
         &mut self,
         i: usize,
@@ -261,7 +273,9 @@ impl<'a, const N: usize> Run<'a, N> {
                 message: Message::new("no linked parameter for this storage id"),
             });
         }
-        self.set(i, handle, shape, dtype);
+        let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+        let len = elems.and_then(|n| n.checked_mul((dtype.bits as usize * dtype.lanes as usize).div_ceil(8)));
+        self.set(i, handle, len.unwrap_or(0), shape, dtype);
         Ok(())
     }
 
@@ -317,3 +331,38 @@ unpacked!(13: 0 1 2 3 4 5 6 7 8 9 10 11 12);
 unpacked!(14: 0 1 2 3 4 5 6 7 8 9 10 11 12 13);
 unpacked!(15: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14);
 unpacked!(16: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+
+    /// Runs enter one at a time (without `std` the runtime allows one run per program).
+    static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    static SHAPE: [i64; 1] = [8];
+
+    #[test]
+    fn copy_slot_copies_a_bound_input() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut arena = [0u8; 64];
+        let data = [7u8; 8];
+        let mut r = Run::<1>::enter(&mut arena, 16).unwrap();
+        r.input(0, &data[..], &SHAPE);
+        r.copy_slot(0, 16, 8);
+        drop(r);
+        assert_eq!(&arena[16..24], &[7; 8]);
+    }
+
+    #[test]
+    #[should_panic(expected = "copy past the end of the slot's data")]
+    fn copy_slot_refuses_to_read_past_the_slot() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut arena = [0u8; 64];
+        let data = [7u8; 64];
+        let mut r = Run::<1>::enter(&mut arena, 16).unwrap();
+        r.input(0, &data[..8], &SHAPE);
+        r.copy_slot(0, 0, 32);
+    }
+}

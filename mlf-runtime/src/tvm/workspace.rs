@@ -128,19 +128,8 @@ impl<'a> Session<'a> {
     /// `std`, anywhere).
     pub fn enter(region: &'a mut [u8], align: usize) -> Result<Session<'a>, Error> {
         #[cfg(not(feature = "std"))]
-        {
-            use core::sync::atomic::Ordering;
-            #[cfg(target_has_atomic = "8")]
-            if BUSY.swap(true, Ordering::Acquire) {
-                return Err(Error::Busy);
-            }
-            #[cfg(not(target_has_atomic = "8"))]
-            {
-                if BUSY.load(Ordering::Acquire) {
-                    return Err(Error::Busy);
-                }
-                BUSY.store(true, Ordering::Release);
-            }
+        if !crate::cell::try_set(&BUSY) {
+            return Err(Error::Busy);
         }
         let ok = with_state(|s| {
             if s.active {
