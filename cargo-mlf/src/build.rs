@@ -21,6 +21,8 @@ use mlf_build::model::Executor;
 use mlf_build::report::{MemoryReport, Totals};
 use serde_json::{Value, json};
 
+use crate::io_error::InFile;
+
 /// Arguments of `build`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -324,7 +326,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
         return Ok(0);
     }
     if let Some(dir) = plan_svg {
-        std::fs::create_dir_all(dir).map_err(|e| Error::from(e).in_file(dir))?;
+        std::fs::create_dir_all(dir).in_file(dir)?;
     }
     let mut problems = 0;
     for pkg in &packages {
@@ -380,7 +382,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                     match mlf_build::svg::plan_svg(&desc, &report.model) {
                         Ok(svg) => {
                             let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
-                            std::fs::write(&file, svg).map_err(|e| Error::from(e).in_file(&file))?;
+                            std::fs::write(&file, svg).in_file(&file)?;
                             if !cargo.json {
                                 eprintln!("  {:<22}{}", "plan picture", file.display());
                             }

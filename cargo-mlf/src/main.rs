@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod build;
 mod inspect;
+mod io_error;
 mod new;
 mod npy;
 mod plan;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use mlf_build::Error;
 use mlf_build::model::{ModelDesc, TensorInfo};
 
+use crate::io_error::InFile;
 use crate::template;
 
 /// The digits model the repository carries (a TVM graph-executor MLF of an sklearn MLP), used
@@ -84,13 +85,13 @@ pub fn create(
     module: Option<&str>,
 ) -> Result<Created, Error> {
     check_crate_name(name)?;
-    if dir.exists() && std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?.next().is_some() {
+    if dir.exists() && std::fs::read_dir(dir).in_file(dir)?.next().is_some() {
         return Err(invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
     }
     // Read the model before writing anything: a model that cannot be built leaves no crate.
     let (file_name, source) = match model {
         Some(p) => {
-            let canonical = p.canonicalize().map_err(|e| Error::from(e).in_file(p))?;
+            let canonical = p.canonicalize().in_file(p)?;
             let file_name = canonical
                 .file_name()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -109,7 +110,7 @@ pub fn create(
         Some(p) => p.clone(),
         None => {
             let p = staging.path().join(&file_name);
-            std::fs::write(&p, DIGITS_TAR).map_err(|e| Error::from(e).in_file(&p))?;
+            std::fs::write(&p, DIGITS_TAR).in_file(&p)?;
             p
         }
     };
@@ -120,7 +121,7 @@ pub fn create(
     let module_name = mlf_build::builder::default_module_name(&desc, &staged);
     let model_path = format!("models/{file_name}");
 
-    std::fs::create_dir_all(dir.join("models")).map_err(|e| Error::from(e).in_file(dir))?;
+    std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
     copy_model(&staged, &dir.join(&model_path))?;
     let (runtime_dep, build_dep) = match kind {
         Kind::Host => crate::run::deps(),
@@ -164,17 +165,17 @@ fn check_crate_name(name: &str) -> Result<(), Error> {
 /// Copies a model file, or an extracted MLF folder with everything in it.
 fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
     if from.is_dir() {
-        std::fs::create_dir_all(to).map_err(|e| Error::from(e).in_file(to))?;
-        for entry in std::fs::read_dir(from).map_err(|e| Error::from(e).in_file(from))? {
-            let entry = entry.map_err(|e| Error::from(e).in_file(from))?;
-            let ty = entry.file_type().map_err(|e| Error::from(e).in_file(entry.path()))?;
+        std::fs::create_dir_all(to).in_file(to)?;
+        for entry in std::fs::read_dir(from).in_file(from)? {
+            let entry = entry.in_file(from)?;
+            let ty = entry.file_type().in_file(entry.path())?;
             if ty.is_dir() || ty.is_file() {
                 copy_model(&entry.path(), &to.join(entry.file_name()))?;
             }
         }
         Ok(())
     } else {
-        std::fs::copy(from, to).map(|_| ()).map_err(|e| Error::from(e).in_file(from))
+        std::fs::copy(from, to).map(|_| ()).in_file(from)
     }
 }
 

@@ -10,6 +10,7 @@ use std::process::Command;
 use mlf_build::Error;
 use mlf_build::model::{ModelDesc, TensorInfo};
 
+use crate::io_error::InFile;
 use crate::npy;
 use crate::template;
 
@@ -53,7 +54,7 @@ fn err(msg: impl Into<String>) -> Error {
 
 /// Runs `run`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let model = args.model.canonicalize().map_err(|e| Error::from(e).in_file(&args.model))?;
+    let model = args.model.canonicalize().in_file(&args.model)?;
     let desc = mlf_build::open_with(&model, &mlf_build::mlf::MlfOptions { module: args.module.clone() })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
@@ -68,41 +69,39 @@ pub fn run(args: Args) -> Result<(), Error> {
     let exe = runner.exe;
 
     // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
-    std::fs::create_dir_all(&work).map_err(|e| Error::from(e).in_file(&work))?;
-    let staging =
-        tempfile::Builder::new().prefix("io-").tempdir_in(&work).map_err(|e| Error::from(e).in_file(&work))?;
+    std::fs::create_dir_all(&work).in_file(&work)?;
+    let staging = tempfile::Builder::new().prefix("io-").tempdir_in(&work).in_file(&work)?;
     let input_dir = staging.path().join("inputs");
-    std::fs::create_dir_all(&input_dir).map_err(|e| Error::from(e).in_file(&input_dir))?;
+    std::fs::create_dir_all(&input_dir).in_file(&input_dir)?;
     let mut raw_inputs = Vec::new();
     for (i, (t, file)) in desc.inputs.iter().zip(&files).enumerate() {
         let bytes = npy::read_input(file, t)?;
         let p = input_dir.join(format!("input{i}.bin"));
-        std::fs::write(&p, bytes).map_err(|e| Error::from(e).in_file(&p))?;
+        std::fs::write(&p, bytes).in_file(&p)?;
         raw_inputs.push(p);
     }
     let out_raw = staging.path().join("outputs");
-    std::fs::create_dir_all(&out_raw).map_err(|e| Error::from(e).in_file(&out_raw))?;
+    std::fs::create_dir_all(&out_raw).in_file(&out_raw)?;
     eprintln!("running {}", exe.display());
     let mut cmd = Command::new(&exe);
     cmd.arg(&out_raw).args(&raw_inputs);
     if placement.is_some() {
         let from = match &args.from {
-            Some(f) => f.canonicalize().map_err(|e| Error::from(e).in_file(f))?,
+            Some(f) => f.canonicalize().in_file(f)?,
             None => runner.split_dir.clone().expect("external builds write a split"),
         };
         cmd.arg(from);
     }
-    let status = cmd.status().map_err(|e| Error::from(e).in_file(&exe))?;
+    let status = cmd.status().in_file(&exe)?;
     if !status.success() {
         return Err(err(format!("the model failed to run ({status})")).in_file(&model));
     }
-    std::fs::create_dir_all(&args.output_dir).map_err(|e| Error::from(e).in_file(&args.output_dir))?;
+    std::fs::create_dir_all(&args.output_dir).in_file(&args.output_dir)?;
     for (i, t) in desc.outputs.iter().enumerate() {
-        let raw =
-            std::fs::read(out_raw.join(format!("output{i}.bin"))).map_err(|e| Error::from(e).in_file(&out_raw))?;
+        let raw = std::fs::read(out_raw.join(format!("output{i}.bin"))).in_file(&out_raw)?;
         let dest = args.output_dir.join(format!("output{i}.{}", if args.raw { "bin" } else { "npy" }));
         if args.raw {
-            std::fs::write(&dest, &raw).map_err(|e| Error::from(e).in_file(&dest))?;
+            std::fs::write(&dest, &raw).in_file(&dest)?;
         } else {
             npy::write_output(&dest, t, &raw)?;
         }
