@@ -71,10 +71,6 @@ pub struct Created {
     pub module: String,
 }
 
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid(msg)
-}
-
 /// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
 /// digits model).
 pub fn create(
@@ -86,7 +82,7 @@ pub fn create(
 ) -> Result<Created, Error> {
     check_crate_name(name)?;
     if dir.exists() && std::fs::read_dir(dir).in_file(dir)?.next().is_some() {
-        return Err(invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
+        return Err(Error::invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
     }
     // Read the model before writing anything: a model that cannot be built leaves no crate.
     let (file_name, source) = match model {
@@ -95,13 +91,13 @@ pub fn create(
             let file_name = canonical
                 .file_name()
                 .map(|s| s.to_string_lossy().into_owned())
-                .ok_or_else(|| invalid("the model path has no file name").in_file(p))?;
+                .ok_or_else(|| Error::invalid("the model path has no file name").in_file(p))?;
             (file_name, Some(canonical))
         }
         None => ("digits.tar".to_string(), None),
     };
     if file_name.chars().any(|c| c.is_control() || matches!(c, '"' | '\\' | '{' | '}')) {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "{file_name:?}: rename the model file; its name goes into Cargo.toml and Rust strings"
         )));
     }
@@ -155,7 +151,7 @@ fn check_crate_name(name: &str) -> Result<(), Error> {
     let ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !ok {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "{name:?} is not a valid crate name (ASCII letters, digits, `-` and `_`, starting with a letter)"
         )));
     }
@@ -179,10 +175,6 @@ fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
     }
 }
 
-fn rust_type(t: &TensorInfo) -> Result<&'static str, Error> {
-    t.dtype.require_rust_type()
-}
-
 fn shape_const(t: &TensorInfo) -> String {
     format!("{}_SHAPE", mlf_build::names::const_ident(&t.ident))
 }
@@ -190,12 +182,10 @@ fn shape_const(t: &TensorInfo) -> String {
 fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String)>, Error> {
     let mut read = String::new();
     for (i, t) in desc.inputs.iter().enumerate() {
-        let ty = rust_type(t)?;
+        let call = template::read_call(t, "input", &format!("&files, {i}"))?;
         read.push_str(&format!(
-            "    let {id} = input::<{ty}, {n}, {s}>(&files, {i}, {ty}::from_le_bytes); // {name}: {dtype} {shape:?}\n",
+            "    let {id} = {call}; // {name}: {dtype} {shape:?}\n",
             id = t.ident,
-            n = t.numel(),
-            s = t.dtype.elem_bytes(),
             name = t.name,
             dtype = t.dtype,
             shape = t.shape
@@ -203,7 +193,7 @@ fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String
     }
     let mut show = String::new();
     for t in &desc.outputs {
-        rust_type(t)?;
+        template::elem_type(t)?;
         show.push_str(&format!("    show({:?}, &{module}::{}, &out.{}[..]);\n", t.ident, shape_const(t), t.ident));
     }
     let usage =
@@ -224,7 +214,7 @@ fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String
 fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error> {
     let mut statics = String::new();
     for t in &desc.inputs {
-        let ty = rust_type(t)?;
+        let ty = template::elem_type(t)?;
         let zero = if ty.starts_with('f') { "0.0" } else { "0" };
         statics.push_str(&format!(
             "#[allow(non_upper_case_globals)]\nstatic {id}: [{ty}; {n}] = [{zero}; {n}]; // {name}: {dtype} {shape:?}\n",
@@ -235,8 +225,8 @@ fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error>
             shape = t.shape
         ));
     }
-    let first = desc.outputs.first().ok_or_else(|| invalid("the model has no outputs").in_file(&desc.path))?;
-    rust_type(first)?;
+    let first = desc.outputs.first().ok_or_else(|| Error::invalid("the model has no outputs").in_file(&desc.path))?;
+    template::elem_type(first)?;
     Ok(vec![("static_inputs", statics), ("first_output", first.ident.clone())])
 }
 

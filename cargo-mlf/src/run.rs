@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mlf_build::Error;
-use mlf_build::model::{ModelDesc, TensorInfo};
+use mlf_build::model::ModelDesc;
 
 use crate::io_error::InFile;
 use crate::npy;
@@ -48,10 +48,6 @@ pub struct Args {
     from: Option<PathBuf>,
 }
 
-fn err(msg: impl Into<String>) -> Error {
-    Error::invalid(msg)
-}
-
 /// Runs `run`.
 pub fn run(args: Args) -> Result<(), Error> {
     let model = args.model.canonicalize().in_file(&args.model)?;
@@ -63,7 +59,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     let work = std::path::absolute(args.work_dir.clone().unwrap_or_else(default_work_dir)).map_err(Error::from)?;
     let placement = mlf_build::Placement::parse(&args.params);
     if placement.is_none() && args.from.is_some() {
-        return Err(err("--from needs --params resident or --params streamed"));
+        return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
     let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement)?;
     let exe = runner.exe;
@@ -94,7 +90,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     }
     let status = cmd.status().in_file(&exe)?;
     if !status.success() {
-        return Err(err(format!("the model failed to run ({status})")).in_file(&model));
+        return Err(Error::invalid(format!("the model failed to run ({status})")).in_file(&model));
     }
     std::fs::create_dir_all(&args.output_dir).in_file(&args.output_dir)?;
     for (i, t) in desc.outputs.iter().enumerate() {
@@ -126,23 +122,22 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
             Some((n, f)) => (Some(n), f),
             None => (None, g.as_str()),
         };
-        let idx = match name {
-            Some(n) => desc
-                .inputs
-                .iter()
-                .position(|t| t.name == n || t.ident == n)
-                .ok_or_else(|| err(format!("no input named {n:?}; the model's inputs are: {}", names())))?,
-            None if desc.inputs.len() == 1 => 0,
-            None => {
-                return Err(err(format!(
-                    "the model has {} inputs; name each: --input NAME=FILE ({})",
-                    desc.inputs.len(),
-                    names()
-                )));
-            }
-        };
+        let idx =
+            match name {
+                Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| {
+                    Error::invalid(format!("no input named {n:?}; the model's inputs are: {}", names()))
+                })?,
+                None if desc.inputs.len() == 1 => 0,
+                None => {
+                    return Err(Error::invalid(format!(
+                        "the model has {} inputs; name each: --input NAME=FILE ({})",
+                        desc.inputs.len(),
+                        names()
+                    )));
+                }
+            };
         if files[idx].replace(PathBuf::from(file)).is_some() {
-            return Err(err(format!("input {} given twice", desc.inputs[idx].name)));
+            return Err(Error::invalid(format!("input {} given twice", desc.inputs[idx].name)));
         }
     }
     files
@@ -150,7 +145,7 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
         .enumerate()
         .map(|(i, f)| {
             f.ok_or_else(|| {
-                err(format!(
+                Error::invalid(format!(
                     "missing --input for {} ({}); the model's inputs are: {}",
                     desc.inputs[i].name,
                     desc.inputs[i].ident,
@@ -159,11 +154,6 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
             })
         })
         .collect()
-}
-
-fn rust_elem(t: &TensorInfo) -> Result<(&'static str, u64), Error> {
-    let ty = t.dtype.require_rust_type()?;
-    Ok((ty, t.dtype.elem_bytes()))
 }
 
 /// A built runner: its executable and, for external parameters, the split its build step wrote.
@@ -190,7 +180,7 @@ pub fn build_runner(
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });
     if is_kmodel && placement.is_some() {
-        return Err(err("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
+        return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
     }
     let model_lit = format!("{:?}", model.display().to_string());
     let split_dir = placement.map(|_| dir.join("split"));
@@ -228,18 +218,13 @@ pub fn build_runner(
     let mut read_inputs = String::new();
     let mut fields = Vec::new();
     for (i, t) in desc.inputs.iter().enumerate() {
-        let (ty, size) = rust_elem(t)?;
-        read_inputs.push_str(&format!(
-            "    let {id} = read::<{ty}, {n}, {size}>(&args[{k}], {ty}::from_le_bytes);\n",
-            id = t.ident,
-            n = t.numel(),
-            k = i + 1
-        ));
+        let read = template::read_call(t, "read", &format!("&args[{}]", i + 1))?;
+        read_inputs.push_str(&format!("    let {} = {read};\n", t.ident));
         fields.push(format!("{}: &{}", t.ident, t.ident));
     }
     let mut write_outputs = String::new();
     for (i, t) in desc.outputs.iter().enumerate() {
-        rust_elem(t)?;
+        template::elem_type(t)?;
         write_outputs.push_str(&format!("    write(out_dir, {i}, mlf_runtime::as_bytes(&out.{}[..]));\n", t.ident));
     }
     let (runtime_dep, build_dep) = deps();
@@ -278,11 +263,10 @@ pub fn build_runner(
         .arg("--target-dir")
         .arg(&target_dir)
         .status()
-        .map_err(|e| err(format!("cannot run cargo: {e}")))?;
+        .map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
     if !status.success() {
-        return Err(
-            err(format!("building the generated crate failed ({status}); see the messages above")).in_file(model)
-        );
+        return Err(Error::invalid(format!("building the generated crate failed ({status}); see the messages above"))
+            .in_file(model));
     }
     Ok(Runner {
         exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
