@@ -68,7 +68,7 @@ fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
     use object::read::archive::ArchiveFile;
     use object::{Object, ObjectSection, SectionKind};
     let out = tempfile::tempdir().unwrap();
-    let host = env!("MLF_BENCH_HOST");
+    let host = env!("MLF_HOST_TARGET");
     let built =
         mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
     let lib = std::fs::read(built.library.unwrap()).unwrap();

@@ -135,9 +135,9 @@ pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bo
     (out, pass)
 }
 
-/// The target `cargo build` uses without `--target`: the host of `$RUSTC` (`rustc -vV`), or
-/// failing that the target cargo-mlf itself was built for.
-fn host_triple() -> String {
+/// The host's target triple, the one `cargo build` uses without `--target`: the host of `$RUSTC`
+/// (`rustc -vV`), or failing that the target cargo-mlf itself was built for.
+pub fn host_triple() -> String {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     Command::new(&rustc)
         .arg("-vV")

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use mlf_build::{Error, Params, Placement};
 
+use crate::build::host_triple;
 use crate::io_error::InFile;
 
 /// Arguments of `split`.
@@ -39,14 +40,10 @@ pub struct PackArgs {
     out: PathBuf,
 }
 
-/// The host's target triple (the one cargo-mlf was built for).
-pub fn host_triple() -> String {
-    env!("MLF_HOST_TARGET").to_string()
-}
-
 /// Runs `split`.
 pub fn split(args: SplitArgs) -> Result<(), Error> {
-    let target = args.target.clone().unwrap_or_else(host_triple);
+    let host = host_triple();
+    let target = args.target.clone().unwrap_or_else(|| host.clone());
     let placement = Placement::parse(&args.placement).expect("clap checked");
     let model = args.model.canonicalize().in_file(&args.model)?;
     let build_dir = tempfile::tempdir().map_err(Error::from)?;
@@ -55,7 +52,7 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
     if let Some(module) = &args.module {
         m = m.module(module.clone());
     }
-    let built = m.build_into(&model, build_dir.path(), "mlf-split", &target, &host_triple(), false)?;
+    let built = m.build_into(&model, build_dir.path(), "mlf-split", &target, &host, false)?;
     let code = args.out.join("code").join(&target);
     std::fs::create_dir_all(&code).in_file(&code)?;
     let copy = |from: &std::path::Path, to: &str| -> Result<(), Error> {
