@@ -9,10 +9,12 @@
 //! `target/bench-external.json`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use mlf_fixtures::Manifest;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 const RUNS: usize = 7;
 
@@ -20,46 +22,45 @@ fn work() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-bench")
 }
 
+/// What [`timed`] measured.
+struct Timed {
+    /// Median µs from taking the model to parameters ready.
+    ready: f64,
+    /// Median µs from taking the model to the first result.
+    first: f64,
+    /// The program `cargo mlf run` built.
+    exe: PathBuf,
+    /// The split folder or archive the parameters came from (external parameters).
+    params: Option<PathBuf>,
+}
+
 /// Builds and runs `model` with `extra` arguments `RUNS` times; returns the medians of the times
-/// the program reports (parameters ready, first result; µs) and the program's path.
-fn timed(model: &Path, dir: &Path, extra: &[&str]) -> (f64, f64, PathBuf) {
+/// the program reports, and the paths `cargo mlf run` reported.
+fn timed(model: &Path, dir: &Path, extra: &[&str]) -> Timed {
     let manifest = Manifest::read(dir).unwrap();
     let case = &manifest.cases[0];
     let mut times = Vec::new();
     let mut ready = Vec::new();
-    let mut exe = PathBuf::new();
+    let mut reported = (PathBuf::new(), None);
     for _ in 0..RUNS {
         let out = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"])
-            .arg(model)
-            .arg("--raw")
-            .arg("-o")
-            .arg(out.path())
-            .arg("--work-dir")
-            .arg(work())
+        let o = common::run_command(model, dir, case, out.path(), &work())
             .args(extra)
-            .env("MLF_RUN_TIMING", "1");
-        for i in &case.inputs {
-            let f = dir.join("vectors").join(i.file.as_ref().unwrap());
-            match &i.name {
-                Some(n) => cmd.arg("--input").arg(format!("{n}={}", f.display())),
-                None => cmd.arg("--input").arg(&f),
-            };
-        }
-        let o = cmd.output().unwrap();
+            .env("MLF_RUN_TIMING", "1")
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{}: {err}", model.display());
         let ns = |key: &str| -> f64 {
             err.lines().find_map(|l| l.strip_prefix(key)).and_then(|l| l.trim_end_matches(" ns").parse().ok()).unwrap()
         };
-        exe = err.lines().find_map(|l| l.strip_prefix("running ")).map(PathBuf::from).unwrap();
+        reported = (common::reported(&err, "running ").unwrap(), common::reported(&err, "parameters from "));
         times.push(ns("mlf-run: first result after ") / 1000.0);
         ready.push(ns("mlf-run: parameters ready after ") / 1000.0);
     }
     times.sort_by(f64::total_cmp);
     ready.sort_by(f64::total_cmp);
-    (ready[RUNS / 2], times[RUNS / 2], exe)
+    Timed { ready: ready[RUNS / 2], first: times[RUNS / 2], exe: reported.0, params: reported.1 }
 }
 
 /// The model's own image with `params`: text, read-only data and data of its compiled library,
@@ -184,18 +185,17 @@ fn main() {
     );
     let mut json = Vec::new();
     for (name, model, dir) in &models {
-        let canonical = model.canonicalize().unwrap();
-        let (r_emb, t_emb, exe_emb) = timed(model, dir, &[]);
-        let (r_res, t_res, exe_res) = timed(model, dir, &["--params", "resident"]);
+        let emb = timed(model, dir, &[]);
+        let res = timed(model, dir, &["--params", "resident"]);
         // A packed archive of the split the resident build wrote.
-        let split = work()
-            .join(format!("{}-resident", mlf_build::builder::model_key("mlf-run", &canonical, None)))
-            .join("split");
+        let split = res.params.clone().expect("cargo mlf run names the split it read");
         let packed = work().join(format!("{}.params.tar", name.replace(' ', "_")));
         mlf_build::external::pack_folder(&split, &packed).unwrap();
-        let (r_tar, t_tar, _) = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
-        let (r_str, t_str, _) = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
-        let (p_emb, p_ext) = (image_bytes(&exe_emb), image_bytes(&exe_res));
+        let tar = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
+        let streamed = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
+        let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);
+        let (r_tar, t_tar, r_str, t_str) = (tar.ready, tar.first, streamed.ready, streamed.first);
+        let (p_emb, p_ext) = (image_bytes(&emb.exe), image_bytes(&res.exe));
         let (m_emb, m_ext) =
             (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
         let tvm = tvm_params_us(model);

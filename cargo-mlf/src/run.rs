@@ -86,6 +86,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             Some(f) => f.canonicalize().in_file(f)?,
             None => runner.split_dir.clone().expect("external builds write a split"),
         };
+        eprintln!("parameters from {}", from.display());
         cmd.arg(from);
     }
     let status = cmd.status().in_file(&exe)?;

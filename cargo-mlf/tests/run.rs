@@ -6,6 +6,8 @@ use std::process::Command;
 
 use mlf_fixtures::{Manifest, compare, fixtures_or_skip, mlf_fixtures};
 
+mod common;
+
 fn work_dir() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-tests")
 }
@@ -13,14 +15,23 @@ fn work_dir() -> PathBuf {
 /// Runs every case of the manifest in `dir` through `cargo mlf run` (with `extra` arguments) and
 /// returns the number of cases checked.
 fn run_cases(model: &Path, dir: &Path) -> usize {
-    run_cases_with(model, dir, &[]).0
+    run_cases_with(model, dir, &[]).cases
 }
 
-/// Like [`run_cases`]; also returns the program `cargo mlf run` built.
-fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usize, PathBuf) {
+/// What [`run_cases_with`] ran.
+struct Ran {
+    /// Cases checked.
+    cases: usize,
+    /// The program `cargo mlf run` built.
+    exe: PathBuf,
+    /// The split folder or archive the parameters came from (external parameters).
+    params: Option<PathBuf>,
+}
+
+/// Like [`run_cases`], with `extra` arguments.
+fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> Ran {
     let manifest = Manifest::read(dir).expect("manifest");
-    let mut n = 0;
-    let mut exe = PathBuf::new();
+    let mut ran = Ran { cases: 0, exe: PathBuf::new(), params: None };
     for (ci, case) in manifest.cases.iter().enumerate() {
         let tag: String = extra.iter().map(|a| a.to_string_lossy().replace(['/', '-'], "")).collect();
         let out = work_dir().join("out").join(format!(
@@ -29,38 +40,22 @@ fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usiz
             model.file_name().unwrap().to_string_lossy()
         ));
         let _ = std::fs::remove_dir_all(&out);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"])
-            .arg(model)
-            .arg("--raw")
-            .arg("--output-dir")
-            .arg(&out)
-            .arg("--work-dir")
-            .arg(work_dir())
-            .args(extra);
-        for i in &case.inputs {
-            // Inputs are in manifest order; kmodel inputs have no names and are the only input.
-            let file = dir.join("vectors").join(i.file.as_ref().unwrap());
-            match &i.name {
-                Some(name) => cmd.arg("--input").arg(format!("{name}={}", file.display())),
-                None => cmd.arg("--input").arg(&file),
-            };
-        }
-        let o = cmd.output().unwrap();
+        let o = common::run_command(model, dir, case, &out, &work_dir()).args(extra).output().unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{}: {stderr}", model.display());
-        if let Some(line) = stderr.lines().find_map(|l| l.strip_prefix("running ")) {
-            exe = PathBuf::from(line);
+        if let Some(exe) = common::reported(&stderr, "running ") {
+            ran.exe = exe;
         }
+        ran.params = common::reported(&stderr, "parameters from ");
         for (k, want) in case.outputs.iter().enumerate() {
             let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
             compare(&want.dtype, &got, &expected, case)
                 .unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
         }
-        n += 1;
+        ran.cases += 1;
     }
-    (n, exe)
+    ran
 }
 
 #[test]
@@ -143,13 +138,14 @@ fn external_parameters_leave_the_program_image() {
         (Some("mlf-params"), Some(4), Some(9640))
     );
 
-    let (_, embedded) = run_cases_with(&model, &dir, &[]);
-    let (_, resident) = run_cases_with(&model, &dir, &["--params".as_ref(), "resident".as_ref()]);
-    let (_, streamed) = run_cases_with(
+    let embedded = run_cases_with(&model, &dir, &[]).exe;
+    let resident = run_cases_with(&model, &dir, &["--params".as_ref(), "resident".as_ref()]).exe;
+    let streamed = run_cases_with(
         &model,
         &dir,
         &["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()],
-    );
+    )
+    .exe;
 
     let desc = mlf_build::open(&model).unwrap();
     let embedded_image = std::fs::read(&embedded).unwrap();
@@ -178,9 +174,10 @@ fn external_parameters_of_shared_fixtures() {
     {
         let dir = root.join("mlf").join(name);
         let model = dir.join("model.tar");
-        let (_, embedded) = run_cases_with(&model, &dir, &[]);
-        let (_, external) = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
-        let (embedded, external) = (std::fs::read(embedded).unwrap(), std::fs::read(external).unwrap());
+        let embedded = run_cases_with(&model, &dir, &[]);
+        let external = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
+        let split = external.params.expect("cargo mlf run names the split it read");
+        let (embedded, external) = (std::fs::read(embedded.exe).unwrap(), std::fs::read(external.exe).unwrap());
         let probes: Vec<Vec<u8>> = if probe == "params" {
             mlf_build::open(&model)
                 .unwrap()
@@ -191,13 +188,11 @@ fn external_parameters_of_shared_fixtures() {
                 .collect()
         } else {
             // The pool's bytes as split out by the build step.
-            let split = work_dir()
-                .join(format!(
-                    "{}-streamed",
-                    mlf_build::builder::model_key("mlf-run", &model.canonicalize().unwrap(), None)
-                ))
-                .join("split/params");
-            std::fs::read_dir(split).unwrap().flatten().map(|f| std::fs::read(f.path()).unwrap()).collect()
+            std::fs::read_dir(split.join("params"))
+                .unwrap()
+                .flatten()
+                .map(|f| std::fs::read(f.path()).unwrap())
+                .collect()
         };
         assert!(probes.iter().all(|p| distinctive(p)) && !probes.is_empty(), "{name}: nothing distinctive to probe");
         for p in &probes {
