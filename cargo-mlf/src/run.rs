@@ -46,6 +46,10 @@ pub struct Args {
     /// fresh split made by the build step).
     #[arg(long, value_name = "DIR|ARCHIVE")]
     from: Option<PathBuf>,
+    /// Build the program with cargo's release profile (optimised Rust: parameter loading,
+    /// input and output handling). The model's C is compiled with `-O2` either way.
+    #[arg(long)]
+    release: bool,
 }
 
 /// Runs `run`.
@@ -61,7 +65,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     if placement.is_none() && args.from.is_some() {
         return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
-    let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement)?;
+    let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement, args.release)?;
     let exe = runner.exe;
 
     // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
@@ -172,6 +176,7 @@ pub fn build_runner(
     module: Option<&str>,
     work: &Path,
     placement: Option<mlf_build::Placement>,
+    release: bool,
 ) -> Result<Runner, Error> {
     let mut key = mlf_build::builder::model_key("mlf-run", model, module);
     if let Some(p) = placement {
@@ -256,21 +261,26 @@ pub fn build_runner(
     let target_dir = work.join("target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("building {} with cargo (crate {})", model.display(), dir.display());
-    let status = Command::new(&cargo)
+    let mut build = Command::new(&cargo);
+    build
         .arg("build")
         .arg("--quiet")
         .arg("--manifest-path")
         .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target_dir)
-        .status()
-        .map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
+        .arg(&target_dir);
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
     if !status.success() {
         return Err(Error::invalid(format!("building the generated crate failed ({status}); see the messages above"))
             .in_file(model));
     }
     Ok(Runner {
-        exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
+        exe: target_dir
+            .join(if release { "release" } else { "debug" })
+            .join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
         split_dir,
     })
 }

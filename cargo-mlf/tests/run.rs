@@ -64,6 +64,17 @@ fn digits_from_the_repository() {
     assert_eq!(run_cases(&dir.join("digits.tar"), &dir), 10);
 }
 
+/// `--release` builds the program with cargo's release profile, and it still reproduces the vectors.
+#[test]
+fn release_program_reproduces_the_digits_vectors() {
+    let dir = mlf_fixtures::workspace_root().join("examples/digits/model");
+    let ran = run_cases_with(&dir.join("digits.tar"), &dir, &["--release".as_ref()]);
+    assert_eq!(ran.cases, 10);
+    assert!(ran.exe.components().any(|c| c.as_os_str() == "release"), "{}", ran.exe.display());
+    let debug = run_cases_with(&dir.join("digits.tar"), &dir, &[]).exe;
+    assert!(debug.components().any(|c| c.as_os_str() == "debug"), "{}", debug.display());
+}
+
 #[test]
 fn every_runnable_mlf_fixture() {
     let Some(root) = fixtures_or_skip("every_runnable_mlf_fixture") else { return };
