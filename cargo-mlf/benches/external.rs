@@ -3,13 +3,15 @@
 //! archive) and streamed parameters, against the time to parse and copy TVM's own `.params`
 //! file (what TVM's graph executors do at start-up) measured in the same run.
 //!
-//! Every variant is built and run through `cargo mlf run`, exactly as a user would; the program
-//! times itself from taking the model to the first result (`MLF_RUN_TIMING`). Run with
+//! Every variant is built and run through `cargo mlf run --release`, exactly as a user would (and
+//! optimised like this bench's own TVM peer); the program times itself from taking the model to
+//! the first result (`MLF_RUN_TIMING`). Sizes are measured as `cargo mlf build` reports flash
+//! (`mlf_build::report::measure_library`: unwind tables left out). Run with
 //! `cargo bench -p cargo-mlf --bench external`; figures go to stdout and
 //! `target/bench-external.json`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::Duration;
 
 use mlf_fixtures::Manifest;
 
@@ -34,8 +36,8 @@ struct Timed {
     params: Option<PathBuf>,
 }
 
-/// Builds and runs `model` with `extra` arguments `RUNS` times; returns the medians of the times
-/// the program reports, and the paths `cargo mlf run` reported.
+/// Builds (release profile) and runs `model` with `extra` arguments `RUNS` times; returns the
+/// medians of the times the program reports, and the paths `cargo mlf run` reported.
 fn timed(model: &Path, dir: &Path, extra: &[&str]) -> Timed {
     let manifest = Manifest::read(dir).unwrap();
     let case = &manifest.cases[0];
@@ -45,6 +47,7 @@ fn timed(model: &Path, dir: &Path, extra: &[&str]) -> Timed {
     for _ in 0..RUNS {
         let out = tempfile::tempdir().unwrap();
         let o = common::run_command(model, dir, case, out.path(), &work())
+            .arg("--release")
             .args(extra)
             .env("MLF_RUN_TIMING", "1")
             .output()
@@ -63,62 +66,25 @@ fn timed(model: &Path, dir: &Path, extra: &[&str]) -> Timed {
     Timed { ready: ready[RUNS / 2], first: times[RUNS / 2], exe: reported.0, params: reported.1 }
 }
 
-/// The model's own image with `params`: text, read-only data and data of its compiled library,
-/// plus the parameter bytes embedded in the Rust module.
+/// Code and data of a compiled library or program, as `cargo mlf build` reports flash: text,
+/// read-only data and initialised data, unwind tables left out.
+fn code_and_data(path: &Path) -> u64 {
+    let s = mlf_build::report::measure_library(path).unwrap();
+    s.text + s.rodata + s.data
+}
+
+/// The model's own image with `params` (the report's flash): its compiled library's code and
+/// data, plus the parameter bytes embedded in the Rust module.
 fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
-    use object::read::archive::ArchiveFile;
-    use object::{Object, ObjectSection, SectionKind};
     let out = tempfile::tempdir().unwrap();
     let host = env!("MLF_HOST_TARGET");
     let built =
         mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
-    let lib = std::fs::read(built.library.unwrap()).unwrap();
-    let archive = ArchiveFile::parse(&*lib).unwrap();
-    let mut bytes = built.embedded_param_bytes;
-    for member in archive.members() {
-        let member = member.unwrap();
-        let data = member.data(&*lib).unwrap();
-        let file = object::File::parse(data).unwrap();
-        bytes += file
-            .sections()
-            .filter(|s| {
-                matches!(
-                    s.kind(),
-                    SectionKind::Text
-                        | SectionKind::ReadOnlyData
-                        | SectionKind::ReadOnlyString
-                        | SectionKind::Data
-                        | SectionKind::ReadOnlyDataWithRel
-                )
-            })
-            .map(|s| s.size())
-            .sum::<u64>();
-    }
-    bytes
-}
-
-/// Bytes of the loaded image that hold code and data (text, read-only data, initialised data).
-fn image_bytes(exe: &Path) -> u64 {
-    use object::{Object, ObjectSection, SectionKind};
-    let data = std::fs::read(exe).unwrap();
-    let file = object::File::parse(&*data).unwrap();
-    file.sections()
-        .filter(|s| {
-            matches!(
-                s.kind(),
-                SectionKind::Text
-                    | SectionKind::ReadOnlyData
-                    | SectionKind::ReadOnlyString
-                    | SectionKind::Data
-                    | SectionKind::ReadOnlyDataWithRel
-            )
-        })
-        .map(|s| s.size())
-        .sum()
+    code_and_data(&built.library.unwrap()) + built.embedded_param_bytes
 }
 
 /// TVM's start-up work on parameters: read the `.params` file, parse it and copy every tensor
-/// into its own heap buffer. Median of 101 runs, µs.
+/// into its own heap buffer. Median wall time (at least 11 runs, up to 0.2 s), µs.
 fn tvm_params_us(model: &Path) -> Option<f64> {
     let desc = mlf_build::open(model).ok()?;
     let archive = mlf_build::archive::Archive::open(model).ok()?;
@@ -129,17 +95,13 @@ fn tvm_params_us(model: &Path) -> Option<f64> {
     }
     let tmp = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(tmp.path(), &file).unwrap();
-    let mut times = Vec::new();
-    for _ in 0..101 {
-        let t = Instant::now();
+    let t = mlf_fixtures::median_time(Duration::from_millis(200), || {
         let bytes = mlf_build::bytes::Bytes::new(std::fs::read(tmp.path()).unwrap());
         let tensors = mlf_build::format::params::parse_params(&bytes).unwrap();
         let copies: Vec<Vec<u8>> = tensors.iter().map(|p| p.data.to_vec()).collect();
         std::hint::black_box(copies);
-        times.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    times.sort_by(f64::total_cmp);
-    Some(times[50])
+    });
+    Some(t.as_secs_f64() * 1e6)
 }
 
 fn main() {
@@ -166,7 +128,7 @@ fn main() {
         eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
     }
     println!(
-        "model image = the model's compiled code and data (+ embedded parameters); program = the whole runner `cargo mlf run` builds"
+        "model image = the model's compiled code and data (+ embedded parameters), as `cargo mlf build` reports flash; program = code and data of the whole runner `cargo mlf run --release` builds (unwind tables left out in both)"
     );
     println!("times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs)\n");
     println!(
@@ -195,7 +157,7 @@ fn main() {
         let streamed = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
         let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);
         let (r_tar, t_tar, r_str, t_str) = (tar.ready, tar.first, streamed.ready, streamed.first);
-        let (p_emb, p_ext) = (image_bytes(&emb.exe), image_bytes(&res.exe));
+        let (p_emb, p_ext) = (code_and_data(&emb.exe), code_and_data(&res.exe));
         let (m_emb, m_ext) =
             (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
         let tvm = tvm_params_us(model);
