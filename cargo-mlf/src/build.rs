@@ -151,6 +151,18 @@ pub fn host_triple() -> String {
         .unwrap_or_else(|| env!("MLF_HOST_TARGET").to_string())
 }
 
+/// The targets cargo builds for: every `--target`, else `$CARGO_BUILD_TARGET`, else the host.
+/// (`build.target` in `.cargo/config.toml` is not read: pass `--target` or set the variable.)
+fn targets(given: &[String], env: Option<String>, host: &str) -> Vec<String> {
+    if !given.is_empty() {
+        return given.to_vec();
+    }
+    match env.filter(|t| !t.trim().is_empty()) {
+        Some(t) => vec![t.trim().to_string()],
+        None => vec![host.to_string()],
+    }
+}
+
 /// One package with a table.
 struct Selected {
     name: String,
@@ -313,7 +325,7 @@ pub fn run(args: Args) -> ExitCode {
 fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
     let (packages, target_dir) = select(cargo)?;
     let host = host_triple();
-    let targets = if cargo.targets.is_empty() { vec![host.clone()] } else { cargo.targets.clone() };
+    let targets = targets(&cargo.targets, std::env::var("CARGO_BUILD_TARGET").ok(), &host);
     // JSON lines on stdout; a closed pipe (`| head`) is not an error worth a panic.
     let emit = |v: Value| {
         use std::io::Write;
@@ -485,6 +497,15 @@ mod tests {
                 "--manifest-path=x/Cargo.toml"
             ])
         );
+    }
+
+    #[test]
+    fn target_from_arguments_then_cargo_build_target_then_host() {
+        let env = || Some("thumbv7em-none-eabihf".to_string());
+        assert_eq!(targets(&s(&["a", "b"]), env(), "host"), s(&["a", "b"]));
+        assert_eq!(targets(&[], env(), "host"), s(&["thumbv7em-none-eabihf"]));
+        assert_eq!(targets(&[], Some(String::new()), "host"), s(&["host"]));
+        assert_eq!(targets(&[], None, "host"), s(&["host"]));
     }
 
     #[test]

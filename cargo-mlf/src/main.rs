@@ -41,6 +41,10 @@ enum Command {
     Pack(split::PackArgs),
     /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
     /// budgets), print its memory, then run `cargo build` with the arguments given.
+    ///
+    /// The C is checked for each `--target` given, else for `$CARGO_BUILD_TARGET`, else for the
+    /// host. `build.target` in `.cargo/config.toml` is not read: pass `--target` (or set
+    /// `CARGO_BUILD_TARGET`) so that the check and the build agree.
     Build(build::Args),
     /// Create a crate that runs a model: a host program, or a `#![no_std]` firmware skeleton.
     New(new::Args),

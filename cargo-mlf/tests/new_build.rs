@@ -276,6 +276,36 @@ fn build_reports_a_bad_table_with_file_and_field() {
     assert!(!out.status.success() && err.contains("m.tar"), "{err}");
 }
 
+/// Without `--target`, the models are checked for `$CARGO_BUILD_TARGET` (what cargo builds for),
+/// and `--target` wins over it.
+#[test]
+fn build_checks_for_cargo_build_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("envtarget");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"envtarget\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\n[workspace]\n",
+    )
+    .unwrap();
+    let manifest = dir.join("Cargo.toml");
+    let check = |more: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+            .args(["mlf", "build", "--check-only", "--manifest-path"])
+            .arg(&manifest)
+            .args(more)
+            .env("CARGO_BUILD_TARGET", "thumbv7em-none-eabihf")
+            .output()
+            .unwrap();
+        text(&out.stderr)
+    };
+    let err = check(&[]);
+    assert!(err.contains("Checking 1 model of envtarget for thumbv7em-none-eabihf"), "{err}");
+    let err = check(&["--target", "riscv32imac-unknown-none-elf"]);
+    assert!(err.contains("Checking 1 model of envtarget for riscv32imac-unknown-none-elf"), "{err}");
+}
+
 #[test]
 fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
     let Some(fx) = mlf_fixtures::fixtures_or_skip("kmodel_host_crate_needs_no_build_step_and_reports_its_arena") else {
