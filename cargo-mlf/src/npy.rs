@@ -29,6 +29,12 @@ pub fn read_input(path: &Path, t: &TensorInfo) -> Result<Vec<u8>, Error> {
 
 fn from_npy(data: &[u8], t: &TensorInfo) -> Result<Vec<u8>, Error> {
     let npy = npyz::NpyFile::new(data).map_err(|e| Error::invalid(format!("not a valid .npy file: {e}")))?;
+    if npy.order() == npyz::Order::Fortran {
+        return Err(Error::unsupported(
+            "Fortran-order .npy files (fortran_order: True) are not read: their elements would be taken \
+             in the wrong order; save the array in C order (numpy.ascontiguousarray)",
+        ));
+    }
     let numel: u64 = npy.shape().iter().product();
     if numel != t.numel() {
         return Err(Error::mismatch(format!(

@@ -60,6 +60,9 @@ pub fn run(args: Args) -> Result<(), Error> {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
     }
     let files = assign_inputs(&desc, &args.inputs)?;
+    // Read and check the inputs before building anything.
+    let inputs =
+        desc.inputs.iter().zip(&files).map(|(t, file)| npy::read_input(file, t)).collect::<Result<Vec<_>, _>>()?;
     let work = std::path::absolute(args.work_dir.clone().unwrap_or_else(default_work_dir)).map_err(Error::from)?;
     let placement = mlf_build::Placement::parse(&args.params);
     if placement.is_none() && args.from.is_some() {
@@ -74,8 +77,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     let input_dir = staging.path().join("inputs");
     std::fs::create_dir_all(&input_dir).in_file(&input_dir)?;
     let mut raw_inputs = Vec::new();
-    for (i, (t, file)) in desc.inputs.iter().zip(&files).enumerate() {
-        let bytes = npy::read_input(file, t)?;
+    for (i, bytes) in inputs.into_iter().enumerate() {
         let p = input_dir.join(format!("input{i}.bin"));
         std::fs::write(&p, bytes).in_file(&p)?;
         raw_inputs.push(p);

@@ -213,6 +213,65 @@ fn external_parameters_of_shared_fixtures() {
     }
 }
 
+/// Writes `values` as a `.npy` file of `shape` in `order`.
+fn write_npy(path: &Path, shape: &[u64], values: &[f32], order: npyz::Order) {
+    use npyz::WriterBuilder;
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).order(order).writer(file).begin_nd().unwrap();
+    w.extend(values.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+/// `.npy` in, `.npy` out: a C-order input gives the reference output as `.npy` of the output's
+/// dtype and shape; a Fortran-order input is refused, naming the file, before anything is built.
+#[test]
+fn npy_inputs_and_outputs_round_trip() {
+    let dir = mlf_fixtures::workspace_root().join("examples/digits/model");
+    let model = dir.join("digits.tar");
+    let manifest = Manifest::read(&dir).unwrap();
+    let case = &manifest.cases[0];
+    let (input, output) = (&case.inputs[0], &case.outputs[0]);
+    let pixels: Vec<f32> = std::fs::read(dir.join("vectors").join(input.file.as_ref().unwrap()))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let t = tempfile::tempdir().unwrap();
+    let run = |npy: &Path, out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+            .args(["mlf", "run"])
+            .arg(&model)
+            .arg("-i")
+            .arg(format!("pixels={}", npy.display()))
+            .arg("-o")
+            .arg(out)
+            .arg("--work-dir")
+            .arg(work_dir())
+            .output()
+            .unwrap()
+    };
+
+    let c_order = t.path().join("pixels.npy");
+    write_npy(&c_order, &input.shape, &pixels, npyz::Order::C);
+    let out = t.path().join("out");
+    let o = run(&c_order, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(out.join("output0.npy")).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!((npy.shape().to_vec(), npy.order()), (output.shape.clone(), npyz::Order::C));
+    let got: Vec<u8> = npy.into_vec::<f32>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let want = std::fs::read(dir.join("vectors").join(output.file.as_ref().unwrap())).unwrap();
+    compare(&output.dtype, &got, &want, case).unwrap();
+
+    let fortran = t.path().join("pixels-fortran.npy");
+    write_npy(&fortran, &input.shape, &pixels, npyz::Order::Fortran);
+    let o = run(&fortran, &t.path().join("out-fortran"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains(&fortran.display().to_string()) && err.contains("Fortran-order .npy"), "{err}");
+    assert!(!err.contains("building"), "the inputs are checked before the build: {err}");
+}
+
 #[test]
 fn run_refuses_missing_and_unknown_inputs() {
     let model = mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar");
