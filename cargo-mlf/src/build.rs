@@ -76,8 +76,9 @@ const TAKES_VALUE: &[&str] = &[
     "--out-dir",
 ];
 
-/// Reads what matters here from `cargo build` arguments; `ours` collects this command's own
-/// options found among them (`--plan-svg DIR`, `--check-only`), which are removed.
+/// Reads what matters here from `cargo build` arguments. This command's own options found among
+/// them (`--plan-svg DIR`, `--check-only`) are set in `plan_svg` and `check_only` and removed;
+/// the rest is returned, to pass to `cargo build`.
 pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bool) -> (CargoArgs, Vec<String>) {
     let mut out = CargoArgs::default();
     let mut pass = Vec::new();
@@ -313,7 +314,8 @@ pub fn run(args: Args) -> ExitCode {
     let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     match Command::new(&cargo_bin).arg("build").args(&pass).status() {
         Ok(s) if s.success() => ExitCode::SUCCESS,
-        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).filter(|&c| c != 0).unwrap_or(1)),
+        // A failed status has a non-zero code, or none (killed by a signal).
+        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)),
         Err(e) => {
             eprintln!("error: cannot run {}: {e}", cargo_bin.to_string_lossy());
             ExitCode::FAILURE

@@ -290,19 +290,20 @@ pub fn build_runner(
 /// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
 /// present (a checkout), else the published crates.
 pub fn deps() -> (String, String) {
-    deps_with(&["macros", "std"])
+    deps_with(true)
 }
 
 /// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
 pub fn deps_no_std() -> (String, String) {
-    deps_with(&["macros"])
+    deps_with(false)
 }
 
-fn deps_with(features: &[&str]) -> (String, String) {
+/// mlf-runtime with `macros`, and with `std` (default features on) or without (off).
+fn deps_with(std: bool) -> (String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
     let version = env!("CARGO_PKG_VERSION");
-    let features = features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
-    let no_default = if features.contains("std") { "" } else { "default-features = false, " };
+    let (no_default, features) =
+        if std { ("", r#""macros", "std""#) } else { ("default-features = false, ", r#""macros""#) };
     match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
         Some(r) => (
             format!(
