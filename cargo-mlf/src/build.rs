@@ -79,7 +79,11 @@ const TAKES_VALUE: &[&str] = &[
 /// Reads what matters here from `cargo build` arguments. This command's own options found among
 /// them (`--plan-svg DIR`, `--check-only`) are set in `plan_svg` and `check_only` and removed;
 /// the rest is returned, to pass to `cargo build`.
-pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bool) -> (CargoArgs, Vec<String>) {
+pub fn scan(
+    args: &[String],
+    plan_svg: &mut Option<PathBuf>,
+    check_only: &mut bool,
+) -> Result<(CargoArgs, Vec<String>), Error> {
     let mut out = CargoArgs::default();
     let mut pass = Vec::new();
     let mut i = 0;
@@ -99,7 +103,8 @@ pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bo
         };
         match flag {
             "--plan-svg" => {
-                *plan_svg = value(&mut i).map(PathBuf::from);
+                let dir = value(&mut i).filter(|v| !v.is_empty());
+                *plan_svg = Some(dir.map(PathBuf::from).ok_or_else(|| Error::invalid("--plan-svg needs a folder"))?);
                 i += 1;
                 continue;
             }
@@ -133,7 +138,7 @@ pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bo
         pass.extend(args[start..=i.min(args.len() - 1)].iter().cloned());
         i += 1;
     }
-    (out, pass)
+    Ok((out, pass))
 }
 
 /// The host's target triple, the one `cargo build` uses without `--target`: the host of `$RUSTC`
@@ -296,7 +301,13 @@ fn budget_line(b: &Budget, ram: u64, flash: u64) -> Option<String> {
 pub fn run(args: Args) -> ExitCode {
     let mut plan_svg = args.plan_svg.clone();
     let mut check_only = args.check_only;
-    let (cargo, pass) = scan(&args.cargo_args, &mut plan_svg, &mut check_only);
+    let (cargo, pass) = match scan(&args.cargo_args, &mut plan_svg, &mut check_only) {
+        Ok(scanned) => scanned,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match check(&cargo, plan_svg.as_deref()) {
         Ok(0) => {}
         Ok(n) => {
@@ -479,7 +490,8 @@ mod tests {
             ]),
             &mut svg,
             &mut only,
-        );
+        )
+        .unwrap();
         assert_eq!(c.targets, vec!["thumbv7em-none-eabihf"]);
         assert_eq!(c.packages, vec!["demo"]);
         assert!(c.json);
@@ -502,6 +514,15 @@ mod tests {
     }
 
     #[test]
+    fn plan_svg_without_a_folder_is_an_error() {
+        for args in [&["--release", "--plan-svg"][..], &["--plan-svg="]] {
+            let (mut svg, mut only) = (None, false);
+            let e = scan(&s(args), &mut svg, &mut only).unwrap_err();
+            assert!(e.to_string().contains("--plan-svg needs a folder"), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
     fn target_from_arguments_then_cargo_build_target_then_host() {
         let env = || Some("thumbv7em-none-eabihf".to_string());
         assert_eq!(targets(&s(&["a", "b"]), env(), "host"), s(&["a", "b"]));
@@ -514,7 +535,8 @@ mod tests {
     fn human_message_format_is_not_json() {
         let (mut svg, mut only) = (None, false);
         let (c, _) =
-            scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only);
+            scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only)
+                .unwrap();
         assert!(!c.json && c.workspace);
         assert_eq!(c.packages, vec!["a", "b"]);
     }
