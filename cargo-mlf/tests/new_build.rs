@@ -181,7 +181,12 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     set_model_budget(&dir, "ram = \"1 KiB\"\nflash = \"64 KiB\"");
     let out = mlf_build(&dir, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("budget"), "the report shows the budget");
+    let budget = format!(
+        "  budget                ram 1024 bytes (1.0 KiB), {:.0}% used; flash 65536 bytes (64.0 KiB), {:.0}% used\n",
+        ram as f64 * 100.0 / 1024.0,
+        flash as f64 * 100.0 / 65536.0
+    );
+    assert!(text(&out.stderr).contains(&budget), "the report shows the budget: {budget:?}\n{}", text(&out.stderr));
 
     // A crate budget below the sum fails, naming the crate and its model.
     let path = dir.join("Cargo.toml");
