@@ -219,6 +219,32 @@ fn firmware_crate_builds_and_runs_without_a_heap() {
         "{}",
         text(&run.stdout)
     );
+
+    // On this computer a panic ends the program instead of spinning forever.
+    let main_rs = dir.join("src/main.rs");
+    let take = "    let mut model = digits::Model::take()";
+    std::fs::write(
+        &main_rs,
+        main.replacen(take, &format!("    if true {{\n        panic!(\"probe\");\n    }}\n{take}"), 1),
+    )
+    .unwrap();
+    let out = mlf_build(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut child = Command::new(&exe).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the panicking firmware did not end within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success(), "{status:?}");
+    #[cfg(unix)]
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(6), "SIGABRT: {status:?}");
 }
 
 #[test]
