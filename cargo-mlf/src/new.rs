@@ -30,7 +30,7 @@ pub struct Args {
     /// The crate's name (and, unless `--path` is given, its folder).
     name: String,
     /// The model: an MLF `.tar` or extracted folder, or a kmodel. It is copied into `models/`.
-    /// Without it, the crate gets the digits example model (a TVM graph MLF, 51 KiB).
+    /// Without it, the crate gets the digits example model (a TVM graph MLF, 50 KiB).
     #[arg(long)]
     model: Option<PathBuf>,
     /// The template.
