@@ -285,23 +285,32 @@ fn new_refuses_a_bad_name_an_existing_folder_and_a_missing_model() {
     assert!(!tmp.path().join("abc").exists(), "nothing is written when the model cannot be read");
 }
 
-#[test]
-fn build_reports_a_bad_table_with_file_and_field() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("bad");
+/// A crate `name` in `dir` with an empty `main` and `table` after its `[package]` section.
+fn bare_crate(dir: &Path, name: &str, table: &str) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(
         dir.join("Cargo.toml"),
-        "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[package.metadata.mlf]\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\nram = \"64 KB\"\n[workspace]\n",
+        format!("[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n{table}[workspace]\n"),
     )
     .unwrap();
+}
+
+#[test]
+fn build_reports_a_bad_table_with_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bad");
+    bare_crate(
+        &dir,
+        "bad",
+        "[package.metadata.mlf]\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\nram = \"64 KB\"\n",
+    );
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("bad/Cargo.toml: package.metadata.mlf.models[0].ram: ") && err.contains("ambiguous"), "{err}");
     // A missing model file is named with the entry.
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\n[workspace]\n").unwrap();
+    bare_crate(&dir, "bad", "[[package.metadata.mlf.models]]\npath = \"m.tar\"\n");
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
     assert!(!out.status.success() && err.contains("m.tar"), "{err}");
@@ -313,13 +322,7 @@ fn build_reports_a_bad_table_with_file_and_field() {
 fn build_checks_for_cargo_build_target() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("envtarget");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"envtarget\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\n[workspace]\n",
-    )
-    .unwrap();
+    bare_crate(&dir, "envtarget", "[[package.metadata.mlf.models]]\npath = \"m.tar\"\n");
     let manifest = dir.join("Cargo.toml");
     let check = |more: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
