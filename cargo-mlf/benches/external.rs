@@ -3,16 +3,20 @@
 //! archive) and streamed parameters, against the time to parse and copy TVM's own `.params`
 //! file (what TVM's graph executors do at start-up) measured in the same run.
 //!
-//! Every variant is built and run through `cargo mlf run`, exactly as a user would; the program
-//! times itself from taking the model to the first result (`MLF_RUN_TIMING`). Run with
+//! Every variant is built and run through `cargo mlf run --release`, exactly as a user would (and
+//! optimised like this bench's own TVM peer); the program times itself from taking the model to
+//! the first result (`MLF_RUN_TIMING`). Sizes are measured as `cargo mlf build` reports flash
+//! (`mlf_build::report::measure_library`: unwind tables left out). Run with
 //! `cargo bench -p cargo-mlf --bench external`; figures go to stdout and
 //! `target/bench-external.json`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::time::Duration;
 
 use mlf_fixtures::Manifest;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 const RUNS: usize = 7;
 
@@ -20,104 +24,67 @@ fn work() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-bench")
 }
 
-/// Builds and runs `model` with `extra` arguments `RUNS` times; returns the medians of the times
-/// the program reports (parameters ready, first result; µs) and the program's path.
-fn timed(model: &Path, dir: &Path, extra: &[&str]) -> (f64, f64, PathBuf) {
+/// What [`timed`] measured.
+struct Timed {
+    /// Median µs from taking the model to parameters ready.
+    ready: f64,
+    /// Median µs from taking the model to the first result.
+    first: f64,
+    /// The program `cargo mlf run` built.
+    exe: PathBuf,
+    /// The split folder or archive the parameters came from (external parameters).
+    params: Option<PathBuf>,
+}
+
+/// Builds (release profile) and runs `model` with `extra` arguments `RUNS` times; returns the
+/// medians of the times the program reports, and the paths `cargo mlf run` reported.
+fn timed(model: &Path, dir: &Path, extra: &[&str]) -> Timed {
     let manifest = Manifest::read(dir).unwrap();
     let case = &manifest.cases[0];
     let mut times = Vec::new();
     let mut ready = Vec::new();
-    let mut exe = PathBuf::new();
+    let mut reported = (PathBuf::new(), None);
     for _ in 0..RUNS {
         let out = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"])
-            .arg(model)
-            .arg("--raw")
-            .arg("-o")
-            .arg(out.path())
-            .arg("--work-dir")
-            .arg(work())
+        let o = common::run_command(model, dir, case, out.path(), &work())
+            .arg("--release")
             .args(extra)
-            .env("MLF_RUN_TIMING", "1");
-        for i in &case.inputs {
-            let f = dir.join("vectors").join(i.file.as_ref().unwrap());
-            match &i.name {
-                Some(n) => cmd.arg("--input").arg(format!("{n}={}", f.display())),
-                None => cmd.arg("--input").arg(&f),
-            };
-        }
-        let o = cmd.output().unwrap();
+            .env("MLF_RUN_TIMING", "1")
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{}: {err}", model.display());
         let ns = |key: &str| -> f64 {
             err.lines().find_map(|l| l.strip_prefix(key)).and_then(|l| l.trim_end_matches(" ns").parse().ok()).unwrap()
         };
-        exe = err.lines().find_map(|l| l.strip_prefix("running ")).map(PathBuf::from).unwrap();
+        reported = (common::reported(&err, "running ").unwrap(), common::reported(&err, "parameters from "));
         times.push(ns("mlf-run: first result after ") / 1000.0);
         ready.push(ns("mlf-run: parameters ready after ") / 1000.0);
     }
     times.sort_by(f64::total_cmp);
     ready.sort_by(f64::total_cmp);
-    (ready[RUNS / 2], times[RUNS / 2], exe)
+    Timed { ready: ready[RUNS / 2], first: times[RUNS / 2], exe: reported.0, params: reported.1 }
 }
 
-/// The model's own image with `params`: text, read-only data and data of its compiled library,
-/// plus the parameter bytes embedded in the Rust module.
+/// Code and data of a compiled library or program, as `cargo mlf build` reports flash: text,
+/// read-only data and initialised data, unwind tables left out.
+fn code_and_data(path: &Path) -> u64 {
+    let s = mlf_build::report::measure_library(path).unwrap();
+    s.text + s.rodata + s.data
+}
+
+/// The model's own image with `params` (the report's flash): its compiled library's code and
+/// data, plus the parameter bytes embedded in the Rust module.
 fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
-    use object::read::archive::ArchiveFile;
-    use object::{Object, ObjectSection, SectionKind};
     let out = tempfile::tempdir().unwrap();
-    let host = env!("MLF_BENCH_HOST");
+    let host = env!("MLF_HOST_TARGET");
     let built =
         mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
-    let lib = std::fs::read(built.library.unwrap()).unwrap();
-    let archive = ArchiveFile::parse(&*lib).unwrap();
-    let mut bytes = built.embedded_param_bytes;
-    for member in archive.members() {
-        let member = member.unwrap();
-        let data = member.data(&*lib).unwrap();
-        let file = object::File::parse(data).unwrap();
-        bytes += file
-            .sections()
-            .filter(|s| {
-                matches!(
-                    s.kind(),
-                    SectionKind::Text
-                        | SectionKind::ReadOnlyData
-                        | SectionKind::ReadOnlyString
-                        | SectionKind::Data
-                        | SectionKind::ReadOnlyDataWithRel
-                )
-            })
-            .map(|s| s.size())
-            .sum::<u64>();
-    }
-    bytes
-}
-
-/// Bytes of the loaded image that hold code and data (text, read-only data, initialised data).
-fn image_bytes(exe: &Path) -> u64 {
-    use object::{Object, ObjectSection, SectionKind};
-    let data = std::fs::read(exe).unwrap();
-    let file = object::File::parse(&*data).unwrap();
-    file.sections()
-        .filter(|s| {
-            matches!(
-                s.kind(),
-                SectionKind::Text
-                    | SectionKind::ReadOnlyData
-                    | SectionKind::ReadOnlyString
-                    | SectionKind::Data
-                    | SectionKind::ReadOnlyDataWithRel
-            )
-        })
-        .map(|s| s.size())
-        .sum()
+    code_and_data(&built.library.unwrap()) + built.embedded_param_bytes
 }
 
 /// TVM's start-up work on parameters: read the `.params` file, parse it and copy every tensor
-/// into its own heap buffer. Median of 101 runs, µs.
+/// into its own heap buffer. Median wall time (at least 11 runs, up to 0.2 s), µs.
 fn tvm_params_us(model: &Path) -> Option<f64> {
     let desc = mlf_build::open(model).ok()?;
     let archive = mlf_build::archive::Archive::open(model).ok()?;
@@ -128,17 +95,13 @@ fn tvm_params_us(model: &Path) -> Option<f64> {
     }
     let tmp = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(tmp.path(), &file).unwrap();
-    let mut times = Vec::new();
-    for _ in 0..101 {
-        let t = Instant::now();
+    let t = mlf_fixtures::median_time(Duration::from_millis(200), || {
         let bytes = mlf_build::bytes::Bytes::new(std::fs::read(tmp.path()).unwrap());
         let tensors = mlf_build::format::params::parse_params(&bytes).unwrap();
         let copies: Vec<Vec<u8>> = tensors.iter().map(|p| p.data.to_vec()).collect();
         std::hint::black_box(copies);
-        times.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    times.sort_by(f64::total_cmp);
-    Some(times[50])
+    });
+    Some(t.as_secs_f64() * 1e6)
 }
 
 fn main() {
@@ -165,7 +128,7 @@ fn main() {
         eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
     }
     println!(
-        "model image = the model's compiled code and data (+ embedded parameters); program = the whole runner `cargo mlf run` builds"
+        "model image = the model's compiled code and data (+ embedded parameters), as `cargo mlf build` reports flash; program = code and data of the whole runner `cargo mlf run --release` builds (unwind tables left out in both)"
     );
     println!("times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs)\n");
     println!(
@@ -184,18 +147,17 @@ fn main() {
     );
     let mut json = Vec::new();
     for (name, model, dir) in &models {
-        let canonical = model.canonicalize().unwrap();
-        let (r_emb, t_emb, exe_emb) = timed(model, dir, &[]);
-        let (r_res, t_res, exe_res) = timed(model, dir, &["--params", "resident"]);
+        let emb = timed(model, dir, &[]);
+        let res = timed(model, dir, &["--params", "resident"]);
         // A packed archive of the split the resident build wrote.
-        let split = work()
-            .join(format!("{}-resident", mlf_build::builder::model_key("mlf-run", &canonical, None)))
-            .join("split");
+        let split = res.params.clone().expect("cargo mlf run names the split it read");
         let packed = work().join(format!("{}.params.tar", name.replace(' ', "_")));
         mlf_build::external::pack_folder(&split, &packed).unwrap();
-        let (r_tar, t_tar, _) = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
-        let (r_str, t_str, _) = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
-        let (p_emb, p_ext) = (image_bytes(&exe_emb), image_bytes(&exe_res));
+        let tar = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
+        let streamed = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
+        let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);
+        let (r_tar, t_tar, r_str, t_str) = (tar.ready, tar.first, streamed.ready, streamed.first);
+        let (p_emb, p_ext) = (code_and_data(&emb.exe), code_and_data(&res.exe));
         let (m_emb, m_ext) =
             (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
         let tvm = tvm_params_us(model);
@@ -225,7 +187,7 @@ fn main() {
     let out = root.join("target/bench-external.json");
     std::fs::write(&out, format!("[{}]\n", json.join(",\n"))).unwrap();
     println!(
-        "\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up; median of 101, µs)\nwritten to {}",
+        "\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up, in this optimised bench; median wall time of at least 11 runs within 0.2 s, µs)\nwritten to {}",
         out.display()
     );
 }

@@ -21,6 +21,8 @@ use mlf_build::model::Executor;
 use mlf_build::report::{MemoryReport, Totals};
 use serde_json::{Value, json};
 
+use crate::io_error::InFile;
+
 /// Arguments of `build`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -74,9 +76,14 @@ const TAKES_VALUE: &[&str] = &[
     "--out-dir",
 ];
 
-/// Reads what matters here from `cargo build` arguments; `ours` collects this command's own
-/// options found among them (`--plan-svg DIR`, `--check-only`), which are removed.
-pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bool) -> (CargoArgs, Vec<String>) {
+/// Reads what matters here from `cargo build` arguments. This command's own options found among
+/// them (`--plan-svg DIR`, `--check-only`) are set in `plan_svg` and `check_only` and removed;
+/// the rest is returned, to pass to `cargo build`.
+pub fn scan(
+    args: &[String],
+    plan_svg: &mut Option<PathBuf>,
+    check_only: &mut bool,
+) -> Result<(CargoArgs, Vec<String>), Error> {
     let mut out = CargoArgs::default();
     let mut pass = Vec::new();
     let mut i = 0;
@@ -96,7 +103,8 @@ pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bo
         };
         match flag {
             "--plan-svg" => {
-                *plan_svg = value(&mut i).map(PathBuf::from);
+                let dir = value(&mut i).filter(|v| !v.is_empty());
+                *plan_svg = Some(dir.map(PathBuf::from).ok_or_else(|| Error::invalid("--plan-svg needs a folder"))?);
                 i += 1;
                 continue;
             }
@@ -130,12 +138,12 @@ pub fn scan(args: &[String], plan_svg: &mut Option<PathBuf>, check_only: &mut bo
         pass.extend(args[start..=i.min(args.len() - 1)].iter().cloned());
         i += 1;
     }
-    (out, pass)
+    Ok((out, pass))
 }
 
-/// The target `cargo build` uses without `--target`: the host of `$RUSTC` (`rustc -vV`), or
-/// failing that the target cargo-mlf itself was built for.
-fn host_triple() -> String {
+/// The host's target triple, the one `cargo build` uses without `--target`: the host of `$RUSTC`
+/// (`rustc -vV`), or failing that the target cargo-mlf itself was built for.
+pub fn host_triple() -> String {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     Command::new(&rustc)
         .arg("-vV")
@@ -147,6 +155,18 @@ fn host_triple() -> String {
                 .find_map(|l| l.strip_prefix("host: ").map(|h| h.trim().to_string()))
         })
         .unwrap_or_else(|| env!("MLF_HOST_TARGET").to_string())
+}
+
+/// The targets cargo builds for: every `--target`, else `$CARGO_BUILD_TARGET`, else the host.
+/// (`build.target` in `.cargo/config.toml` is not read: pass `--target` or set the variable.)
+fn targets(given: &[String], env: Option<String>, host: &str) -> Vec<String> {
+    if !given.is_empty() {
+        return given.to_vec();
+    }
+    match env.filter(|t| !t.trim().is_empty()) {
+        Some(t) => vec![t.trim().to_string()],
+        None => vec![host.to_string()],
+    }
 }
 
 /// One package with a table.
@@ -281,7 +301,13 @@ fn budget_line(b: &Budget, ram: u64, flash: u64) -> Option<String> {
 pub fn run(args: Args) -> ExitCode {
     let mut plan_svg = args.plan_svg.clone();
     let mut check_only = args.check_only;
-    let (cargo, pass) = scan(&args.cargo_args, &mut plan_svg, &mut check_only);
+    let (cargo, pass) = match scan(&args.cargo_args, &mut plan_svg, &mut check_only) {
+        Ok(scanned) => scanned,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match check(&cargo, plan_svg.as_deref()) {
         Ok(0) => {}
         Ok(n) => {
@@ -299,7 +325,8 @@ pub fn run(args: Args) -> ExitCode {
     let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     match Command::new(&cargo_bin).arg("build").args(&pass).status() {
         Ok(s) if s.success() => ExitCode::SUCCESS,
-        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).filter(|&c| c != 0).unwrap_or(1)),
+        // A failed status has a non-zero code, or none (killed by a signal).
+        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)),
         Err(e) => {
             eprintln!("error: cannot run {}: {e}", cargo_bin.to_string_lossy());
             ExitCode::FAILURE
@@ -311,7 +338,7 @@ pub fn run(args: Args) -> ExitCode {
 fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
     let (packages, target_dir) = select(cargo)?;
     let host = host_triple();
-    let targets = if cargo.targets.is_empty() { vec![host.clone()] } else { cargo.targets.clone() };
+    let targets = targets(&cargo.targets, std::env::var("CARGO_BUILD_TARGET").ok(), &host);
     // JSON lines on stdout; a closed pipe (`| head`) is not an error worth a panic.
     let emit = |v: Value| {
         use std::io::Write;
@@ -324,7 +351,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
         return Ok(0);
     }
     if let Some(dir) = plan_svg {
-        std::fs::create_dir_all(dir).map_err(|e| Error::from(e).in_file(dir))?;
+        std::fs::create_dir_all(dir).in_file(dir)?;
     }
     let mut problems = 0;
     for pkg in &packages {
@@ -380,7 +407,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                     match mlf_build::svg::plan_svg(&desc, &report.model) {
                         Ok(svg) => {
                             let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
-                            std::fs::write(&file, svg).map_err(|e| Error::from(e).in_file(&file))?;
+                            std::fs::write(&file, svg).in_file(&file)?;
                             if !cargo.json {
                                 eprintln!("  {:<22}{}", "plan picture", file.display());
                             }
@@ -463,7 +490,8 @@ mod tests {
             ]),
             &mut svg,
             &mut only,
-        );
+        )
+        .unwrap();
         assert_eq!(c.targets, vec!["thumbv7em-none-eabihf"]);
         assert_eq!(c.packages, vec!["demo"]);
         assert!(c.json);
@@ -486,10 +514,29 @@ mod tests {
     }
 
     #[test]
+    fn plan_svg_without_a_folder_is_an_error() {
+        for args in [&["--release", "--plan-svg"][..], &["--plan-svg="]] {
+            let (mut svg, mut only) = (None, false);
+            let e = scan(&s(args), &mut svg, &mut only).unwrap_err();
+            assert!(e.to_string().contains("--plan-svg needs a folder"), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn target_from_arguments_then_cargo_build_target_then_host() {
+        let env = || Some("thumbv7em-none-eabihf".to_string());
+        assert_eq!(targets(&s(&["a", "b"]), env(), "host"), s(&["a", "b"]));
+        assert_eq!(targets(&[], env(), "host"), s(&["thumbv7em-none-eabihf"]));
+        assert_eq!(targets(&[], Some(String::new()), "host"), s(&["host"]));
+        assert_eq!(targets(&[], None, "host"), s(&["host"]));
+    }
+
+    #[test]
     fn human_message_format_is_not_json() {
         let (mut svg, mut only) = (None, false);
         let (c, _) =
-            scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only);
+            scan(&s(&["--message-format", "short", "-p", "a", "--package", "b", "--workspace"]), &mut svg, &mut only)
+                .unwrap();
         assert!(!c.json && c.workspace);
         assert_eq!(c.packages, vec!["a", "b"]);
     }

@@ -8,7 +8,8 @@ use mlf_build::mlf::MlfOptions;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A model or export: an MLF `.tar` or extracted directory, a kmodel, a TVM export
-    /// (`.so`, `.o`, `devc.c`, `.tar`), a `.params` file.
+    /// (`.so`, `.o`, `devc.c`, raw blob, `.tar`), a `.params` file, or a split folder or packed
+    /// parameter archive (`cargo mlf split`, `cargo mlf pack`).
     path: PathBuf,
     /// Print the report as JSON.
     #[arg(long)]

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod build;
 mod inspect;
+mod io_error;
 mod new;
 mod npy;
 mod plan;
@@ -18,9 +19,9 @@ mod split;
 mod template;
 
 /// Turn compiled neural-network models (TVM Model Library Format, Kendryte kmodel) into typed,
-/// statically allocated Rust.
+/// statically allocated Rust: inspect, run, split, pack, build, new and plan.
 #[derive(Parser, Debug)]
-#[command(name = "cargo mlf", bin_name = "cargo mlf", version, about)]
+#[command(name = "cargo mlf", bin_name = "cargo mlf", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +33,10 @@ enum Command {
     Inspect(inspect::Args),
     /// Run a model once on this host (built exactly as a user's crate builds it) and write its
     /// outputs.
+    ///
+    /// Prints `running <program>` and, for external parameters, `parameters from <path>` on
+    /// stderr. With `MLF_RUN_TIMING=1` in the environment the program also prints the
+    /// nanoseconds from taking the model to parameters ready and to the first result.
     Run(run::Args),
     /// Split a model's parameters from its code: one file per parameter, `configure.json`, and
     /// the code built for a target.
@@ -40,6 +45,10 @@ enum Command {
     Pack(split::PackArgs),
     /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
     /// budgets), print its memory, then run `cargo build` with the arguments given.
+    ///
+    /// The C is checked for each `--target` given, else for `$CARGO_BUILD_TARGET`, else for the
+    /// host. `build.target` in `.cargo/config.toml` is not read: pass `--target` (or set
+    /// `CARGO_BUILD_TARGET`) so that the check and the build agree.
     Build(build::Args),
     /// Create a crate that runs a model: a host program, or a `#![no_std]` firmware skeleton.
     New(new::Args),

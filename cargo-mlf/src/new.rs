@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use mlf_build::Error;
 use mlf_build::model::{ModelDesc, TensorInfo};
 
+use crate::io_error::InFile;
 use crate::template;
 
 /// The digits model the repository carries (a TVM graph-executor MLF of an sklearn MLP), used
@@ -29,7 +30,7 @@ pub struct Args {
     /// The crate's name (and, unless `--path` is given, its folder).
     name: String,
     /// The model: an MLF `.tar` or extracted folder, or a kmodel. It is copied into `models/`.
-    /// Without it, the crate gets the digits example model (a TVM graph MLF, 51 KiB).
+    /// Without it, the crate gets the digits example model (a TVM graph MLF, 50 KiB).
     #[arg(long)]
     model: Option<PathBuf>,
     /// The template.
@@ -70,10 +71,6 @@ pub struct Created {
     pub module: String,
 }
 
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid(msg)
-}
-
 /// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
 /// digits model).
 pub fn create(
@@ -84,23 +81,23 @@ pub fn create(
     module: Option<&str>,
 ) -> Result<Created, Error> {
     check_crate_name(name)?;
-    if dir.exists() && std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?.next().is_some() {
-        return Err(invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
+    if dir.exists() && std::fs::read_dir(dir).in_file(dir)?.next().is_some() {
+        return Err(Error::invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
     }
     // Read the model before writing anything: a model that cannot be built leaves no crate.
     let (file_name, source) = match model {
         Some(p) => {
-            let canonical = p.canonicalize().map_err(|e| Error::from(e).in_file(p))?;
+            let canonical = p.canonicalize().in_file(p)?;
             let file_name = canonical
                 .file_name()
                 .map(|s| s.to_string_lossy().into_owned())
-                .ok_or_else(|| invalid("the model path has no file name").in_file(p))?;
+                .ok_or_else(|| Error::invalid("the model path has no file name").in_file(p))?;
             (file_name, Some(canonical))
         }
         None => ("digits.tar".to_string(), None),
     };
     if file_name.chars().any(|c| c.is_control() || matches!(c, '"' | '\\' | '{' | '}')) {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "{file_name:?}: rename the model file; its name goes into Cargo.toml and Rust strings"
         )));
     }
@@ -109,7 +106,7 @@ pub fn create(
         Some(p) => p.clone(),
         None => {
             let p = staging.path().join(&file_name);
-            std::fs::write(&p, DIGITS_TAR).map_err(|e| Error::from(e).in_file(&p))?;
+            std::fs::write(&p, DIGITS_TAR).in_file(&p)?;
             p
         }
     };
@@ -120,7 +117,7 @@ pub fn create(
     let module_name = mlf_build::builder::default_module_name(&desc, &staged);
     let model_path = format!("models/{file_name}");
 
-    std::fs::create_dir_all(dir.join("models")).map_err(|e| Error::from(e).in_file(dir))?;
+    std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
     copy_model(&staged, &dir.join(&model_path))?;
     let (runtime_dep, build_dep) = match kind {
         Kind::Host => crate::run::deps(),
@@ -154,7 +151,7 @@ fn check_crate_name(name: &str) -> Result<(), Error> {
     let ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if !ok {
-        return Err(invalid(format!(
+        return Err(Error::invalid(format!(
             "{name:?} is not a valid crate name (ASCII letters, digits, `-` and `_`, starting with a letter)"
         )));
     }
@@ -164,22 +161,18 @@ fn check_crate_name(name: &str) -> Result<(), Error> {
 /// Copies a model file, or an extracted MLF folder with everything in it.
 fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
     if from.is_dir() {
-        std::fs::create_dir_all(to).map_err(|e| Error::from(e).in_file(to))?;
-        for entry in std::fs::read_dir(from).map_err(|e| Error::from(e).in_file(from))? {
-            let entry = entry.map_err(|e| Error::from(e).in_file(from))?;
-            let ty = entry.file_type().map_err(|e| Error::from(e).in_file(entry.path()))?;
+        std::fs::create_dir_all(to).in_file(to)?;
+        for entry in std::fs::read_dir(from).in_file(from)? {
+            let entry = entry.in_file(from)?;
+            let ty = entry.file_type().in_file(entry.path())?;
             if ty.is_dir() || ty.is_file() {
                 copy_model(&entry.path(), &to.join(entry.file_name()))?;
             }
         }
         Ok(())
     } else {
-        std::fs::copy(from, to).map(|_| ()).map_err(|e| Error::from(e).in_file(from))
+        std::fs::copy(from, to).map(|_| ()).in_file(from)
     }
-}
-
-fn rust_type(t: &TensorInfo) -> Result<&'static str, Error> {
-    t.dtype.require_rust_type()
 }
 
 fn shape_const(t: &TensorInfo) -> String {
@@ -189,12 +182,10 @@ fn shape_const(t: &TensorInfo) -> String {
 fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String)>, Error> {
     let mut read = String::new();
     for (i, t) in desc.inputs.iter().enumerate() {
-        let ty = rust_type(t)?;
+        let call = template::read_call(t, "input", &format!("&files, {i}"))?;
         read.push_str(&format!(
-            "    let {id} = input::<{ty}, {n}, {s}>(&files, {i}, {ty}::from_le_bytes); // {name}: {dtype} {shape:?}\n",
+            "    let {id} = {call}; // {name}: {dtype} {shape:?}\n",
             id = t.ident,
-            n = t.numel(),
-            s = t.dtype.elem_bytes(),
             name = t.name,
             dtype = t.dtype,
             shape = t.shape
@@ -202,7 +193,7 @@ fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String
     }
     let mut show = String::new();
     for t in &desc.outputs {
-        rust_type(t)?;
+        template::elem_type(t)?;
         show.push_str(&format!("    show({:?}, &{module}::{}, &out.{}[..]);\n", t.ident, shape_const(t), t.ident));
     }
     let usage =
@@ -223,7 +214,7 @@ fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String
 fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error> {
     let mut statics = String::new();
     for t in &desc.inputs {
-        let ty = rust_type(t)?;
+        let ty = template::elem_type(t)?;
         let zero = if ty.starts_with('f') { "0.0" } else { "0" };
         statics.push_str(&format!(
             "#[allow(non_upper_case_globals)]\nstatic {id}: [{ty}; {n}] = [{zero}; {n}]; // {name}: {dtype} {shape:?}\n",
@@ -234,8 +225,8 @@ fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error>
             shape = t.shape
         ));
     }
-    let first = desc.outputs.first().ok_or_else(|| invalid("the model has no outputs").in_file(&desc.path))?;
-    rust_type(first)?;
+    let first = desc.outputs.first().ok_or_else(|| Error::invalid("the model has no outputs").in_file(&desc.path))?;
+    template::elem_type(first)?;
     Ok(vec![("static_inputs", statics), ("first_output", first.ident.clone())])
 }
 

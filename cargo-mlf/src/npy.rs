@@ -7,9 +7,11 @@ use mlf_build::Error;
 use mlf_build::dtype::DTypeCode;
 use mlf_build::model::TensorInfo;
 
+use crate::io_error::InFile;
+
 /// Reads an input file as raw little-endian bytes of `t`'s dtype and size.
 pub fn read_input(path: &Path, t: &TensorInfo) -> Result<Vec<u8>, Error> {
-    let data = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
+    let data = std::fs::read(path).in_file(path)?;
     let bytes = if data.starts_with(b"\x93NUMPY") { from_npy(&data, t).map_err(|e| e.in_file(path))? } else { data };
     if bytes.len() as u64 != t.bytes() {
         return Err(Error::mismatch(format!(
@@ -27,6 +29,12 @@ pub fn read_input(path: &Path, t: &TensorInfo) -> Result<Vec<u8>, Error> {
 
 fn from_npy(data: &[u8], t: &TensorInfo) -> Result<Vec<u8>, Error> {
     let npy = npyz::NpyFile::new(data).map_err(|e| Error::invalid(format!("not a valid .npy file: {e}")))?;
+    if npy.order() == npyz::Order::Fortran {
+        return Err(Error::unsupported(
+            "Fortran-order .npy files (fortran_order: True) are not read: their elements would be taken \
+             in the wrong order; save the array in C order (numpy.ascontiguousarray)",
+        ));
+    }
     let numel: u64 = npy.shape().iter().product();
     if numel != t.numel() {
         return Err(Error::mismatch(format!(
@@ -62,17 +70,16 @@ fn from_npy(data: &[u8], t: &TensorInfo) -> Result<Vec<u8>, Error> {
 /// Writes raw little-endian output bytes as `.npy` with the output's dtype and shape.
 pub fn write_output(path: &Path, t: &TensorInfo, raw: &[u8]) -> Result<(), Error> {
     use npyz::WriterBuilder;
-    let io = |e: std::io::Error| Error::from(e).in_file(path);
     let mut out = Vec::new();
     macro_rules! write {
         ($ty:ty) => {{
             let mut w =
-                npyz::WriteOptions::new().default_dtype().shape(&t.shape).writer(&mut out).begin_nd().map_err(io)?;
+                npyz::WriteOptions::new().default_dtype().shape(&t.shape).writer(&mut out).begin_nd().in_file(path)?;
             let size = std::mem::size_of::<$ty>();
             for c in raw.chunks_exact(size) {
-                w.push(&<$ty>::from_le_bytes(c.try_into().expect("chunk"))).map_err(io)?;
+                w.push(&<$ty>::from_le_bytes(c.try_into().expect("chunk"))).in_file(path)?;
             }
-            w.finish().map_err(io)?;
+            w.finish().in_file(path)?;
         }};
     }
     match (t.dtype.code, t.dtype.bits) {
@@ -88,5 +95,5 @@ pub fn write_output(path: &Path, t: &TensorInfo, raw: &[u8]) -> Result<(), Error
         (DTypeCode::UInt, 64) => write!(u64),
         _ => return Err(Error::unsupported(format!("dtype {} in .npy files", t.dtype))),
     }
-    std::fs::write(path, out).map_err(io)
+    std::fs::write(path, out).in_file(path)
 }

@@ -7,6 +7,8 @@ use mlf_build::Error;
 use mlf_build::manifest::human;
 use mlf_build::svg::Picture;
 
+use crate::io_error::InFile;
+
 /// Arguments of `plan`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -37,9 +39,9 @@ pub fn run(args: Args) -> Result<(), Error> {
     println!("  {}: {flash} bytes ({}) in {} arrays", picture.flash_caption, human(flash), picture.flash.len());
     if let Some(path) = &args.svg {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::from(e).in_file(dir))?;
+            std::fs::create_dir_all(dir).in_file(dir)?;
         }
-        std::fs::write(path, picture.to_svg()).map_err(|e| Error::from(e).in_file(path))?;
+        std::fs::write(path, picture.to_svg()).in_file(path)?;
         println!("  wrote {}", path.display());
     }
     Ok(())

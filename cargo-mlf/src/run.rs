@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mlf_build::Error;
-use mlf_build::model::{ModelDesc, TensorInfo};
+use mlf_build::model::ModelDesc;
 
+use crate::io_error::InFile;
 use crate::npy;
 use crate::template;
 
@@ -45,64 +46,65 @@ pub struct Args {
     /// fresh split made by the build step).
     #[arg(long, value_name = "DIR|ARCHIVE")]
     from: Option<PathBuf>,
-}
-
-fn err(msg: impl Into<String>) -> Error {
-    Error::invalid(msg)
+    /// Build the program with cargo's release profile (optimised Rust: parameter loading,
+    /// input and output handling). The model's C is compiled with `-O2` either way.
+    #[arg(long)]
+    release: bool,
 }
 
 /// Runs `run`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let model = args.model.canonicalize().map_err(|e| Error::from(e).in_file(&args.model))?;
+    let model = args.model.canonicalize().in_file(&args.model)?;
     let desc = mlf_build::open_with(&model, &mlf_build::mlf::MlfOptions { module: args.module.clone() })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
     }
     let files = assign_inputs(&desc, &args.inputs)?;
+    // Read and check the inputs before building anything.
+    let inputs =
+        desc.inputs.iter().zip(&files).map(|(t, file)| npy::read_input(file, t)).collect::<Result<Vec<_>, _>>()?;
     let work = std::path::absolute(args.work_dir.clone().unwrap_or_else(default_work_dir)).map_err(Error::from)?;
     let placement = mlf_build::Placement::parse(&args.params);
     if placement.is_none() && args.from.is_some() {
-        return Err(err("--from needs --params resident or --params streamed"));
+        return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
-    let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement)?;
+    let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement, args.release)?;
     let exe = runner.exe;
 
     // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
-    std::fs::create_dir_all(&work).map_err(|e| Error::from(e).in_file(&work))?;
-    let staging =
-        tempfile::Builder::new().prefix("io-").tempdir_in(&work).map_err(|e| Error::from(e).in_file(&work))?;
+    std::fs::create_dir_all(&work).in_file(&work)?;
+    let staging = tempfile::Builder::new().prefix("io-").tempdir_in(&work).in_file(&work)?;
     let input_dir = staging.path().join("inputs");
-    std::fs::create_dir_all(&input_dir).map_err(|e| Error::from(e).in_file(&input_dir))?;
+    std::fs::create_dir_all(&input_dir).in_file(&input_dir)?;
     let mut raw_inputs = Vec::new();
-    for (i, (t, file)) in desc.inputs.iter().zip(&files).enumerate() {
-        let bytes = npy::read_input(file, t)?;
+    for (i, bytes) in inputs.into_iter().enumerate() {
         let p = input_dir.join(format!("input{i}.bin"));
-        std::fs::write(&p, bytes).map_err(|e| Error::from(e).in_file(&p))?;
+        std::fs::write(&p, bytes).in_file(&p)?;
         raw_inputs.push(p);
     }
     let out_raw = staging.path().join("outputs");
-    std::fs::create_dir_all(&out_raw).map_err(|e| Error::from(e).in_file(&out_raw))?;
+    std::fs::create_dir_all(&out_raw).in_file(&out_raw)?;
     eprintln!("running {}", exe.display());
     let mut cmd = Command::new(&exe);
     cmd.arg(&out_raw).args(&raw_inputs);
     if placement.is_some() {
         let from = match &args.from {
-            Some(f) => f.canonicalize().map_err(|e| Error::from(e).in_file(f))?,
+            Some(f) => f.canonicalize().in_file(f)?,
             None => runner.split_dir.clone().expect("external builds write a split"),
         };
+        eprintln!("parameters from {}", from.display());
         cmd.arg(from);
     }
-    let status = cmd.status().map_err(|e| Error::from(e).in_file(&exe))?;
+    let status = cmd.status().in_file(&exe)?;
     if !status.success() {
-        return Err(err(format!("the model failed to run ({status})")).in_file(&model));
+        return Err(Error::invalid(format!("the model failed to run ({status})")).in_file(&model));
     }
-    std::fs::create_dir_all(&args.output_dir).map_err(|e| Error::from(e).in_file(&args.output_dir))?;
+    std::fs::create_dir_all(&args.output_dir).in_file(&args.output_dir)?;
     for (i, t) in desc.outputs.iter().enumerate() {
-        let raw =
-            std::fs::read(out_raw.join(format!("output{i}.bin"))).map_err(|e| Error::from(e).in_file(&out_raw))?;
+        let raw = std::fs::read(out_raw.join(format!("output{i}.bin"))).in_file(&out_raw)?;
         let dest = args.output_dir.join(format!("output{i}.{}", if args.raw { "bin" } else { "npy" }));
         if args.raw {
-            std::fs::write(&dest, &raw).map_err(|e| Error::from(e).in_file(&dest))?;
+            std::fs::write(&dest, &raw).in_file(&dest)?;
         } else {
             npy::write_output(&dest, t, &raw)?;
         }
@@ -127,23 +129,22 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
             Some((n, f)) => (Some(n), f),
             None => (None, g.as_str()),
         };
-        let idx = match name {
-            Some(n) => desc
-                .inputs
-                .iter()
-                .position(|t| t.name == n || t.ident == n)
-                .ok_or_else(|| err(format!("no input named {n:?}; the model's inputs are: {}", names())))?,
-            None if desc.inputs.len() == 1 => 0,
-            None => {
-                return Err(err(format!(
-                    "the model has {} inputs; name each: --input NAME=FILE ({})",
-                    desc.inputs.len(),
-                    names()
-                )));
-            }
-        };
+        let idx =
+            match name {
+                Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| {
+                    Error::invalid(format!("no input named {n:?}; the model's inputs are: {}", names()))
+                })?,
+                None if desc.inputs.len() == 1 => 0,
+                None => {
+                    return Err(Error::invalid(format!(
+                        "the model has {} inputs; name each: --input NAME=FILE ({})",
+                        desc.inputs.len(),
+                        names()
+                    )));
+                }
+            };
         if files[idx].replace(PathBuf::from(file)).is_some() {
-            return Err(err(format!("input {} given twice", desc.inputs[idx].name)));
+            return Err(Error::invalid(format!("input {} given twice", desc.inputs[idx].name)));
         }
     }
     files
@@ -151,7 +152,7 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
         .enumerate()
         .map(|(i, f)| {
             f.ok_or_else(|| {
-                err(format!(
+                Error::invalid(format!(
                     "missing --input for {} ({}); the model's inputs are: {}",
                     desc.inputs[i].name,
                     desc.inputs[i].ident,
@@ -160,11 +161,6 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
             })
         })
         .collect()
-}
-
-fn rust_elem(t: &TensorInfo) -> Result<(&'static str, u64), Error> {
-    let ty = t.dtype.require_rust_type()?;
-    Ok((ty, t.dtype.elem_bytes()))
 }
 
 /// A built runner: its executable and, for external parameters, the split its build step wrote.
@@ -182,6 +178,7 @@ pub fn build_runner(
     module: Option<&str>,
     work: &Path,
     placement: Option<mlf_build::Placement>,
+    release: bool,
 ) -> Result<Runner, Error> {
     let mut key = mlf_build::builder::model_key("mlf-run", model, module);
     if let Some(p) = placement {
@@ -191,7 +188,7 @@ pub fn build_runner(
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });
     if is_kmodel && placement.is_some() {
-        return Err(err("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
+        return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
     }
     let model_lit = format!("{:?}", model.display().to_string());
     let split_dir = placement.map(|_| dir.join("split"));
@@ -229,18 +226,13 @@ pub fn build_runner(
     let mut read_inputs = String::new();
     let mut fields = Vec::new();
     for (i, t) in desc.inputs.iter().enumerate() {
-        let (ty, size) = rust_elem(t)?;
-        read_inputs.push_str(&format!(
-            "    let {id} = read::<{ty}, {n}, {size}>(&args[{k}], {ty}::from_le_bytes);\n",
-            id = t.ident,
-            n = t.numel(),
-            k = i + 1
-        ));
+        let read = template::read_call(t, "read", &format!("&args[{}]", i + 1))?;
+        read_inputs.push_str(&format!("    let {} = {read};\n", t.ident));
         fields.push(format!("{}: &{}", t.ident, t.ident));
     }
     let mut write_outputs = String::new();
     for (i, t) in desc.outputs.iter().enumerate() {
-        rust_elem(t)?;
+        template::elem_type(t)?;
         write_outputs.push_str(&format!("    write(out_dir, {i}, mlf_runtime::as_bytes(&out.{}[..]));\n", t.ident));
     }
     let (runtime_dep, build_dep) = deps();
@@ -271,22 +263,26 @@ pub fn build_runner(
     let target_dir = work.join("target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("building {} with cargo (crate {})", model.display(), dir.display());
-    let status = Command::new(&cargo)
+    let mut build = Command::new(&cargo);
+    build
         .arg("build")
         .arg("--quiet")
         .arg("--manifest-path")
         .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target_dir)
-        .status()
-        .map_err(|e| err(format!("cannot run cargo: {e}")))?;
+        .arg(&target_dir);
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
     if !status.success() {
-        return Err(
-            err(format!("building the generated crate failed ({status}); see the messages above")).in_file(model)
-        );
+        return Err(Error::invalid(format!("building the generated crate failed ({status}); see the messages above"))
+            .in_file(model));
     }
     Ok(Runner {
-        exe: target_dir.join("debug").join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
+        exe: target_dir
+            .join(if release { "release" } else { "debug" })
+            .join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
         split_dir,
     })
 }
@@ -294,19 +290,20 @@ pub fn build_runner(
 /// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
 /// present (a checkout), else the published crates.
 pub fn deps() -> (String, String) {
-    deps_with(&["macros", "std"])
+    deps_with(true)
 }
 
 /// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
 pub fn deps_no_std() -> (String, String) {
-    deps_with(&["macros"])
+    deps_with(false)
 }
 
-fn deps_with(features: &[&str]) -> (String, String) {
+/// mlf-runtime with `macros`, and with `std` (default features on) or without (off).
+fn deps_with(std: bool) -> (String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
     let version = env!("CARGO_PKG_VERSION");
-    let features = features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
-    let no_default = if features.contains("std") { "" } else { "default-features = false, " };
+    let (no_default, features) =
+        if std { ("", r#""macros", "std""#) } else { ("default-features = false, ", r#""macros""#) };
     match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
         Some(r) => (
             format!(

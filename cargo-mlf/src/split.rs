@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use mlf_build::{Error, Params, Placement};
 
+use crate::build::host_triple;
+use crate::io_error::InFile;
+
 /// Arguments of `split`.
 #[derive(clap::Args, Debug)]
 pub struct SplitArgs {
@@ -37,27 +40,23 @@ pub struct PackArgs {
     out: PathBuf,
 }
 
-/// The host's target triple (the one cargo-mlf was built for).
-pub fn host_triple() -> String {
-    env!("MLF_HOST_TARGET").to_string()
-}
-
 /// Runs `split`.
 pub fn split(args: SplitArgs) -> Result<(), Error> {
-    let target = args.target.clone().unwrap_or_else(host_triple);
+    let host = host_triple();
+    let target = args.target.clone().unwrap_or_else(|| host.clone());
     let placement = Placement::parse(&args.placement).expect("clap checked");
-    let model = args.model.canonicalize().map_err(|e| Error::from(e).in_file(&args.model))?;
+    let model = args.model.canonicalize().in_file(&args.model)?;
     let build_dir = tempfile::tempdir().map_err(Error::from)?;
     let mut m =
         mlf_build::Model::open(&model).params(Params::External { placement, split_dir: Some(args.out.clone()) });
     if let Some(module) = &args.module {
         m = m.module(module.clone());
     }
-    let built = m.build_into(&model, build_dir.path(), "mlf-split", &target, &host_triple(), false)?;
+    let built = m.build_into(&model, build_dir.path(), "mlf-split", &target, &host, false)?;
     let code = args.out.join("code").join(&target);
-    std::fs::create_dir_all(&code).map_err(|e| Error::from(e).in_file(&code))?;
+    std::fs::create_dir_all(&code).in_file(&code)?;
     let copy = |from: &std::path::Path, to: &str| -> Result<(), Error> {
-        std::fs::copy(from, code.join(to)).map(|_| ()).map_err(|e| Error::from(e).in_file(from))
+        std::fs::copy(from, code.join(to)).map(|_| ()).in_file(from)
     };
     copy(&built.rust_file, "model.rs")?;
     if let Some(lib) = &built.library {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use mlf_build::Error;
 use mlf_build::compile::write_if_changed;
+use mlf_build::model::TensorInfo;
 
 /// A template: (relative path, contents).
 pub type Template = [(&'static str, &'static str)];
@@ -51,4 +52,16 @@ pub fn render_dir(template: &Template, dir: &Path, vars: &[(&str, String)]) -> R
         write_if_changed(&dir.join(rel), render(text, vars)?.as_bytes())?;
     }
     Ok(())
+}
+
+/// The Rust element type of a tensor (an error for dtypes Rust has no type for).
+pub fn elem_type(t: &TensorInfo) -> Result<&'static str, Error> {
+    t.dtype.require_rust_type()
+}
+
+/// Generated code reading input `t` from `source` with `func::<T, N, S>(source, T::from_le_bytes)`,
+/// where `func` is a template's reader of raw little-endian tensors.
+pub fn read_call(t: &TensorInfo, func: &str, source: &str) -> Result<String, Error> {
+    let ty = elem_type(t)?;
+    Ok(format!("{func}::<{ty}, {n}, {s}>({source}, {ty}::from_le_bytes)", n = t.numel(), s = t.dtype.elem_bytes()))
 }

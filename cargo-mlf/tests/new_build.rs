@@ -181,7 +181,12 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     set_model_budget(&dir, "ram = \"1 KiB\"\nflash = \"64 KiB\"");
     let out = mlf_build(&dir, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("budget"), "the report shows the budget");
+    let budget = format!(
+        "  budget                ram 1024 bytes (1.0 KiB), {:.0}% used; flash 65536 bytes (64.0 KiB), {:.0}% used\n",
+        ram as f64 * 100.0 / 1024.0,
+        flash as f64 * 100.0 / 65536.0
+    );
+    assert!(text(&out.stderr).contains(&budget), "the report shows the budget: {budget:?}\n{}", text(&out.stderr));
 
     // A crate budget below the sum fails, naming the crate and its model.
     let path = dir.join("Cargo.toml");
@@ -214,6 +219,32 @@ fn firmware_crate_builds_and_runs_without_a_heap() {
         "{}",
         text(&run.stdout)
     );
+
+    // On this computer a panic ends the program instead of spinning forever.
+    let main_rs = dir.join("src/main.rs");
+    let take = "    let mut model = digits::Model::take()";
+    std::fs::write(
+        &main_rs,
+        main.replacen(take, &format!("    if true {{\n        panic!(\"probe\");\n    }}\n{take}"), 1),
+    )
+    .unwrap();
+    let out = mlf_build(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut child = Command::new(&exe).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the panicking firmware did not end within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success(), "{status:?}");
+    #[cfg(unix)]
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(6), "SIGABRT: {status:?}");
 }
 
 #[test]
@@ -254,26 +285,59 @@ fn new_refuses_a_bad_name_an_existing_folder_and_a_missing_model() {
     assert!(!tmp.path().join("abc").exists(), "nothing is written when the model cannot be read");
 }
 
-#[test]
-fn build_reports_a_bad_table_with_file_and_field() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("bad");
+/// A crate `name` in `dir` with an empty `main` and `table` after its `[package]` section.
+fn bare_crate(dir: &Path, name: &str, table: &str) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(
         dir.join("Cargo.toml"),
-        "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[package.metadata.mlf]\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\nram = \"64 KB\"\n[workspace]\n",
+        format!("[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n{table}[workspace]\n"),
     )
     .unwrap();
+}
+
+#[test]
+fn build_reports_a_bad_table_with_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bad");
+    bare_crate(
+        &dir,
+        "bad",
+        "[package.metadata.mlf]\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\nram = \"64 KB\"\n",
+    );
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("bad/Cargo.toml: package.metadata.mlf.models[0].ram: ") && err.contains("ambiguous"), "{err}");
     // A missing model file is named with the entry.
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"bad\"\nversion = \"0.0.0\"\nedition = \"2024\"\n[[package.metadata.mlf.models]]\npath = \"m.tar\"\n[workspace]\n").unwrap();
+    bare_crate(&dir, "bad", "[[package.metadata.mlf.models]]\npath = \"m.tar\"\n");
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
     assert!(!out.status.success() && err.contains("m.tar"), "{err}");
+}
+
+/// Without `--target`, the models are checked for `$CARGO_BUILD_TARGET` (what cargo builds for),
+/// and `--target` wins over it.
+#[test]
+fn build_checks_for_cargo_build_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("envtarget");
+    bare_crate(&dir, "envtarget", "[[package.metadata.mlf.models]]\npath = \"m.tar\"\n");
+    let manifest = dir.join("Cargo.toml");
+    let check = |more: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+            .args(["mlf", "build", "--check-only", "--manifest-path"])
+            .arg(&manifest)
+            .args(more)
+            .env("CARGO_BUILD_TARGET", "thumbv7em-none-eabihf")
+            .output()
+            .unwrap();
+        text(&out.stderr)
+    };
+    let err = check(&[]);
+    assert!(err.contains("Checking 1 model of envtarget for thumbv7em-none-eabihf"), "{err}");
+    let err = check(&["--target", "riscv32imac-unknown-none-elf"]);
+    assert!(err.contains("Checking 1 model of envtarget for riscv32imac-unknown-none-elf"), "{err}");
 }
 
 #[test]

@@ -6,6 +6,8 @@ use std::process::Command;
 
 use mlf_fixtures::{Manifest, compare, fixtures_or_skip, mlf_fixtures};
 
+mod common;
+
 fn work_dir() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-tests")
 }
@@ -13,14 +15,23 @@ fn work_dir() -> PathBuf {
 /// Runs every case of the manifest in `dir` through `cargo mlf run` (with `extra` arguments) and
 /// returns the number of cases checked.
 fn run_cases(model: &Path, dir: &Path) -> usize {
-    run_cases_with(model, dir, &[]).0
+    run_cases_with(model, dir, &[]).cases
 }
 
-/// Like [`run_cases`]; also returns the program `cargo mlf run` built.
-fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usize, PathBuf) {
+/// What [`run_cases_with`] ran.
+struct Ran {
+    /// Cases checked.
+    cases: usize,
+    /// The program `cargo mlf run` built.
+    exe: PathBuf,
+    /// The split folder or archive the parameters came from (external parameters).
+    params: Option<PathBuf>,
+}
+
+/// Like [`run_cases`], with `extra` arguments.
+fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> Ran {
     let manifest = Manifest::read(dir).expect("manifest");
-    let mut n = 0;
-    let mut exe = PathBuf::new();
+    let mut ran = Ran { cases: 0, exe: PathBuf::new(), params: None };
     for (ci, case) in manifest.cases.iter().enumerate() {
         let tag: String = extra.iter().map(|a| a.to_string_lossy().replace(['/', '-'], "")).collect();
         let out = work_dir().join("out").join(format!(
@@ -29,44 +40,39 @@ fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> (usiz
             model.file_name().unwrap().to_string_lossy()
         ));
         let _ = std::fs::remove_dir_all(&out);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-        cmd.args(["mlf", "run"])
-            .arg(model)
-            .arg("--raw")
-            .arg("--output-dir")
-            .arg(&out)
-            .arg("--work-dir")
-            .arg(work_dir())
-            .args(extra);
-        for i in &case.inputs {
-            // Inputs are in manifest order; kmodel inputs have no names and are the only input.
-            let file = dir.join("vectors").join(i.file.as_ref().unwrap());
-            match &i.name {
-                Some(name) => cmd.arg("--input").arg(format!("{name}={}", file.display())),
-                None => cmd.arg("--input").arg(&file),
-            };
-        }
-        let o = cmd.output().unwrap();
+        let o = common::run_command(model, dir, case, &out, &work_dir()).args(extra).output().unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{}: {stderr}", model.display());
-        if let Some(line) = stderr.lines().find_map(|l| l.strip_prefix("running ")) {
-            exe = PathBuf::from(line);
+        if let Some(exe) = common::reported(&stderr, "running ") {
+            ran.exe = exe;
         }
+        ran.params = common::reported(&stderr, "parameters from ");
         for (k, want) in case.outputs.iter().enumerate() {
             let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
             compare(&want.dtype, &got, &expected, case)
                 .unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
         }
-        n += 1;
+        ran.cases += 1;
     }
-    (n, exe)
+    ran
 }
 
 #[test]
 fn digits_from_the_repository() {
     let dir = mlf_fixtures::workspace_root().join("examples/digits/model");
     assert_eq!(run_cases(&dir.join("digits.tar"), &dir), 10);
+}
+
+/// `--release` builds the program with cargo's release profile, and it still reproduces the vectors.
+#[test]
+fn release_program_reproduces_the_digits_vectors() {
+    let dir = mlf_fixtures::workspace_root().join("examples/digits/model");
+    let ran = run_cases_with(&dir.join("digits.tar"), &dir, &["--release".as_ref()]);
+    assert_eq!(ran.cases, 10);
+    assert!(ran.exe.components().any(|c| c.as_os_str() == "release"), "{}", ran.exe.display());
+    let debug = run_cases_with(&dir.join("digits.tar"), &dir, &[]).exe;
+    assert!(debug.components().any(|c| c.as_os_str() == "debug"), "{}", debug.display());
 }
 
 #[test]
@@ -143,16 +149,18 @@ fn external_parameters_leave_the_program_image() {
         (Some("mlf-params"), Some(4), Some(9640))
     );
 
-    let (_, embedded) = run_cases_with(&model, &dir, &[]);
-    let (_, resident) = run_cases_with(&model, &dir, &["--params".as_ref(), "resident".as_ref()]);
-    let (_, streamed) = run_cases_with(
+    let embedded = run_cases_with(&model, &dir, &[]).exe;
+    let resident = run_cases_with(&model, &dir, &["--params".as_ref(), "resident".as_ref()]).exe;
+    let streamed = run_cases_with(
         &model,
         &dir,
         &["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()],
-    );
+    )
+    .exe;
 
     let desc = mlf_build::open(&model).unwrap();
     let embedded_image = std::fs::read(&embedded).unwrap();
+    assert!(desc.params.iter().any(|p| distinctive(&p.data)), "no distinctive parameter to probe");
     for exe in [&resident, &streamed] {
         let image = std::fs::read(exe).unwrap();
         for p in desc.params.iter().filter(|p| distinctive(&p.data)) {
@@ -178,9 +186,10 @@ fn external_parameters_of_shared_fixtures() {
     {
         let dir = root.join("mlf").join(name);
         let model = dir.join("model.tar");
-        let (_, embedded) = run_cases_with(&model, &dir, &[]);
-        let (_, external) = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
-        let (embedded, external) = (std::fs::read(embedded).unwrap(), std::fs::read(external).unwrap());
+        let embedded = run_cases_with(&model, &dir, &[]);
+        let external = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
+        let split = external.params.expect("cargo mlf run names the split it read");
+        let (embedded, external) = (std::fs::read(embedded.exe).unwrap(), std::fs::read(external.exe).unwrap());
         let probes: Vec<Vec<u8>> = if probe == "params" {
             mlf_build::open(&model)
                 .unwrap()
@@ -191,13 +200,11 @@ fn external_parameters_of_shared_fixtures() {
                 .collect()
         } else {
             // The pool's bytes as split out by the build step.
-            let split = work_dir()
-                .join(format!(
-                    "{}-streamed",
-                    mlf_build::builder::model_key("mlf-run", &model.canonicalize().unwrap(), None)
-                ))
-                .join("split/params");
-            std::fs::read_dir(split).unwrap().flatten().map(|f| std::fs::read(f.path()).unwrap()).collect()
+            std::fs::read_dir(split.join("params"))
+                .unwrap()
+                .flatten()
+                .map(|f| std::fs::read(f.path()).unwrap())
+                .collect()
         };
         assert!(probes.iter().all(|p| distinctive(p)) && !probes.is_empty(), "{name}: nothing distinctive to probe");
         for p in &probes {
@@ -205,6 +212,65 @@ fn external_parameters_of_shared_fixtures() {
             assert!(!contains(&external, p), "{name}: parameter bytes in the external program image");
         }
     }
+}
+
+/// Writes `values` as a `.npy` file of `shape` in `order`.
+fn write_npy(path: &Path, shape: &[u64], values: &[f32], order: npyz::Order) {
+    use npyz::WriterBuilder;
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).order(order).writer(file).begin_nd().unwrap();
+    w.extend(values.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+/// `.npy` in, `.npy` out: a C-order input gives the reference output as `.npy` of the output's
+/// dtype and shape; a Fortran-order input is refused, naming the file, before anything is built.
+#[test]
+fn npy_inputs_and_outputs_round_trip() {
+    let dir = mlf_fixtures::workspace_root().join("examples/digits/model");
+    let model = dir.join("digits.tar");
+    let manifest = Manifest::read(&dir).unwrap();
+    let case = &manifest.cases[0];
+    let (input, output) = (&case.inputs[0], &case.outputs[0]);
+    let pixels: Vec<f32> = std::fs::read(dir.join("vectors").join(input.file.as_ref().unwrap()))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let t = tempfile::tempdir().unwrap();
+    let run = |npy: &Path, out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+            .args(["mlf", "run"])
+            .arg(&model)
+            .arg("-i")
+            .arg(format!("pixels={}", npy.display()))
+            .arg("-o")
+            .arg(out)
+            .arg("--work-dir")
+            .arg(work_dir())
+            .output()
+            .unwrap()
+    };
+
+    let c_order = t.path().join("pixels.npy");
+    write_npy(&c_order, &input.shape, &pixels, npyz::Order::C);
+    let out = t.path().join("out");
+    let o = run(&c_order, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(out.join("output0.npy")).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!((npy.shape().to_vec(), npy.order()), (output.shape.clone(), npyz::Order::C));
+    let got: Vec<u8> = npy.into_vec::<f32>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let want = std::fs::read(dir.join("vectors").join(output.file.as_ref().unwrap())).unwrap();
+    compare(&output.dtype, &got, &want, case).unwrap();
+
+    let fortran = t.path().join("pixels-fortran.npy");
+    write_npy(&fortran, &input.shape, &pixels, npyz::Order::Fortran);
+    let o = run(&fortran, &t.path().join("out-fortran"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains(&fortran.display().to_string()) && err.contains("Fortran-order .npy"), "{err}");
+    assert!(!err.contains("building"), "the inputs are checked before the build: {err}");
 }
 
 #[test]
@@ -240,7 +306,7 @@ fn object_kernels_are_linked_and_their_slots_filled() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, archive.get(name).unwrap().as_slice()).unwrap();
     }
-    // Kernels calling through a weak slot, compiled to an x86-64 object.
+    // Kernels calling through a weak slot, compiled by the host's `cc` into an object for this computer.
     let mut c = archive.get("codegen/host/src/default_lib1.c").unwrap().as_str().unwrap().to_string();
     c = c.replacen(
         "#include <math.h>",

@@ -116,10 +116,11 @@ fn streamed_staging_is_the_largest_operators_parameters() {
             let mut seen = std::collections::HashSet::new();
             let mut sum = 0;
             for r in &node.inputs {
-                if let Some(mlf_build::model::ArgBinding::Param(i)) = g.bindings.get(&r.node)
-                    && seen.insert(desc.params[*i].data.as_slice().to_vec())
-                {
-                    sum += desc.params[*i].bytes() as usize;
+                // (Nested rather than a let chain, which needs Rust 1.88.)
+                if let Some(mlf_build::model::ArgBinding::Param(i)) = g.bindings.get(&r.node) {
+                    if seen.insert(desc.params[*i].data.as_slice().to_vec()) {
+                        sum += desc.params[*i].bytes() as usize;
+                    }
                 }
             }
             best = best.max(sum);

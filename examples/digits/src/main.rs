@@ -1,5 +1,6 @@
 //! Classifies the eight labelled 8×8 handwritten digits in `model/vectors/` with an sklearn MLP compiled by
-//! Apache TVM (graph executor, Model Library Format) and prints the accuracy.
+//! Apache TVM (graph executor, Model Library Format) and prints the accuracy; exits with a failure
+//! status when any digit is misclassified (CI runs it).
 //!
 //! The model becomes a typed module at build time: `digits::Inputs { pixels: &[f32; 64] }` in,
 //! `digits::Outputs { output: &[f32; 10] }` out, weights in flash, 176 bytes of static RAM.
@@ -35,7 +36,7 @@ fn draw(p: &[f32; 64]) -> [String; 8] {
     })
 }
 
-fn main() -> Result<(), mlf_runtime::Error> {
+fn main() -> Result<std::process::ExitCode, mlf_runtime::Error> {
     let mut model = digits::Model::take().expect("taken once");
     println!(
         "digits: TVM model `{}`, input {:?}, output {:?}, {} bytes of static RAM (TVM's executor: {} bytes)\n",
@@ -59,5 +60,10 @@ fn main() -> Result<(), mlf_runtime::Error> {
         }
     }
     println!("\naccuracy: {correct}/{} = {:.0}%", CASES.len(), 100.0 * correct as f64 / CASES.len() as f64);
-    Ok(())
+    // Every digit is classified right by the model; a wrong one means the build or the run is broken.
+    if correct != CASES.len() {
+        eprintln!("error: {} of {} digits misclassified", CASES.len() - correct, CASES.len());
+        return Ok(std::process::ExitCode::FAILURE);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -9,6 +9,8 @@ mlf_runtime::include_model!("../digits/model/digits.tar");
 unsafe extern "C" {
     /// POSIX `write` from the C library the program links.
     fn write(fd: i32, buf: *const u8, count: usize) -> isize;
+    /// C `abort`: ends the process (with SIGABRT), so a panic does not hang the test running it.
+    safe fn abort() -> !;
 }
 
 fn print(s: &[u8]) {
@@ -33,7 +35,7 @@ pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     print(b"panic\n");
-    loop {}
+    abort()
 }
 
 /// The host's precompiled `core` refers to the unwinding personality routine; with

@@ -44,6 +44,8 @@ pub extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
 unsafe extern "C" {
     /// POSIX `write` from the C library.
     fn write(fd: i32, buf: *const u8, count: usize) -> isize;
+    /// C `abort`: ends the process (with SIGABRT), so a panic on this computer does not hang.
+    safe fn abort() -> !;
 }
 
 #[cfg(not(target_os = "none"))]
@@ -67,6 +69,16 @@ fn print_number(mut n: usize) {
     print(&digits[i..]);
 }
 
+/// On this computer a panic ends the process; on a microcontroller it stops here (replace it
+/// with a reset or your board's fault handler).
+#[cfg(not(target_os = "none"))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    print(b"panic\n");
+    abort()
+}
+
+#[cfg(target_os = "none")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     loop {}
