@@ -18,7 +18,7 @@ fn u32s(v: &mut Vec<u8>, xs: &[u32]) {
 }
 
 fn pad8(v: &mut Vec<u8>) {
-    while !v.len().is_multiple_of(8) {
+    while v.len() & 7 != 0 {
         v.push(0);
     }
 }
