@@ -271,7 +271,7 @@ fn check_model(
     let model = entry.to_model(dir)?;
     let built = model.build_into(&path, check_dir, &pkg.name, target, host, false)?;
     pb.set_message("measuring the compiled C");
-    let report = MemoryReport::compute(&desc, &built, target, entry.module.as_deref())?;
+    let report = MemoryReport::compute(&built, target, entry.module.as_deref())?;
     Ok((report, desc))
 }
 

@@ -196,8 +196,8 @@ impl MemoryReport {
     /// The report of a model built by [`crate::Model::build_into`] or `compile`, for `target`:
     /// the figures of the model and plan the build used (for an AOT model whose constant pool
     /// was taken out, the rewritten model, whose workspace pool is in the arena), with the
-    /// compiled library measured. `desc` is not read (the build kept what it needs).
-    pub fn compute(_desc: &ModelDesc, built: &Built, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
+    /// compiled library measured.
+    pub fn compute(built: &Built, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
         let mut r = built.report()?;
         r.target = target.to_string();
         r.mlf_module = mlf_module.map(str::to_string);
