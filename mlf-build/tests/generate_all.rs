@@ -1,0 +1,136 @@
+//! Generates the module (and the C-side files) of every model this repository and
+//! ../shared/fixtures hold, in every parameter placement each supports, into one folder, so that
+//! two versions of mlf-build can be compared file by file (`diff -r`).
+//!
+//! Not run by `cargo test` (it compiles every fixture's C several times). Run it with
+//!
+//! ```sh
+//! MLF_GENERATE_DIR=/tmp/gen cargo test -p mlf-build --test generate_all -- --ignored --nocapture
+//! ```
+//!
+//! The folder holds `mlf/<case>/<placement>/` (the build's output folder as `build.rs` would
+//! have it, the split folder of external parameters, `built.json` with what the build returned,
+//! and `report.json`) or `error.txt` when the build refuses that placement, and
+//! `kmodel/<case>/module.rs` (the module `include_model!` generates) or `error.txt`.
+
+use std::path::{Path, PathBuf};
+
+const TARGET: &str = "x86_64-unknown-linux-gnu";
+
+fn placements() -> [(&'static str, mlf_build::Params); 3] {
+    [
+        ("embedded", mlf_build::Params::Embedded),
+        ("resident", mlf_build::Params::resident()),
+        ("streamed", mlf_build::Params::streamed()),
+    ]
+}
+
+/// Every MLF case: (case name, model path, MLF module).
+fn mlf_cases() -> Vec<(String, PathBuf, Option<&'static str>)> {
+    let root = mlf_fixtures::workspace_root();
+    let mut cases = vec![("repo-digits".to_string(), mlf_fixtures::digits_tar(), None)];
+    for m in ["default", "other"] {
+        cases.push((format!("repo-two-modules-{m}"), root.join("model-tests/models/two-modules.tar"), Some(m)));
+    }
+    if let Some(shared) = mlf_fixtures::fixtures_dir() {
+        for fx in mlf_fixtures::mlf_fixtures(&shared) {
+            cases.push((fx.name, fx.model, None));
+        }
+    }
+    cases
+}
+
+/// Every kmodel case: (case name, file), the shared fixtures' and the synthetic ones.
+fn kmodel_cases(scratch: &Path) -> Vec<(String, PathBuf)> {
+    use mlf_fixtures::kmodel_synth::{v3_conv, v3_fc, v4_conv, v4_qconv};
+    let mut cases = Vec::new();
+    for (name, bytes) in
+        [("v3_conv", v3_conv()), ("v3_fc", v3_fc()), ("v4_conv", v4_conv().0), ("v4_qconv", v4_qconv())]
+    {
+        let p = scratch.join(format!("{name}.kmodel"));
+        std::fs::write(&p, bytes).unwrap();
+        cases.push((format!("synth-{name}"), p));
+    }
+    if let Some(shared) = mlf_fixtures::fixtures_dir() {
+        let mut dirs: Vec<_> = std::fs::read_dir(shared.join("kmodel")).unwrap().flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        for d in dirs {
+            let mut files: Vec<_> = std::fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "kmodel"))
+                .collect();
+            files.sort();
+            for f in files {
+                let name = format!(
+                    "{}-{}",
+                    d.file_name().unwrap().to_string_lossy(),
+                    f.file_stem().unwrap().to_string_lossy()
+                );
+                cases.push((name, f));
+            }
+        }
+    }
+    cases
+}
+
+fn write(path: &Path, text: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn generate_mlf(out: &Path) {
+    for (case, model, module) in mlf_cases() {
+        for (name, params) in placements() {
+            let dir = out.join("mlf").join(&case).join(name);
+            let params = match params {
+                mlf_build::Params::External { placement, .. } => {
+                    mlf_build::Params::External { placement, split_dir: Some(dir.join("split")) }
+                }
+                p => p,
+            };
+            let mut m = mlf_build::Model::open(&model).params(params);
+            if let Some(module) = module {
+                m = m.module(module);
+            }
+            match m.build_into(&model, &dir.join("out"), "mlf-generate", TARGET, TARGET, false) {
+                Ok(built) => {
+                    write(&dir.join("built.json"), serde_json::to_string_pretty(&built).unwrap());
+                    let report = built.report().unwrap();
+                    write(&dir.join("report.json"), serde_json::to_string_pretty(&report).unwrap());
+                    eprintln!("{case} {name}: {} bytes of arena", built.arena_bytes);
+                }
+                Err(e) => {
+                    write(&dir.join("error.txt"), e.to_string());
+                    eprintln!("{case} {name}: refused: {e}");
+                }
+            }
+        }
+    }
+}
+
+fn generate_kmodel(out: &Path, scratch: &Path) {
+    for (case, path) in kmodel_cases(scratch) {
+        let dir = out.join("kmodel").join(&case);
+        let text = mlf_build::open(&path)
+            .and_then(|desc| mlf_build::codegen::kmodel::module_tokens(&desc, &path))
+            .and_then(|tokens| mlf_build::codegen::pretty(&tokens, ""));
+        match text {
+            Ok(text) => write(&dir.join("module.rs"), text),
+            Err(e) => write(&dir.join("error.txt"), e.to_string()),
+        }
+        eprintln!("kmodel {case}: done");
+    }
+}
+
+#[test]
+#[ignore = "writes every fixture's generated module into $MLF_GENERATE_DIR (a comparison tool)"]
+fn generate_every_module() {
+    let out = PathBuf::from(std::env::var("MLF_GENERATE_DIR").expect("set MLF_GENERATE_DIR to the folder to write"));
+    let _ = std::fs::remove_dir_all(&out);
+    let scratch = out.join("synthetic-kmodels");
+    std::fs::create_dir_all(&scratch).unwrap();
+    generate_mlf(&out);
+    generate_kmodel(&out, &scratch);
+}
