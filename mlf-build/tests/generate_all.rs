@@ -11,7 +11,9 @@
 //! The folder holds `mlf/<case>/<placement>/` (the build's output folder as `build.rs` would
 //! have it, the split folder of external parameters, `built.json` with what the build returned,
 //! and `report.json`) or `error.txt` when the build refuses that placement, and
-//! `kmodel/<case>/module.rs` (the module `include_model!` generates) or `error.txt`.
+//! `kmodel/<case>/module.rs` (the module `include_model!` generates) or `error.txt`, and
+//! `inspect/<case>.{json,txt}`: what `cargo mlf inspect` prints for every fixture file, with
+//! `report.json`, the memory report `cargo mlf build --check-only` computes from the description.
 
 use std::path::{Path, PathBuf};
 
@@ -124,6 +126,49 @@ fn generate_kmodel(out: &Path, scratch: &Path) {
     }
 }
 
+/// Every file `inspect` reads: (case name, path).
+fn inspect_cases(scratch: &Path) -> Vec<(String, PathBuf)> {
+    let mut cases: Vec<(String, PathBuf)> =
+        mlf_cases().into_iter().filter(|c| c.2.is_none()).map(|c| (c.0, c.1)).collect();
+    cases.extend(kmodel_cases(scratch));
+    if let Some(shared) = mlf_fixtures::fixtures_dir() {
+        for d in ["legacy-tvm0.13", "tvm-ffi"] {
+            let mut files: Vec<_> = std::fs::read_dir(shared.join("blob").join(d))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| !p.extension().is_some_and(|e| e == "md" || e == "json"))
+                .collect();
+            files.sort();
+            for f in files {
+                cases.push((format!("blob-{d}-{}", f.file_name().unwrap().to_string_lossy()), f));
+            }
+        }
+    }
+    cases
+}
+
+fn generate_inspect(out: &Path, scratch: &Path) {
+    let opts = mlf_build::mlf::MlfOptions::default();
+    for (case, path) in inspect_cases(scratch) {
+        let dir = out.join("inspect").join(&case);
+        match mlf_build::inspect::inspect_path(&path, &opts) {
+            Ok((json, table)) => {
+                write(&dir.join("inspect.json"), serde_json::to_string_pretty(&json).unwrap());
+                write(&dir.join("inspect.txt"), table);
+            }
+            Err(e) => write(&dir.join("inspect-error.txt"), e.to_string()),
+        }
+        if let Ok(desc) = mlf_build::open(&path) {
+            let name = mlf_build::builder::default_module_name(&desc, &path);
+            match mlf_build::report::MemoryReport::from_description(&desc, &name, TARGET, None, None) {
+                Ok(r) => write(&dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()),
+                Err(e) => write(&dir.join("report-error.txt"), e.to_string()),
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "writes every fixture's generated module into $MLF_GENERATE_DIR (a comparison tool)"]
 fn generate_every_module() {
@@ -133,4 +178,5 @@ fn generate_every_module() {
     std::fs::create_dir_all(&scratch).unwrap();
     generate_mlf(&out);
     generate_kmodel(&out, &scratch);
+    generate_inspect(&out, &scratch);
 }
