@@ -21,6 +21,7 @@ extern crate std;
 mod cell;
 mod element;
 mod error;
+mod message;
 pub mod params;
 pub mod tvm;
 

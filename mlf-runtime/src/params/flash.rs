@@ -2,7 +2,7 @@
 
 use super::tar::{self, TarError};
 use super::{ParamError, ParamErrorKind, ParamRef, ParamSource, member_name};
-use crate::error::Message;
+use crate::message::Message;
 
 /// The archive `cargo mlf pack` writes, as bytes in memory or flash (`&'static [u8]`).
 ///

@@ -10,7 +10,7 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 use super::{ParamError, ParamErrorKind, ParamRef, ParamSource};
-use crate::error::Message;
+use crate::message::Message;
 
 /// Parses `configure.json`: identifier → relative file path (each entry must record its size;
 /// the size checked is the generated code's).

@@ -6,7 +6,7 @@
 //! tar on disk). Every read is checked against the size and the xxh64 hash the generated code
 //! carries.
 
-use crate::error::Message;
+use crate::message::Message;
 
 mod flash;
 #[cfg(feature = "std")]
