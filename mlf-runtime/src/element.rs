@@ -1,6 +1,24 @@
-//! Element types of typed tensors, and views of arena bytes as typed arrays.
+//! Element types of typed tensors, their DLPack description, and views of arena bytes as typed
+//! arrays.
 
-use crate::tvm::ffi::DLDataType;
+/// DLPack's `DLDataType`: type code, bits, lanes (`repr(C)`, passed to generated C).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DLDataType {
+    /// `kDLInt` 0, `kDLUInt` 1, `kDLFloat` 2, …
+    pub code: u8,
+    /// Bits per lane.
+    pub bits: u8,
+    /// Lanes.
+    pub lanes: u16,
+}
+
+impl DLDataType {
+    /// A scalar type.
+    pub const fn new(code: u8, bits: u8) -> Self {
+        DLDataType { code, bits, lanes: 1 }
+    }
+}
 
 mod sealed {
     pub trait Sealed {}

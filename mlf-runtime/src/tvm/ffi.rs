@@ -18,24 +18,8 @@ impl DLDevice {
     pub const CPU: DLDevice = DLDevice { device_type: 1, device_id: 0 };
 }
 
-/// `DLDataType`: type code, bits, lanes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DLDataType {
-    /// `kDLInt` 0, `kDLUInt` 1, `kDLFloat` 2, …
-    pub code: u8,
-    /// Bits per lane.
-    pub bits: u8,
-    /// Lanes.
-    pub lanes: u16,
-}
-
-impl DLDataType {
-    /// A scalar type.
-    pub const fn new(code: u8, bits: u8) -> Self {
-        DLDataType { code, bits, lanes: 1 }
-    }
-}
+/// `DLDataType` (defined beside the element types it describes).
+pub use crate::element::DLDataType;
 
 /// `DLTensor`. Generated C reads `data`, `shape`, `strides`, `ndim`, `dtype` and `device`; it
 /// does not add `byte_offset`, so `data` always points at element 0 and `byte_offset` is 0.
