@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mlf_build::Error;
-use mlf_build::compile::write_if_changed;
+use mlf_build::build::compile::write_if_changed;
 use mlf_build::model::TensorInfo;
 
 /// A template: (relative path, contents).

@@ -135,7 +135,7 @@ pub fn enforce_in_build_script(
     report.target = target.to_string();
     report.mlf_module = mlf_module.map(str::to_string);
     let json = serde_json::to_string_pretty(&report).map_err(|e| Error::invalid(e.to_string()))?;
-    crate::compile::write_if_changed(&report_path(built), json.as_bytes())?;
+    crate::build::compile::write_if_changed(&report_path(built), json.as_bytes())?;
     println!("mlf memory report:\n{report}");
     if let Some((i, entry)) = manifest.entry_for(manifest_dir, &built.model, mlf_module) {
         check_model(&report, &entry.budget(i, &cargo_toml))?;

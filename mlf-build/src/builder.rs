@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::build::compile::{self, CompileJob, write_if_changed};
 use crate::codegen;
-use crate::compile::{self, CompileJob, write_if_changed};
 use crate::error::{Context, Error, Result};
 use crate::external::{self, Placement};
 use crate::mlf::MlfOptions;

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::build::compile::write_if_changed;
 use crate::bytes::Bytes;
-use crate::compile::write_if_changed;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::{ConstantKind, Executor, ModelDesc};
@@ -216,7 +216,10 @@ mod tests {
 /// returns a copy of the model whose C no longer defines the pools or `tvmgen_<m>_run`, and whose
 /// main is called directly with the constant pool (from a `ParamSource`) and the workspace pool
 /// (in the arena). The split holds the one pool file.
-pub fn take_out_constant_pool(desc: &ModelDesc, job: &crate::compile::CompileJob<'_>) -> Result<(ModelDesc, Split)> {
+pub fn take_out_constant_pool(
+    desc: &ModelDesc,
+    job: &crate::build::compile::CompileJob<'_>,
+) -> Result<(ModelDesc, Split)> {
     use crate::format::csource::CFile;
     use crate::model::{AotCall, CSource, MainPool};
     if let Some(why) = refusal(desc) {
@@ -233,7 +236,7 @@ pub fn take_out_constant_pool(desc: &ModelDesc, job: &crate::compile::CompileJob
         .find(|(_, s)| s.scan.globals.iter().any(|g| g.name == "global_const_workspace" && !g.is_extern))
         .ok_or_else(|| Error::missing("the definition of global_const_workspace"))?;
     let text = src.bytes.as_str().map_err(|e| e.in_member(src.member.clone()))?;
-    let pool = crate::compile::extract_static_bytes(job, &src.member, text, "global_const_workspace")?;
+    let pool = crate::build::compile::extract_static_bytes(job, &src.member, text, "global_const_workspace")?;
     // The pools `run` passes to the main, in its order.
     let run_item = src
         .scan

@@ -16,10 +16,10 @@
 
 pub mod archive;
 pub mod budget;
+pub mod build;
 pub mod builder;
 pub mod bytes;
 pub mod codegen;
-pub mod compile;
 pub mod detect;
 pub mod dtype;
 pub mod error;

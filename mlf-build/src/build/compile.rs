@@ -10,16 +10,16 @@ use crate::model::ModelDesc;
 
 /// The headers generated C includes, written by mlf from TVM's ABI (path, contents).
 pub const HEADERS: &[(&str, &str)] = &[
-    ("dlpack/dlpack.h", include_str!("../include/dlpack/dlpack.h")),
-    ("tvm/runtime/c_runtime_api.h", include_str!("../include/tvm/runtime/c_runtime_api.h")),
-    ("tvm/runtime/c_backend_api.h", include_str!("../include/tvm/runtime/c_backend_api.h")),
-    ("tvm/runtime/metadata_types.h", include_str!("../include/tvm/runtime/metadata_types.h")),
-    ("tvm/runtime/crt/func_registry.h", include_str!("../include/tvm/runtime/crt/func_registry.h")),
-    ("tvm/runtime/crt/module.h", include_str!("../include/tvm/runtime/crt/module.h")),
-    ("tvm/runtime/crt/error_codes.h", include_str!("../include/tvm/runtime/crt/error_codes.h")),
+    ("dlpack/dlpack.h", include_str!("../../include/dlpack/dlpack.h")),
+    ("tvm/runtime/c_runtime_api.h", include_str!("../../include/tvm/runtime/c_runtime_api.h")),
+    ("tvm/runtime/c_backend_api.h", include_str!("../../include/tvm/runtime/c_backend_api.h")),
+    ("tvm/runtime/metadata_types.h", include_str!("../../include/tvm/runtime/metadata_types.h")),
+    ("tvm/runtime/crt/func_registry.h", include_str!("../../include/tvm/runtime/crt/func_registry.h")),
+    ("tvm/runtime/crt/module.h", include_str!("../../include/tvm/runtime/crt/module.h")),
+    ("tvm/runtime/crt/error_codes.h", include_str!("../../include/tvm/runtime/crt/error_codes.h")),
     (
         "tvm/runtime/crt/internal/aot_executor/aot_executor.h",
-        include_str!("../include/tvm/runtime/crt/internal/aot_executor/aot_executor.h"),
+        include_str!("../../include/tvm/runtime/crt/internal/aot_executor/aot_executor.h"),
     ),
 ];
 

@@ -1,0 +1,3 @@
+//! The build step: writes files, runs the C compiler.
+
+pub mod compile;
