@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mlf_build::Error;
-use mlf_build::budget::{self, Budget};
-use mlf_build::manifest::{Manifest, ModelEntry, TABLE, human};
+use mlf_build::build::budget::{self, Budget};
+use mlf_build::build::manifest::{Manifest, ModelEntry, TABLE};
 use mlf_build::model::Executor;
-use mlf_build::report::{MemoryReport, Totals};
+use mlf_build::plan::report::{MemoryReport, Totals};
+use mlf_build::support::size::human;
 use serde_json::{Value, json};
 
 use crate::io_error::InFile;
@@ -258,11 +259,11 @@ fn check_model(
     let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
     let path = dir.join(&entry.path);
     pb.set_message(format!("reading {}", entry.path.display()));
-    let desc = mlf_build::open_with(&path, &mlf_build::mlf::MlfOptions { module: entry.module.clone() })?;
+    let desc = mlf_build::open_with(&path, &mlf_build::read::mlf::MlfOptions { module: entry.module.clone() })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&path));
     }
-    let name = entry.name.clone().unwrap_or_else(|| mlf_build::builder::default_module_name(&desc, &path));
+    let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if matches!(desc.executor, Executor::Kmodel(_)) {
         let report = MemoryReport::from_description(&desc, &name, target, entry.module.as_deref(), None)?;
         return Ok((report, desc));
@@ -271,7 +272,7 @@ fn check_model(
     let model = entry.to_model(dir)?;
     let built = model.build_into(&path, check_dir, &pkg.name, target, host, false)?;
     pb.set_message("measuring the compiled C");
-    let report = MemoryReport::compute(&built, target, entry.module.as_deref())?;
+    let report = built.report()?;
     Ok((report, desc))
 }
 
@@ -404,7 +405,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                     report_error(cargo.json, pkg, &report.model, &e, &emit);
                 }
                 if let Some(dir) = plan_svg {
-                    match mlf_build::svg::plan_svg(&desc, &report.model) {
+                    match mlf_build::cli::svg::plan_svg(&desc, &report.model) {
                         Ok(svg) => {
                             let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
                             std::fs::write(&file, svg).in_file(&file)?;

@@ -110,11 +110,11 @@ pub fn create(
             p
         }
     };
-    let desc = mlf_build::open_with(&staged, &mlf_build::mlf::MlfOptions { module: module.map(str::to_string) })?;
+    let desc = mlf_build::open_with(&staged, &mlf_build::read::mlf::MlfOptions { module: module.map(str::to_string) })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&staged));
     }
-    let module_name = mlf_build::builder::default_module_name(&desc, &staged);
+    let module_name = desc.default_module_name(&staged);
     let model_path = format!("models/{file_name}");
 
     std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
@@ -176,7 +176,7 @@ fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
 }
 
 fn shape_const(t: &TensorInfo) -> String {
-    format!("{}_SHAPE", mlf_build::names::const_ident(&t.ident))
+    format!("{}_SHAPE", mlf_build::support::names::const_ident(&t.ident))
 }
 
 fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String)>, Error> {

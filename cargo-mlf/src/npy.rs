@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use mlf_build::Error;
-use mlf_build::dtype::DTypeCode;
 use mlf_build::model::TensorInfo;
+use mlf_build::support::dtype::DTypeCode;
 
 use crate::io_error::InFile;
 

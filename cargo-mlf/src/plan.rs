@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use mlf_build::Error;
-use mlf_build::manifest::human;
-use mlf_build::svg::Picture;
+use mlf_build::cli::svg::Picture;
+use mlf_build::support::size::human;
 
 use crate::io_error::InFile;
 
@@ -25,8 +25,8 @@ pub struct Args {
 
 /// Runs `plan`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let desc = mlf_build::open_with(&args.model, &mlf_build::mlf::MlfOptions { module: args.module.clone() })?;
-    let name = mlf_build::builder::default_module_name(&desc, &args.model);
+    let desc = mlf_build::open_with(&args.model, &mlf_build::read::mlf::MlfOptions { module: args.module.clone() })?;
+    let name = desc.default_module_name(&args.model);
     let picture = Picture::of(&desc, &name)?;
     let (col, peak) = picture.peak();
     println!("{}", picture.title);

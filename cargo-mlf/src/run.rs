@@ -55,7 +55,7 @@ pub struct Args {
 /// Runs `run`.
 pub fn run(args: Args) -> Result<(), Error> {
     let model = args.model.canonicalize().in_file(&args.model)?;
-    let desc = mlf_build::open_with(&model, &mlf_build::mlf::MlfOptions { module: args.module.clone() })?;
+    let desc = mlf_build::open_with(&model, &mlf_build::read::mlf::MlfOptions { module: args.module.clone() })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
     }
@@ -180,7 +180,7 @@ pub fn build_runner(
     placement: Option<mlf_build::Placement>,
     release: bool,
 ) -> Result<Runner, Error> {
-    let mut key = mlf_build::builder::model_key("mlf-run", model, module);
+    let mut key = mlf_build::build::layout::model_key("mlf-run", model, module);
     if let Some(p) = placement {
         key = format!("{key}-{}", p.name());
     }

@@ -149,10 +149,10 @@ fn inspect_cases(scratch: &Path) -> Vec<(String, PathBuf)> {
 }
 
 fn generate_inspect(out: &Path, scratch: &Path) {
-    let opts = mlf_build::mlf::MlfOptions::default();
+    let opts = mlf_build::read::mlf::MlfOptions::default();
     for (case, path) in inspect_cases(scratch) {
         let dir = out.join("inspect").join(&case);
-        match mlf_build::inspect::inspect_path(&path, &opts) {
+        match mlf_build::cli::inspect::inspect_path(&path, &opts) {
             Ok((json, table)) => {
                 write(&dir.join("inspect.json"), serde_json::to_string_pretty(&json).unwrap());
                 write(&dir.join("inspect.txt"), table);
@@ -160,8 +160,8 @@ fn generate_inspect(out: &Path, scratch: &Path) {
             Err(e) => write(&dir.join("inspect-error.txt"), e.to_string()),
         }
         if let Ok(desc) = mlf_build::open(&path) {
-            let name = mlf_build::builder::default_module_name(&desc, &path);
-            match mlf_build::report::MemoryReport::from_description(&desc, &name, TARGET, None, None) {
+            let name = desc.default_module_name(&path);
+            match mlf_build::plan::report::MemoryReport::from_description(&desc, &name, TARGET, None, None) {
                 Ok(r) => write(&dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()),
                 Err(e) => write(&dir.join("report-error.txt"), e.to_string()),
             }

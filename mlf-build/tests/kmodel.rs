@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use mlf_build::ErrorKind;
-use mlf_build::inspect::{inspect_path, report_json};
-use mlf_build::mlf::MlfOptions;
+use mlf_build::cli::inspect::{inspect_path, report_json};
 use mlf_build::model::Executor;
+use mlf_build::read::mlf::MlfOptions;
 use mlf_fixtures::kmodel_synth::{corrupt_cases, v3_conv, v3_fc, v4_conv};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -47,7 +47,7 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
     let mut n = 0;
     for c in corrupt_cases() {
         let p = write(dir.path(), "bad.kmodel", &c.bytes);
-        match mlf_build::kmodel::read(&p) {
+        match mlf_build::read::kmodel::read(&p) {
             Ok(d) => {
                 // Well-formed files that cannot run are described, with a blocker that
                 // codegen refuses.
@@ -84,12 +84,12 @@ fn an_unsupported_v3_model_is_described_only_when_its_bodies_are_inside_the_file
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = v3_conv();
     bytes[4..8].copy_from_slice(&0u32.to_le_bytes()); // 16-bit weights
-    let d = mlf_build::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap();
+    let d = mlf_build::read::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap();
     let Executor::Kmodel(k) = &d.executor else { panic!() };
     assert_eq!((k.steps.len(), k.model_bytes, k.main_bytes), (2, bytes.len() as u64, 168));
     assert_eq!(d.outputs[0].shape, [1, 32]);
     bytes[36 + 12..36 + 16].copy_from_slice(&4096u32.to_le_bytes()); // last body past the file
-    let e = mlf_build::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap_err();
+    let e = mlf_build::read::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap_err();
     assert!(matches!(e.kind, ErrorKind::Kmodel(mlf_kmodel::KmodelError::BodyOutOfBounds { index: 1, .. })), "{e}");
 }
 

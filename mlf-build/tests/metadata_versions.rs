@@ -2,7 +2,7 @@
 //! checks that tie a document to its version.
 
 use mlf_build::ErrorKind;
-use mlf_build::format::metadata::{ExecutorKind, Metadata};
+use mlf_build::read::metadata::{ExecutorKind, Metadata};
 
 fn parse(s: &str) -> Metadata {
     Metadata::parse(s.as_bytes()).unwrap_or_else(|e| panic!("{e}\n{s}"))

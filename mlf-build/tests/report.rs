@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use mlf_build::report::{MemoryReport, measure_library};
+use mlf_build::build::measure::measure_library;
+use mlf_build::plan::report::MemoryReport;
 
 fn digits() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar")
@@ -29,7 +30,7 @@ fn digits_report_of_a_build_measures_the_compiled_c() {
     let out = tempfile::tempdir().unwrap();
     let path = digits().canonicalize().unwrap();
     let built = mlf_build::Model::open(&path).build_into(&path, out.path(), "report-test", HOST, HOST, false).unwrap();
-    let r = MemoryReport::compute(&built, HOST, None).unwrap();
+    let r = built.report().unwrap();
     assert_eq!(r.ram.arena, built.arena_bytes);
     assert_eq!(r.ram.arena, 176);
     assert_eq!(r.flash.params, built.embedded_param_bytes);
@@ -65,7 +66,7 @@ fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
     // Compiled: the pool is in the C's .bss, the constant pool in its read-only data.
     let out = tempfile::tempdir().unwrap();
     let built = mlf_build::Model::open(&path).build_into(&path, out.path(), "report-test", HOST, HOST, false).unwrap();
-    let r = MemoryReport::compute(&built, HOST, None).unwrap();
+    let r = built.report().unwrap();
     assert_eq!(r.ram.arena, built.arena_bytes);
     // (The constant pool is in `.rodata.tvm` but not `const`: still read-only data, not RAM.)
     assert!(r.ram.c_data >= 56192 && r.ram.c_data < 56192 + 1024, "{r:?}");
@@ -98,7 +99,7 @@ fn aot_usmp_with_external_constants_counts_the_workspace_pool_once() {
             .params(params)
             .build_into(&path, out.path(), "report-test", HOST, HOST, false)
             .unwrap();
-        let r = MemoryReport::compute(&built, HOST, None).unwrap();
+        let r = built.report().unwrap();
         eprintln!("{r}");
         assert_eq!(r.ram.arena, built.arena_bytes);
         assert!(r.ram.arena >= pool, "{r:?}");

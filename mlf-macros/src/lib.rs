@@ -103,10 +103,10 @@ fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
 
 fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let path = path.to_path_buf();
-    let kind = mlf_build::detect::detect(&path).map_err(|e| e.to_string())?;
+    let kind = mlf_build::read::detect::detect(&path).map_err(|e| e.to_string())?;
     match kind {
-        mlf_build::detect::FileKind::Kmodel => kmodel(args, &path),
-        mlf_build::detect::FileKind::Mlf => mlf(args, &path),
+        mlf_build::read::detect::FileKind::Kmodel => kmodel(args, &path),
+        mlf_build::read::detect::FileKind::Mlf => mlf(args, &path),
         _ => Err(format!("{} is not a model that can be included (it is a {kind:?} file)", path.display())),
     }
 }
@@ -126,7 +126,7 @@ fn module_name(args: &Args, desc: &mlf_build::ModelDesc, path: &Path) -> Ident {
     if let Some(n) = &args.name {
         return n.clone();
     }
-    Ident::new(&mlf_build::builder::default_module_name(desc, path), Span::call_site())
+    Ident::new(&desc.default_module_name(path), Span::call_site())
 }
 
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
@@ -155,8 +155,8 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
     let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
-    let base = mlf_build::builder::model_key(&pkg, &canonical, module.as_deref());
-    let placement_key = mlf_build::builder::placement_key;
+    let base = mlf_build::build::layout::model_key(&pkg, &canonical, module.as_deref());
+    let placement_key = mlf_build::build::layout::placement_key;
     let dir = PathBuf::from(out_dir).join("mlf");
     // The build step writes `<key>.rs` for embedded parameters and `<key>-resident.rs` /
     // `<key>-streamed.rs` for external ones; `params = …` chooses, else the only one built.
@@ -172,11 +172,11 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     };
     let rs = dir.join(format!("{key}.rs"));
     let sidecar_path = dir.join(format!("{key}.json"));
-    let sidecar: mlf_build::builder::Sidecar = match std::fs::read(&sidecar_path) {
+    let sidecar: mlf_build::build::layout::Sidecar = match std::fs::read(&sidecar_path) {
         Ok(b) if rs.is_file() => serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", sidecar_path.display()))?,
         _ => return Err(format!("build.rs did not build {rel}; {build_step}")),
     };
-    let now = mlf_build::builder::fingerprint(&canonical).map_err(|e| e.to_string())?;
+    let now = mlf_build::build::layout::fingerprint(&canonical).map_err(|e| e.to_string())?;
     if now != sidecar.fingerprint {
         return Err(format!(
             "{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"

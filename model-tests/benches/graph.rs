@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mlf_build::format::graph::NodeOp;
+use mlf_build::model::NodeOp;
 use mlf_build::model::{ArgBinding, Executor};
 use mlf_runtime::tvm::ffi::{DLDataType, DLDevice, DLTensor, PackedFn, TVMValue};
 

@@ -22,7 +22,7 @@ fn repo(rel: &str) -> PathBuf {
 fn packed(name: &str) -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join(format!("{name}.tar"));
-    mlf_build::external::pack_folder(&split_dir(name), &out).unwrap();
+    mlf_build::build::split_folder::pack_folder(&split_dir(name), &out).unwrap();
     (t, out)
 }
 

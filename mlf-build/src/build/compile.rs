@@ -75,7 +75,7 @@ pub fn check_target(desc: &ModelDesc, target: &str) -> Result<()> {
     let arch = triple_arch(target);
     for (member, inc) in desc.code.includes() {
         if inc.path == "arm_acle.h" && arch != "arm" && arch != "aarch64" {
-            let t = desc.targets.first().map(|t| t.raw.trim().to_string()).unwrap_or_default();
+            let t = desc.targets.first().map(|t| t.trim().to_string()).unwrap_or_default();
             return Err(Error::unsupported(format!(
                 "{member} includes <arm_acle.h>: this model's C was generated for Arm Cortex-M DSP instructions (target `{t}`) and cannot be built for {target}; rebuild the model with a generic target (e.g. `c -keys=cpu`) to run it here"
             )));
@@ -195,13 +195,13 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     // LLVM objects: a private copy with the model's symbols renamed and the slots wired.
     let mut model_symbols = exported_symbols(desc);
     for o in &desc.code.objects {
-        model_symbols.extend(crate::objects::defined_symbols(&o.member, &o.bytes)?);
+        model_symbols.extend(crate::build::objects::defined_symbols(&o.member, &o.bytes)?);
     }
     let mut objects = Vec::new();
     let mut slots = std::collections::BTreeSet::new();
     for o in &desc.code.objects {
         let file_name = o.member.rsplit('/').next().unwrap_or(&o.member);
-        let (bytes, used) = crate::objects::isolate(&o.member, &o.bytes, &job.prefix, &model_symbols)?;
+        let (bytes, used) = crate::build::objects::isolate(&o.member, &o.bytes, &job.prefix, &model_symbols)?;
         slots.extend(used);
         let path = job.dir.join("lib").join(file_name);
         write_if_changed(&path, &bytes)?;
@@ -209,7 +209,7 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     }
     if !slots.is_empty() {
         let shim = src_dir.join("mlf_slots.c");
-        write_if_changed(&shim, crate::objects::slot_shim(&job.prefix, &slots).as_bytes())?;
+        write_if_changed(&shim, crate::build::objects::slot_shim(&job.prefix, &slots).as_bytes())?;
         files.push(("(mlf slot shim)".to_string(), shim));
     }
     check_functions(desc, &model_symbols)?;

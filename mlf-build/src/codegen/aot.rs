@@ -8,9 +8,10 @@ use quote::quote;
 use super::common::{self, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
-use crate::external::{Placement, Split};
+use crate::model::Placement;
 use crate::model::{AotCall, Executor, ModelDesc};
 use crate::plan::aot::AotPlan;
+use crate::plan::split::Split;
 
 /// The justification printed above the generated `unsafe` block.
 pub const SAFETY: &str = "the entry point is the model's own (found among the C definitions, its \
@@ -43,8 +44,9 @@ pub fn module_tokens(
     shape_list.extend(plan.pools.iter().map(|(_, _, b)| vec![*b]));
     shape_list.extend(a.main_pools.iter().map(|p| vec![p.bytes]));
     let (shape_items, shape_ids) = common::shape_statics(shape_list.iter());
-    let mut dtypes: Vec<crate::dtype::DType> = desc.inputs.iter().chain(&desc.outputs).map(|t| t.dtype).collect();
-    dtypes.push(crate::dtype::DType::U8);
+    let mut dtypes: Vec<crate::support::dtype::DType> =
+        desc.inputs.iter().chain(&desc.outputs).map(|t| t.dtype).collect();
+    dtypes.push(crate::support::dtype::DType::U8);
     let (dtype_items, dtype_ids) = common::dtype_consts(dtypes);
 
     let mut binds = Vec::new();
@@ -74,7 +76,7 @@ pub fn module_tokens(
     for (k, (_, off, bytes)) in plan.pools.iter().enumerate() {
         let n = usize_lit(n_in + n_out + k);
         let shape = &shape_ids[&vec![*bytes]];
-        let dt = &dtype_ids[&crate::dtype::DType::U8];
+        let dt = &dtype_ids[&crate::support::dtype::DType::U8];
         let (o, b) = (lit(*off), lit(*bytes));
         binds.push(quote!(r.arena(#n, #o, #b, &#shape, #dt);));
     }
@@ -88,7 +90,7 @@ pub fn module_tokens(
         None => (Vec::new(), 0),
     };
     if let Some((placement, split)) = external {
-        let dt = &dtype_ids[&crate::dtype::DType::U8];
+        let dt = &dtype_ids[&crate::support::dtype::DType::U8];
         for (k, p) in a.main_pools.iter().filter(|p| p.constant).enumerate() {
             let slot = n_in + n_out + n_pools + k;
             const_slot_of.push(slot);
@@ -133,7 +135,7 @@ pub fn module_tokens(
 
     let symbol = a.call.symbol().to_string();
     let link = format!("{symbol_prefix}{symbol}");
-    let f = ident(&crate::names::sanitize(&symbol));
+    let f = ident(&crate::support::names::sanitize(&symbol));
     // `(arg0: *mut c_void, …)` and the matching `unsafe extern "C" fn(*mut c_void, …) -> i32`.
     let pointer_fn = |n: usize| {
         let void = quote!(*mut ::core::ffi::c_void);

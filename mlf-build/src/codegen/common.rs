@@ -7,10 +7,10 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::ident;
-use crate::dtype::DType;
 use crate::error::{Context, Result};
 use crate::model::{ModelDesc, TensorInfo};
-use crate::names;
+use crate::support::dtype::DType;
+use crate::support::names;
 
 /// The Rust element type of a tensor, or an error naming it.
 pub fn elem_type(t: &TensorInfo) -> Result<TokenStream> {
@@ -155,13 +155,13 @@ pub struct ParamApi {
 /// The [`ParamApi`] for `placement` (`None` = embedded). `region` is the resident region or the
 /// staging buffer in bytes; `offsets` the resident offset of each entry of `PARAMS`.
 pub fn param_api(
-    placement: Option<crate::external::Placement>,
+    placement: Option<crate::model::Placement>,
     n_slots: &Literal,
     align: u64,
     region: u64,
     offsets: &[u64],
 ) -> ParamApi {
-    use crate::external::Placement;
+    use crate::model::Placement;
     let align = lit(align);
     let region = lit(region);
     let embedded_sig = quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>);
@@ -229,7 +229,7 @@ pub fn param_api(
 
 /// The embedded references to external parameter files: `pub static PARAMS: [ParamRef; N]`
 /// (identifier, size, hash of each file), documented with `doc`.
-pub fn param_refs(split: &crate::external::Split, doc: &str) -> TokenStream {
+pub fn param_refs(split: &crate::plan::split::Split, doc: &str) -> TokenStream {
     let refs = split.files.iter().map(|f| {
         let (id, bytes, hash) = (&f.id, lit(f.bytes()), Literal::u64_unsuffixed(f.xxh64));
         quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })

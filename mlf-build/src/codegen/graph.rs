@@ -10,9 +10,10 @@ use quote::quote;
 use super::common::{self, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
-use crate::external::{Placement, Split};
+use crate::model::Placement;
 use crate::model::{Executor, ModelDesc};
 use crate::plan::graph::{GraphPlan, Slot};
+use crate::plan::split::Split;
 
 /// What the generator needs besides the model and its plan.
 #[derive(Clone, Debug)]
@@ -99,7 +100,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
         ParamCode::Embedded(files) => {
             for (k, p) in desc.params.iter().enumerate() {
                 if let Some(Some(path)) = files.get(k) {
-                    let id = ident(&format!("PARAM_{}", crate::names::const_ident(&p.name)));
+                    let id = ident(&format!("PARAM_{}", crate::support::names::const_ident(&p.name)));
                     let doc = format!(
                         " Parameter `{}`: {} {:?}, {} bytes, used in place.",
                         p.name,
@@ -297,7 +298,7 @@ pub const SAFETY: &str = "each call passes the model's own kernel (declared from
 /// A Rust identifier for a C function name (they are valid already; keywords are not possible
 /// in TVM names, but be safe).
 fn rust_fn_ident(name: &str) -> String {
-    let s = crate::names::sanitize(name);
+    let s = crate::support::names::sanitize(name);
     if s.starts_with(|c: char| c.is_ascii_digit()) { format!("_{s}") } else { s }
 }
 
@@ -319,7 +320,7 @@ mod tests {
         let mut plan = crate::plan::graph::plan(&desc, 16).unwrap();
         plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
         for placement in [Placement::Resident, Placement::Streamed] {
-            let split = crate::external::graph_split(&desc).unwrap();
+            let split = crate::plan::split::graph_split(&desc).unwrap();
             let cg =
                 GraphCodegen { symbol_prefix: "mlf_test_".into(), params: ParamCode::External { placement, split } };
             let e = module_tokens(&desc, &plan, &cg).unwrap_err().to_string();

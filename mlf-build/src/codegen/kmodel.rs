@@ -13,10 +13,10 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::codegen::ident;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::{Executor, ModelDesc, TensorInfo};
-use crate::names::const_ident;
+use crate::support::dtype::DType;
+use crate::support::names::const_ident;
 
 fn elem(t: &TensorInfo) -> Result<TokenStream> {
     if t.dtype == DType::F32 {
@@ -184,4 +184,25 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
             }
         }
     })
+}
+
+/// Bytes of the runtime's table of `n` decoded kmodel steps (`mlf_kmodel::Plan<n>`, which a
+/// kmodel module keeps in static memory), as laid out for this computer.
+pub fn step_table_bytes(n: u64) -> u64 {
+    let one = std::mem::size_of::<mlf_kmodel::Plan<'static, 1>>() as u64;
+    let two = std::mem::size_of::<mlf_kmodel::Plan<'static, 2>>() as u64;
+    let step = two - one;
+    one - step + n * step
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kmodel_step_table_is_linear_in_steps() {
+        assert_eq!(step_table_bytes(0), std::mem::size_of::<mlf_kmodel::Plan<'static, 0>>() as u64);
+        assert_eq!(step_table_bytes(7), std::mem::size_of::<mlf_kmodel::Plan<'static, 7>>() as u64);
+        assert_eq!(step_table_bytes(64), std::mem::size_of::<mlf_kmodel::Plan<'static, 64>>() as u64);
+    }
 }

@@ -10,8 +10,7 @@ use serde::Serialize;
 
 use super::pack::{self, Interval, align_up, alignment_slack};
 use crate::error::{Error, Result};
-use crate::format::graph::NodeOp;
-use crate::model::{ArgBinding, Executor, GraphExec, ModelDesc};
+use crate::model::{ArgBinding, Executor, GraphExec, ModelDesc, NodeOp};
 
 /// Where one graph entry lives at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -1,6 +1,8 @@
-//! Static memory plans, computed at build time.
+//! Static memory plans, computed at build time, and the memory report made from them.
 
 pub mod aot;
 pub mod graph;
 pub mod pack;
 pub mod params;
+pub mod report;
+pub mod split;

@@ -4,7 +4,8 @@
 
 use super::graph::{GraphPlan, OpCall, Slot};
 use super::pack::align_up;
-use crate::external::{Placement, Split};
+use crate::model::Placement;
+use crate::plan::split::Split;
 
 /// Offsets of buffers of `sizes` bytes placed one after another, each aligned to `align`, and
 /// the bytes of the region (rounded up to `align`).

@@ -1,0 +1,375 @@
+//! The `[package.metadata.mlf]` table of a crate's `Cargo.toml`: the models the crate builds and
+//! its memory budgets.
+//!
+//! ```toml
+//! [package.metadata.mlf]
+//! ram = "256 KiB"              # optional: budget for all models of the crate together
+//! flash = "1 MiB"
+//!
+//! [[package.metadata.mlf.models]]
+//! path = "models/digits.tar"   # relative to Cargo.toml
+//! name = "digits"              # module name (optional: the model's name or file stem)
+//! module = "default"           # MLF module of a multi-module archive (optional)
+//! params = "embedded"          # parameter placement: "embedded" (default), "resident", "streamed"
+//! ram = "1 KiB"                # optional: this model's budget
+//! flash = "64 KiB"
+//! ```
+//!
+//! Sizes are a number of bytes (`65536`) or a string with a unit: `B`, `KiB`, `MiB`, `GiB`
+//! (powers of 1024) or `kB`, `MB`, `GB` (powers of 1000), with an optional fraction
+//! (`"1.5 MiB"`) as long as it comes to a whole number of bytes.
+//!
+//! The same table is read by `cargo mlf build` (through `cargo metadata`) and by build scripts
+//! ([`Manifest::read`] of `$CARGO_MANIFEST_DIR/Cargo.toml`), so both enforce the same budgets.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::build::model::Params;
+use crate::error::{Error, Result};
+use crate::model::Placement;
+use crate::support::size::human;
+
+/// Where the table lives, for messages.
+pub const TABLE: &str = "package.metadata.mlf";
+
+/// The `[package.metadata.mlf]` table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Budget of static RAM for all models of the crate together.
+    pub ram: Option<Size>,
+    /// Budget of flash for all models of the crate together.
+    pub flash: Option<Size>,
+    /// The models, in order.
+    #[serde(default)]
+    pub models: Vec<ModelEntry>,
+}
+
+/// One `[[package.metadata.mlf.models]]` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelEntry {
+    /// The model file, relative to the crate's `Cargo.toml`.
+    pub path: PathBuf,
+    /// Module name `include_model!` uses (default: the model's name, or its file stem).
+    pub name: Option<String>,
+    /// The MLF module to read from an archive that holds several.
+    pub module: Option<String>,
+    /// Parameter placement: `"embedded"` (the default: in flash, used in place), `"resident"`
+    /// (external, loaded once into a static region) or `"streamed"` (external, loaded operator
+    /// by operator into a staging buffer).
+    pub params: Option<String>,
+    /// This model's static RAM budget.
+    pub ram: Option<Size>,
+    /// This model's flash budget.
+    pub flash: Option<Size>,
+}
+
+/// A size in bytes, written as an integer or a string with a unit (`"64 KiB"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Size(pub u64);
+
+impl Size {
+    /// The number of bytes.
+    pub fn bytes(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", human(self.0))
+    }
+}
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Size, String> {
+        parse_size(s).map(Size)
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Size, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a size: a number of bytes or a string such as \"64 KiB\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Size, E> {
+                Ok(Size(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Size, E> {
+                u64::try_from(v).map(Size).map_err(|_| E::custom(format!("a size cannot be negative ({v})")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Size, E> {
+                Err(E::custom(format!(
+                    "{v} is not a whole number of bytes; write a string with a unit, such as \"1.5 KiB\""
+                )))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Size, E> {
+                parse_size(v).map(Size).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses a size: `"65536"`, `"64 KiB"`, `"64KiB"`, `"1.5 MiB"`, `"512 kB"`, `"100 B"`.
+///
+/// Binary units (`KiB`, `MiB`, `GiB`) are powers of 1024, decimal ones (`kB`, `MB`, `GB`) powers
+/// of 1000. `KB` and bare `K`/`M`/`G` are refused as ambiguous. The result must be a whole
+/// number of bytes.
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let s = text.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = (s[..split].trim(), s[split..].trim());
+    if num.is_empty() {
+        return Err(format!(
+            "{text:?} is not a size: expected a number of bytes or a number with a unit such as \"64 KiB\""
+        ));
+    }
+    let mult: u64 = match unit {
+        "" | "B" | "b" | "byte" | "bytes" => 1,
+        "KiB" | "kiB" | "Ki" => 1 << 10,
+        "MiB" | "Mi" => 1 << 20,
+        "GiB" | "Gi" => 1 << 30,
+        "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "KB" | "K" | "k" | "M" | "G" => {
+            return Err(format!(
+                "{text:?}: the unit {unit:?} is ambiguous; write KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000)"
+            ));
+        }
+        other => return Err(format!("{text:?}: unknown unit {other:?} (expected B, KiB, MiB, GiB, kB, MB or GB)")),
+    };
+    let (int, frac) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num, ""),
+    };
+    if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
+        return Err(format!("{text:?} is not a number"));
+    }
+    let too_big = || format!("{text:?} is too large");
+    let int_v: u64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| too_big())? };
+    let mut value = int_v.checked_mul(mult).ok_or_else(too_big)?;
+    if !frac.is_empty() {
+        if frac.len() > 9 {
+            return Err(format!("{text:?}: too many decimals"));
+        }
+        let scale = 10u64.pow(frac.len() as u32);
+        let frac_v: u64 = frac.parse().map_err(|_| format!("{text:?} is not a number"))?;
+        let part = (frac_v as u128) * (mult as u128);
+        if part % scale as u128 != 0 {
+            return Err(format!("{text:?} is not a whole number of bytes"));
+        }
+        value = value.checked_add((part / scale as u128) as u64).ok_or_else(too_big)?;
+    }
+    Ok(value)
+}
+
+impl Manifest {
+    /// The table from a package's `metadata` value (`package.metadata` of `Cargo.toml`, as
+    /// `cargo metadata` reports it): `None` when it has no `mlf` key.
+    ///
+    /// Errors name the field (`package.metadata.mlf.models[0].ram`).
+    pub fn from_package_metadata(metadata: &serde_json::Value) -> Result<Option<Manifest>> {
+        let Some(table) = metadata.get("mlf") else { return Ok(None) };
+        if table.is_null() {
+            return Ok(None);
+        }
+        let m: Manifest = serde_path_to_error::deserialize(table).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." { TABLE.to_string() } else { format!("{TABLE}.{path}") };
+            Error::invalid(e.into_inner().to_string()).at(field)
+        })?;
+        m.validate()?;
+        Ok(Some(m))
+    }
+
+    /// Reads the table from a `Cargo.toml` file: `None` when the file has none.
+    pub fn read(cargo_toml: &Path) -> Result<Option<Manifest>> {
+        let text = std::fs::read_to_string(cargo_toml).map_err(|e| Error::from(e).in_file(cargo_toml))?;
+        Manifest::from_toml_str(&text).map_err(|e| e.in_file(cargo_toml))
+    }
+
+    /// Reads the table from the text of a `Cargo.toml`.
+    pub fn from_toml_str(text: &str) -> Result<Option<Manifest>> {
+        let doc: serde_json::Value =
+            toml::from_str(text).map_err(|e| Error::invalid(format!("not valid TOML: {}", e.message())))?;
+        match doc.get("package").and_then(|p| p.get("metadata")) {
+            Some(meta) => Manifest::from_package_metadata(meta),
+            None => Ok(None),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (i, m) in self.models.iter().enumerate() {
+            let at = |f: &str| format!("{TABLE}.models[{i}].{f}");
+            if m.path.as_os_str().is_empty() {
+                return Err(Error::invalid("the model path is empty").at(at("path")));
+            }
+            if let Some(n) = &m.name {
+                if crate::support::names::module_ident(n) != *n {
+                    return Err(Error::invalid(format!(
+                        "{n:?} is not a usable module name (a lowercase Rust identifier such as {:?})",
+                        crate::support::names::module_ident(n)
+                    ))
+                    .at(at("name")));
+                }
+            }
+            m.placement().map_err(|e| e.at(at("params")))?;
+        }
+        Ok(())
+    }
+
+    /// The entry for the model at `model` (a path as given to `Model::open`, relative to
+    /// `crate_dir`) and MLF module `module`, with its index.
+    pub fn entry_for(&self, crate_dir: &Path, model: &Path, module: Option<&str>) -> Option<(usize, &ModelEntry)> {
+        let want = canonical(crate_dir, model);
+        self.models
+            .iter()
+            .enumerate()
+            .find(|(_, e)| canonical(crate_dir, &e.path) == want && e.module.as_deref() == module)
+    }
+
+    /// The crate-level budget.
+    pub fn crate_budget(&self, cargo_toml: &Path) -> crate::build::budget::Budget {
+        crate::build::budget::Budget {
+            ram: self.ram.map(Size::bytes),
+            flash: self.flash.map(Size::bytes),
+            source: format!("[{TABLE}] in {}", cargo_toml.display()),
+        }
+    }
+}
+
+impl ModelEntry {
+    /// The parameter placement this entry asks for.
+    pub fn placement(&self) -> Result<Params> {
+        let external = self.params.as_deref().and_then(Placement::parse);
+        match (self.params.as_deref(), external) {
+            (_, Some(placement)) => Ok(Params::External { placement, split_dir: None }),
+            (None | Some("embedded"), _) => Ok(Params::Embedded),
+            (Some("external"), _) => Err(Error::invalid(
+                "say which external placement: \"resident\" (loaded once) or \"streamed\" (operator by operator)",
+            )),
+            (Some(other), _) => Err(Error::invalid(format!(
+                "unknown parameter placement {other:?} (expected \"embedded\", \"resident\" or \"streamed\")"
+            ))),
+        }
+    }
+
+    /// The model's budget, with where it was set (entry `index` of the table in `cargo_toml`).
+    pub fn budget(&self, index: usize, cargo_toml: &Path) -> crate::build::budget::Budget {
+        crate::build::budget::Budget {
+            ram: self.ram.map(Size::bytes),
+            flash: self.flash.map(Size::bytes),
+            source: format!("{TABLE}.models[{index}] in {}", cargo_toml.display()),
+        }
+    }
+}
+
+fn canonical(dir: &Path, p: &Path) -> PathBuf {
+    let full = if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
+    full.canonicalize().unwrap_or(full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("65536"), Ok(65536));
+        assert_eq!(parse_size("64 KiB"), Ok(65536));
+        assert_eq!(parse_size("64KiB"), Ok(65536));
+        assert_eq!(parse_size(" 1.5 MiB "), Ok(1_572_864));
+        assert_eq!(parse_size("512 kB"), Ok(512_000));
+        assert_eq!(parse_size("2 MB"), Ok(2_000_000));
+        assert_eq!(parse_size("1 GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("100 B"), Ok(100));
+        assert_eq!(parse_size("0.5 KiB"), Ok(512));
+        assert_eq!(parse_size(".25 KiB"), Ok(256));
+        assert_eq!(parse_size("7 bytes"), Ok(7));
+    }
+
+    #[test]
+    fn bad_sizes() {
+        for (s, msg) in [
+            ("64 KB", "ambiguous"),
+            ("64K", "ambiguous"),
+            ("0.1 KiB", "whole number"),
+            ("1.5", "whole number"),
+            ("", "not a size"),
+            ("KiB", "not a size"),
+            ("1.2.3 KiB", "not a number"),
+            ("64 furlongs", "unknown unit"),
+            ("99999999999999999999 GiB", "too large"),
+            ("-5", "not a size"),
+        ] {
+            let e = parse_size(s).unwrap_err();
+            assert!(e.contains(msg), "{s:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn table() {
+        let m = Manifest::from_toml_str(
+            r#"
+            [package]
+            name = "x"
+            [package.metadata.mlf]
+            ram = "256 KiB"
+            flash = 1048576
+            [[package.metadata.mlf.models]]
+            path = "models/digits.tar"
+            name = "digits"
+            ram = "1 KiB"
+            [[package.metadata.mlf.models]]
+            path = "models/two.tar"
+            module = "other"
+            params = "streamed"
+            "#,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(m.ram, Some(Size(262_144)));
+        assert_eq!(m.flash, Some(Size(1 << 20)));
+        assert_eq!(m.models.len(), 2);
+        assert_eq!(m.models[0].ram, Some(Size(1024)));
+        assert_eq!(m.models[0].flash, None);
+        assert_eq!(m.models[1].module.as_deref(), Some("other"));
+        assert_eq!(m.models[1].placement().unwrap(), Params::streamed());
+        assert_eq!(m.models[0].placement().unwrap(), Params::Embedded);
+        assert_eq!(Manifest::from_toml_str("[package]\nname = \"x\"\n").unwrap(), None);
+    }
+
+    #[test]
+    fn table_errors_name_the_field() {
+        let err = |t: &str| Manifest::from_toml_str(&format!("[package]\nname = \"x\"\n{t}")).unwrap_err().to_string();
+        let e = err("[package.metadata.mlf]\n[[package.metadata.mlf.models]]\npath = \"a.tar\"\nram = \"64 KB\"\n");
+        assert!(e.starts_with("package.metadata.mlf.models[0].ram: "), "{e}");
+        assert!(e.contains("ambiguous"), "{e}");
+        let e = err("[package.metadata.mlf]\nrma = 5\n");
+        assert!(e.contains("unknown field `rma`"), "{e}");
+        let e = err("[[package.metadata.mlf.models]]\nname = \"x\"\n");
+        assert!(e.contains("models[0]") && e.contains("missing field `path`"), "{e}");
+        let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nparams = \"external\"\n");
+        assert!(e.starts_with("package.metadata.mlf.models[0].params: ") && e.contains("\"resident\""), "{e}");
+        let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nparams = \"sd-card\"\n");
+        assert!(e.contains("unknown parameter placement"), "{e}");
+        let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nname = \"My Model\"\n");
+        assert!(e.contains("models[0].name") && e.contains("my_model"), "{e}");
+        let e = err("[package.metadata.mlf]\nram = -3\n");
+        assert!(e.starts_with("package.metadata.mlf.ram: ") && e.contains("negative"), "{e}");
+        let e = Manifest::from_toml_str("[package\n").unwrap_err().to_string();
+        assert!(e.contains("not valid TOML"), "{e}");
+    }
+}

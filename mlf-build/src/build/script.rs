@@ -1,0 +1,139 @@
+//! The build-script entry points: [`Model::compile`] reads cargo's environment, builds, and
+//! enforces the budgets of `[package.metadata.mlf]`; [`compile_listed`] builds every model that
+//! table lists.
+
+use std::path::{Path, PathBuf};
+
+use super::budget::{check_crate, check_model};
+use super::compile::write_if_changed;
+use super::layout::model_key;
+use super::manifest::{Manifest, ModelEntry, TABLE};
+use super::model::{Built, Model};
+use crate::error::{Error, Result};
+use crate::plan::report::MemoryReport;
+use crate::read::detect::{FileKind, detect};
+
+impl Model {
+    /// Builds the model inside a build script: reads it, plans its memory, compiles its C for
+    /// `$TARGET`, and writes the Rust module and parameter files into `$OUT_DIR/mlf/`.
+    ///
+    /// When the crate's `Cargo.toml` has a `[package.metadata.mlf]` table (see
+    /// [`super::manifest`]) that lists this model, its budgets are checked here: a model over
+    /// its `ram`/`flash` budget, or the crate's models together over the crate's, fail the build
+    /// with an error naming the model, the need and the budget.
+    pub fn compile(self) -> Result<Built> {
+        let env = |k: &str| {
+            std::env::var(k)
+                .map_err(|_| Error::invalid(format!("${k} is not set: Model::compile() runs inside a build script")))
+        };
+        let out_dir = PathBuf::from(env("OUT_DIR")?);
+        let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR")?);
+        let pkg = env("CARGO_PKG_NAME")?;
+        let target = env("TARGET")?;
+        let host = env("HOST").unwrap_or_else(|_| target.clone());
+        let path = if self.path.is_absolute() { self.path.clone() } else { manifest_dir.join(&self.path) };
+        println!("cargo::rerun-if-changed={}", path.display());
+        let built = self.build_into(&path, &out_dir, &pkg, &target, &host, true)?;
+        // Budgets from `[package.metadata.mlf]` in the crate's Cargo.toml (see `manifest`).
+        enforce_in_build_script(&manifest_dir, &out_dir, &pkg, &target, self.module.as_deref(), &built)?;
+        Ok(built)
+    }
+}
+
+/// Where a build script keeps the report of a built model (beside its generated module).
+pub fn report_path(built: &Built) -> PathBuf {
+    built.rust_file.with_extension("report.json")
+}
+
+/// The budget hook of [`Model::compile`]: when the crate's `Cargo.toml` has a
+/// `[package.metadata.mlf]` table, writes the model's report beside its generated module, checks
+/// the model against its entry's budget (when the table lists it), and checks the crate's budget
+/// against the models of the table built so far.
+pub fn enforce_in_build_script(
+    manifest_dir: &Path,
+    out_dir: &Path,
+    pkg: &str,
+    target: &str,
+    mlf_module: Option<&str>,
+    built: &Built,
+) -> Result<()> {
+    let cargo_toml = manifest_dir.join("Cargo.toml");
+    if !cargo_toml.is_file() {
+        return Ok(());
+    }
+    println!("cargo::rerun-if-changed={}", cargo_toml.display());
+    let Some(manifest) = Manifest::read(&cargo_toml)? else { return Ok(()) };
+    let mut report = built.report()?;
+    report.target = target.to_string();
+    report.mlf_module = mlf_module.map(str::to_string);
+    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::invalid(e.to_string()))?;
+    write_if_changed(&report_path(built), json.as_bytes())?;
+    println!("mlf memory report:\n{report}");
+    if let Some((i, entry)) = manifest.entry_for(manifest_dir, &built.model, mlf_module) {
+        check_model(&report, &entry.budget(i, &cargo_toml))?;
+    }
+    let crate_budget = manifest.crate_budget(&cargo_toml);
+    if crate_budget.is_empty() {
+        return Ok(());
+    }
+    let mut reports = Vec::new();
+    for e in &manifest.models {
+        let path = manifest_dir.join(&e.path);
+        let Ok(canonical) = path.canonicalize() else { continue };
+        let key = model_key(pkg, &canonical, e.module.as_deref());
+        let file = out_dir.join("mlf").join(format!("{key}.report.json"));
+        if let Ok(bytes) = std::fs::read(&file) {
+            if let Ok(r) = serde_json::from_slice::<MemoryReport>(&bytes) {
+                reports.push(r);
+            }
+        }
+    }
+    check_crate(pkg, &reports, &crate_budget)
+}
+
+/// Builds every model listed in the crate's `[package.metadata.mlf]` table, from a build script:
+/// each entry as [`Model::compile`] would with the entry's `module`, `name` and `params`,
+/// checking the models' and the crate's budgets. Kmodels need no build step and are skipped.
+///
+/// ```no_run
+/// // build.rs
+/// fn main() {
+///     mlf_build::compile_listed().unwrap_or_else(|e| panic!("{e}"));
+/// }
+/// ```
+pub fn compile_listed() -> Result<Vec<Built>> {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::invalid("$CARGO_MANIFEST_DIR is not set: compile_listed() runs inside a build script"))?;
+    let cargo_toml = dir.join("Cargo.toml");
+    println!("cargo::rerun-if-changed={}", cargo_toml.display());
+    let manifest = Manifest::read(&cargo_toml)?
+        .ok_or_else(|| Error::missing(format!("[{TABLE}] table listing the crate's models")).in_file(&cargo_toml))?;
+    let mut built = Vec::new();
+    for (i, entry) in manifest.models.iter().enumerate() {
+        let path = dir.join(&entry.path);
+        println!("cargo::rerun-if-changed={}", path.display());
+        let kind = detect(&path).map_err(|e| e.at(format!("{TABLE}.models[{i}].path")).in_file(&cargo_toml))?;
+        if kind == FileKind::Kmodel {
+            continue;
+        }
+        built.push(
+            entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?,
+        );
+    }
+    Ok(built)
+}
+
+impl ModelEntry {
+    /// The entry as a configured [`Model`] (path resolved against `crate_dir`).
+    pub fn to_model(&self, crate_dir: &Path) -> Result<Model> {
+        let mut m = Model::open(crate_dir.join(&self.path)).params(self.placement()?);
+        if let Some(module) = &self.module {
+            m = m.module(module.clone());
+        }
+        if let Some(name) = &self.name {
+            m = m.name(name.clone());
+        }
+        Ok(m)
+    }
+}

@@ -1,0 +1,335 @@
+//! The memory report of a built model: the static RAM and the flash it needs, computed at
+//! build time from the model description, its memory plan and the compiled C library.
+//!
+//! - **Static RAM** = the arena the generated module allocates (`ARENA_BYTES`: activations,
+//!   outputs, operator scratch, TVM's AOT workspace, pools the application provides) + the RAM
+//!   of external parameters (resident region or streaming buffer) + the static data of the
+//!   model's C (`.data` + `.bss`, where an AOT USMP build keeps its
+//!   workspace pool). The caller's input buffers are listed but not counted: inputs are used in
+//!   place from wherever the caller keeps them.
+//! - **Flash** = the compiled C (`.text`, read-only data — where C constants, linked parameters
+//!   and USMP constant pools are — and `.data` initial values) + the parameters embedded in the
+//!   program image. Sizes are summed over the library's object files before linking (an upper
+//!   bound: the final link may drop unused sections); unwind tables are left out.
+//! - **External parameters**: bytes loaded at run time from outside the image.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::codegen::kmodel::step_table_bytes as kmodel_step_table_bytes;
+use crate::error::{Context, Result};
+use crate::model::{Executor, ModelDesc};
+use crate::plan;
+use crate::support::size::human;
+
+/// The memory a model needs, in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryReport {
+    /// The module name (what `include_model!` declares), used in messages.
+    pub model: String,
+    /// The model file.
+    pub file: PathBuf,
+    /// The MLF module read from a multi-module archive, if one was chosen.
+    pub mlf_module: Option<String>,
+    /// `graph`, `aot` or `kmodel`.
+    pub executor: String,
+    /// The target triple the C was compiled for.
+    pub target: String,
+    /// Whether mlf planned the model's memory at build time (false for kmodels).
+    pub planned: bool,
+    /// Static RAM.
+    pub ram: Ram,
+    /// Flash (program image).
+    pub flash: Flash,
+    /// Bytes of parameters loaded at run time from outside the program image.
+    pub external_param_bytes: u64,
+    /// Remarks on how figures were obtained.
+    pub notes: Vec<String>,
+}
+
+/// Static RAM of a model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ram {
+    /// What counts against a RAM budget: `arena + params + c_data`.
+    pub total: u64,
+    /// The static arena the generated module allocates (its `ARENA_BYTES`).
+    pub arena: u64,
+    /// Of the arena: memory served to `TVMBackendAllocWorkspace` (graph: the largest operator's
+    /// scratch window; AOT: the workspace window).
+    pub workspace: u64,
+    /// Of the arena: the model's outputs.
+    pub outputs: u64,
+    /// External parameters' static RAM, beside the arena: the resident region, or the staging
+    /// buffer of streamed parameters (0 for embedded parameters, which stay in flash).
+    pub params: u64,
+    /// Static data of the model's C (`.data` + `.bss`).
+    pub c_data: u64,
+    /// Of `c_data`: the AOT USMP workspace pool compiled into the C.
+    pub usmp_pool: u64,
+    /// The caller's input buffers (not counted in `total`).
+    pub inputs: u64,
+    /// What TVM's own graph executor would allocate for the same model (graph models).
+    pub tvm_executor: Option<u64>,
+}
+
+/// Flash of a model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flash {
+    /// What counts against a flash budget: `code + rodata + data + params`.
+    pub total: u64,
+    /// Machine code of the model's C (`.text`).
+    pub code: u64,
+    /// Read-only data of the model's C (constants, linked parameters, USMP constant pools).
+    pub rodata: u64,
+    /// Initial values of the C's `.data`.
+    pub data: u64,
+    /// Parameters embedded in the program image by the generated module, used in place.
+    pub params: u64,
+    /// Of `rodata`: constant arrays the model description found in the C (informational).
+    pub c_constants: u64,
+    /// Whether `code`, `rodata` and `data` were measured from a compiled library (false: the C
+    /// was not compiled, and `rodata` is the description's constants).
+    pub measured: bool,
+}
+
+/// Section sizes of a compiled static library, summed over its object files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionSizes {
+    /// Executable code.
+    pub text: u64,
+    /// Read-only data.
+    pub rodata: u64,
+    /// Initialised writable data.
+    pub data: u64,
+    /// Zero-initialised data.
+    pub bss: u64,
+}
+
+/// The memory plan a report is made from.
+#[derive(Clone, Copy, Debug)]
+pub enum PlanRef<'a> {
+    /// A graph-executor model's plan.
+    Graph(&'a plan::graph::GraphPlan),
+    /// An AOT model's plan.
+    Aot(&'a plan::aot::AotPlan),
+    /// Not planned by the build (kmodels).
+    None,
+}
+
+impl MemoryReport {
+    /// The report from the description and the plan alone, with the C's section sizes when it
+    /// was compiled. A kmodel is not planned here: its figures come from the description.
+    pub fn from_description(
+        desc: &ModelDesc,
+        module_name: &str,
+        target: &str,
+        mlf_module: Option<&str>,
+        sections: Option<SectionSizes>,
+    ) -> Result<MemoryReport> {
+        let align = desc.plan_align();
+        let mut r = match &desc.executor {
+            Executor::Graph(_) => {
+                let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
+                MemoryReport::from_plan(desc, PlanRef::Graph(&p), module_name, target, mlf_module)
+            }
+            Executor::Aot(_) => {
+                let p = plan::aot::plan(desc, align).in_file(&desc.path)?;
+                MemoryReport::from_plan(desc, PlanRef::Aot(&p), module_name, target, mlf_module)
+            }
+            Executor::Kmodel(_) => MemoryReport::from_plan(desc, PlanRef::None, module_name, target, mlf_module),
+        };
+        r.apply_sections(sections);
+        Ok(r)
+    }
+
+    /// The report of `desc` laid out by `plan`, before the compiled C is measured
+    /// ([`MemoryReport::apply_sections`]).
+    pub fn from_plan(
+        desc: &ModelDesc,
+        plan: PlanRef<'_>,
+        module_name: &str,
+        target: &str,
+        mlf_module: Option<&str>,
+    ) -> MemoryReport {
+        let mut ram = Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() };
+        let mut flash = Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() };
+        let mut notes = Vec::new();
+        let align = desc.plan_align();
+        let outputs = || desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
+        match (&desc.executor, plan) {
+            (_, PlanRef::Graph(p)) => {
+                ram.arena = p.arena_bytes;
+                ram.workspace = p.calls.iter().map(|c| c.scratch.1).max().unwrap_or(0);
+                ram.outputs = outputs();
+                ram.tvm_executor = Some(p.tvm.storage_bytes + p.tvm.workspace_bytes);
+                flash.params = desc.param_bytes();
+            }
+            (executor, PlanRef::Aot(p)) => {
+                ram.arena = p.arena_bytes;
+                ram.workspace = p.workspace_bytes;
+                ram.outputs = outputs();
+                if let Executor::Aot(a) = executor {
+                    ram.usmp_pool = a.usmp.as_ref().map_or(0, |u| u.workspace_bytes);
+                }
+            }
+            (Executor::Kmodel(k), PlanRef::None) => {
+                let steps = k.steps.len() as u64;
+                ram.arena =
+                    k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
+                flash.params = k.file_bytes;
+                notes.push(format!(
+                    "kmodel: not planned by the build step; RAM from the model description: main memory {} + emulated KPU RAM {} + KPU scratch {} + a table of {steps} decoded steps ({} bytes as laid out on this computer; smaller on 32-bit targets)",
+                    k.main_bytes,
+                    k.kpu_bytes,
+                    k.scratch_bytes,
+                    kmodel_step_table_bytes(steps)
+                ));
+                notes.push(
+                    "kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string(),
+                );
+            }
+            (_, PlanRef::None) => {}
+        }
+        let mut r = MemoryReport {
+            model: module_name.to_string(),
+            file: desc.path.clone(),
+            mlf_module: mlf_module.map(str::to_string),
+            executor: desc.executor.kind().to_string(),
+            target: target.to_string(),
+            planned: !matches!(plan, PlanRef::None),
+            ram,
+            flash,
+            external_param_bytes: 0,
+            notes,
+        };
+        r.finish();
+        r
+    }
+
+    /// Adds the compiled C's section sizes (`None`: not compiled, read-only data is the
+    /// description's constants) to a report from [`MemoryReport::from_plan`].
+    pub fn apply_sections(&mut self, sections: Option<SectionSizes>) {
+        let (ram, flash) = (&mut self.ram, &mut self.flash);
+        match sections {
+            Some(s) => {
+                flash.code = s.text;
+                flash.rodata = s.rodata;
+                flash.data = s.data;
+                flash.measured = true;
+                ram.c_data = s.data + s.bss;
+                if ram.c_data < ram.usmp_pool {
+                    self.notes.push(format!(
+                        "the C's static data ({} bytes) is smaller than its USMP pool ({} bytes)",
+                        ram.c_data, ram.usmp_pool
+                    ));
+                    ram.c_data = ram.usmp_pool;
+                }
+            }
+            None => {
+                flash.rodata = flash.c_constants;
+                ram.c_data = ram.usmp_pool;
+                if self.executor != "kmodel" {
+                    self.notes.push("the model's C was not compiled: code size unknown, read-only data is the constants the description lists".into());
+                }
+            }
+        }
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        self.ram.total = self.ram.arena + self.ram.params + self.ram.c_data;
+        self.flash.total = self.flash.code + self.flash.rodata + self.flash.data + self.flash.params;
+    }
+}
+
+/// Totals of several reports (a crate's models together).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Static RAM.
+    pub ram: u64,
+    /// Flash.
+    pub flash: u64,
+    /// External parameters.
+    pub external_param_bytes: u64,
+}
+
+impl Totals {
+    /// Sums `reports`.
+    pub fn of<'a>(reports: impl IntoIterator<Item = &'a MemoryReport>) -> Totals {
+        reports.into_iter().fold(Totals::default(), |t, r| Totals {
+            ram: t.ram + r.ram.total,
+            flash: t.flash + r.flash.total,
+            external_param_bytes: t.external_param_bytes + r.external_param_bytes,
+        })
+    }
+}
+
+/// One line of the human report: label, exact bytes, the size for people, a comment.
+fn line(f: &mut fmt::Formatter<'_>, label: &str, bytes: u64, comment: &str) -> fmt::Result {
+    let people = if bytes < 1024 { String::new() } else { format!("({})", human(bytes)) };
+    writeln!(f, "  {label:<22}{bytes:>10} bytes {people:<12} {comment}")
+}
+
+impl fmt::Display for MemoryReport {
+    /// The human report: one line per figure, exact byte counts first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = self.file.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let module = self.mlf_module.as_ref().map(|m| format!(", MLF module {m}")).unwrap_or_default();
+        writeln!(f, "model {} ({file}{module}, {} executor, target {})", self.model, self.executor, self.target)?;
+        let r = &self.ram;
+        line(f, "static RAM", r.total, "arena + parameter RAM + C data")?;
+        let tvm = r.tvm_executor.map(|t| format!(" (TVM's executor: {t})")).unwrap_or_default();
+        line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?;
+        line(f, "    workspace", r.workspace, "of the arena: TVMBackendAllocWorkspace")?;
+        line(f, "    outputs", r.outputs, "of the arena")?;
+        line(f, "  parameter RAM", r.params, "external parameters: resident region or staging buffer")?;
+        let pool = if r.usmp_pool > 0 { format!(", of it the USMP pool: {}", r.usmp_pool) } else { String::new() };
+        line(f, "  C data", r.c_data, &format!(".data + .bss of the model's C{pool}"))?;
+        line(f, "  inputs", r.inputs, "the caller's buffers, not counted")?;
+        let fl = &self.flash;
+        line(f, "flash", fl.total, "code + read-only data + data + parameters")?;
+        let measured = if fl.measured { "" } else { " (not measured)" };
+        line(f, "  code", fl.code, &format!(".text of the model's C{measured}"))?;
+        line(f, "  read-only data", fl.rodata, &format!("of the model's C (constant arrays: {})", fl.c_constants))?;
+        line(f, "  data", fl.data, "initial values of the C's .data")?;
+        line(f, "  parameters", fl.params, "embedded in the program image, used in place")?;
+        line(f, "external parameters", self.external_param_bytes, "loaded at run time")?;
+        for note in &self.notes {
+            writeln!(f, "  note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_report_lines() {
+        let r = MemoryReport {
+            model: "digits".into(),
+            file: "m/digits.tar".into(),
+            mlf_module: None,
+            executor: "graph".into(),
+            target: "t".into(),
+            planned: true,
+            ram: Ram { total: 88192, arena: 88192, ..Ram::default() },
+            flash: Flash { total: 5, code: 5, measured: true, ..Flash::default() },
+            external_param_bytes: 0,
+            notes: vec![],
+        };
+        let text = r.to_string();
+        assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
+        assert!(
+            text.contains("\n  static RAM                 88192 bytes (86.1 KiB)   arena + parameter RAM + C data\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n    code                         5 bytes              .text of the model's C\n"),
+            "{text}"
+        );
+    }
+}

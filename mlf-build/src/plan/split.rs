@@ -1,0 +1,132 @@
+//! External parameters: every parameter in its own file named by a short identifier derived
+//! from its content (identical tensors share one file), and the rules for which models can be
+//! split.
+
+use crate::error::{Error, Result};
+use crate::model::{ConstantKind, Executor, ModelDesc};
+use crate::support::bytes::Bytes;
+use crate::support::dtype::DType;
+use crate::support::hash::{id_for, xxh64};
+
+/// One parameter file.
+#[derive(Clone, Debug)]
+pub struct ParamFile {
+    /// Identifier: `p` + the xxh64 of the bytes in 16 hex digits.
+    pub id: String,
+    /// xxh64 (seed 0) of the bytes.
+    pub xxh64: u64,
+    /// Element type (of the first tensor with these bytes).
+    pub dtype: DType,
+    /// Shape (of the first tensor with these bytes).
+    pub shape: Vec<u64>,
+    /// Names of the tensors with these bytes.
+    pub names: Vec<String>,
+    /// The bytes.
+    pub data: Bytes,
+}
+
+impl ParamFile {
+    /// Size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// The file's path inside a split folder or packed archive.
+    pub fn member(&self) -> String {
+        format!("params/{}.bin", self.id)
+    }
+}
+
+/// The parameter files of a model and, for each of its parameters, the file holding it.
+#[derive(Clone, Debug, Default)]
+pub struct Split {
+    /// Distinct files.
+    pub files: Vec<ParamFile>,
+    /// For each entry of `ModelDesc::params`: index into `files`.
+    pub of_param: Vec<usize>,
+}
+
+impl Split {
+    /// Adds a tensor, sharing the file of identical bytes; returns the file index.
+    pub fn add(&mut self, name: &str, dtype: DType, shape: &[u64], data: &Bytes) -> usize {
+        let id = id_for(data);
+        if let Some(k) = self.files.iter().position(|f| f.id == id && f.data == *data) {
+            self.files[k].names.push(name.to_string());
+            return k;
+        }
+        self.files.push(ParamFile {
+            id,
+            xxh64: xxh64(data),
+            dtype,
+            shape: shape.to_vec(),
+            names: vec![name.to_string()],
+            data: data.clone(),
+        });
+        self.files.len() - 1
+    }
+}
+
+/// Why a model's parameters cannot be external, if they cannot.
+pub fn refusal(desc: &ModelDesc) -> Option<String> {
+    let arrays: Vec<_> = desc.code.constants.iter().filter(|c| c.kind == ConstantKind::StaticArray).collect();
+    let array_bytes: u64 = arrays.iter().map(|c| c.bytes).sum();
+    match &desc.executor {
+        Executor::Graph(_) => {
+            if desc.params.iter().any(|p| p.linked.is_some()) {
+                return Some("its parameters are linked into the C (TVM 0.8 link-params, `_lookup_linked_param`); export with link-params=0 to keep them separable".into());
+            }
+            if !arrays.is_empty() {
+                return Some(format!(
+                    "its constants are compiled into the C as {} per-operator `static const` arrays ({array_bytes} bytes) that cannot be separated safely; export with link-params=0",
+                    arrays.len()
+                ));
+            }
+            None
+        }
+        Executor::Aot(a) => {
+            if a.usmp.as_ref().is_some_and(|u| u.constant_bytes.is_some()) && arrays.is_empty() {
+                None
+            } else if !arrays.is_empty() {
+                Some(format!(
+                    "its constants are compiled into the C as {} per-operator `static const` arrays ({array_bytes} bytes) that cannot be separated safely; only AOT builds with a USMP constant pool (`global_const_workspace`) can have external parameters",
+                    arrays.len()
+                ))
+            } else {
+                Some("it has no USMP constant pool (`global_const_workspace`) to take out of the C".into())
+            }
+        }
+        Executor::Kmodel(_) => Some("kmodel weights are part of the kmodel file, which is embedded".into()),
+    }
+}
+
+/// The split of a graph model's `.params` (an error when [`refusal`] says no).
+pub fn graph_split(desc: &ModelDesc) -> Result<Split> {
+    if let Some(why) = refusal(desc) {
+        return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
+    }
+    let mut split = Split::default();
+    for p in &desc.params {
+        let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
+        split.of_param.push(k);
+    }
+    Ok(split)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_tensors_share_a_file() {
+        let a = Bytes::new(vec![1u8, 2, 3, 4]);
+        let b = Bytes::new(vec![1u8, 2, 3, 4]);
+        let c = Bytes::new(vec![9u8; 4]);
+        let mut s = Split::default();
+        assert_eq!(s.add("p0", DType::F32, &[1], &a), 0);
+        assert_eq!(s.add("p1", DType::I32, &[1], &b), 0);
+        assert_eq!(s.add("p2", DType::F32, &[1], &c), 1);
+        assert_eq!(s.files[0].names, vec!["p0", "p1"]);
+        assert_eq!(s.files[0].id.len(), 17);
+        assert_eq!(s.files[0].id, id_for(&[1, 2, 3, 4]));
+    }
+}

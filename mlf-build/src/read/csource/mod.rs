@@ -1,0 +1,149 @@
+//! A scanner for TVM-generated C: which functions and globals a file defines (and whether they
+//! are `static`), function parameter lists, `TVMBackendAllocWorkspace` sizes per function, the
+//! calls each function makes, `#include`s, and the `_lookup_linked_param` table.
+//!
+//! What it finds is the model's description of the C ([`CFile`]). It is not a C parser. It tokenises (skipping comments, string and character literals, and
+//! `#ifdef __cplusplus` regions) and reads top-level items by bracket structure, which is enough
+//! for the regular shape of TVM's output. It never fails: unreadable items are skipped.
+
+mod items;
+mod tokens;
+
+pub use tokens::parse_c_int;
+
+use crate::model::CFile;
+
+impl CFile {
+    /// Scans C source text.
+    pub fn scan(text: &str) -> CFile {
+        let mut file = CFile::default();
+        if let Some(first) = text.lines().next() {
+            if let Some(t) = first.trim().strip_prefix("// tvm target:") {
+                file.target_comment = Some(t.trim().to_string());
+            }
+        }
+        let (toks, spans) = tokens::tokenize(text, &mut file.includes);
+        items::parse_items(&toks, &spans, &mut file);
+        file
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"// tvm target: c -keys=cpu
+#define TVM_EXPORTS
+#include "tvm/runtime/c_runtime_api.h"
+#include <math.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+static const float __attribute__((section(".rodata.tvm"), aligned(16))) fused_constant[4] = { 0x1p-1f, 2.0f, 3, 4 };
+void* __tvm_module_ctx = NULL;
+__attribute__((section(".bss.noinit.tvm"), aligned(16)))
+static uint8_t global_workspace[228];
+TVM_DLL int32_t tvmgen_default_fused_add(float* p0, float* T_add);
+TVM_DLL int32_t tvmgen_default_fused_add(float* p0, float* T_add) {
+  void* w = TVMBackendAllocWorkspace(1, dev_id, (uint64_t)1024, 2, 32);
+  if (w == NULL) { return -1; }
+  for (int32_t i = 0; i < 4; ++i) { T_add[i] = p0[i] + ((float*)fused_constant)[i]; }
+  if (TVMBackendFreeWorkspace(1, dev_id, w) != 0) { return -1; }
+  return 0;
+}
+static int32_t helper(void) { return 0; }
+int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_default_outputs* outputs) {return tvmgen_default___tvm_main__(inputs->pixels,outputs->output);
+}
+#ifdef __cplusplus
+}
+#endif
+"#;
+
+    #[test]
+    fn scans_definitions_globals_and_allocs() {
+        let f = CFile::scan(SAMPLE);
+        assert_eq!(f.target_comment.as_deref(), Some("c -keys=cpu"));
+        assert_eq!(f.includes.len(), 2);
+        let add = f.definition("tvmgen_default_fused_add").unwrap();
+        assert_eq!(add.params.len(), 2);
+        assert_eq!(add.params[0].ty, "float*");
+        assert_eq!(add.params[1].name, "T_add");
+        assert_eq!(add.workspace_allocs, vec![Some(1024)]);
+        assert!(!add.is_static);
+        assert!(f.definition("helper").unwrap().is_static);
+        let run = f.definition("tvmgen_default_run").unwrap();
+        assert_eq!(run.calls[0].callee, "tvmgen_default___tvm_main__");
+        assert_eq!(run.calls[0].args, vec!["inputs->pixels", "outputs->output"]);
+        let exported: Vec<_> = f.exported_symbols().collect();
+        assert_eq!(exported, vec!["tvmgen_default_fused_add", "tvmgen_default_run", "__tvm_module_ctx"]);
+        let ws = f.globals.iter().find(|g| g.name == "global_workspace").unwrap();
+        assert_eq!(ws.array_len, Some(228));
+        assert!(ws.is_static);
+        assert_eq!(ws.aligned, Some(16));
+        let c = f.globals.iter().find(|g| g.name == "fused_constant").unwrap();
+        assert_eq!(c.array_len, Some(4));
+    }
+
+    #[test]
+    fn reads_linked_param_table() {
+        let src = "TVM_DLL int32_t _lookup_linked_param(void* args, int* arg_type_ids, int num_args, void* out_ret_value, int* out_ret_tcode, void* resource_handle) {\n switch (((int64_t*) args)[0]) {\n default: out_ret_tcode[0] = 4; return 0;\n case 10: ((uint64_t*)out_ret_value)[0] = (uint64_t) (uintptr_t) __tvm_param__p7; out_ret_tcode[0] = 3; return 0;\n case 3: ((uint64_t*)out_ret_value)[0] = (uint64_t) (uintptr_t) __tvm_param__p1; return 0;\n }\n}\n";
+        let f = CFile::scan(src);
+        assert_eq!(f.linked_params.get(&10).map(String::as_str), Some("__tvm_param__p7"));
+        assert_eq!(f.linked_params.get(&3).map(String::as_str), Some("__tvm_param__p1"));
+        assert!(f.definition("_lookup_linked_param").unwrap().is_packed());
+    }
+
+    #[test]
+    fn removes_items_with_their_attributes() {
+        let src = "#include <x.h>\n__attribute__((section(\".rodata.tvm\"), ))\nstatic struct global_const_workspace {\n  float a[2] __attribute__((aligned(16)));\n} global_const_workspace = {\n  .a = {1.0f, 2.0f},\n};// of total size 8 bytes\n__attribute__((section(\".bss.noinit.tvm\"), aligned(16)))\nstatic uint8_t global_workspace[32];\nTVM_DLL int32_t tvmgen_default___tvm_main__(float* a, float* b, uint8_t* c, uint8_t* d);\nint32_t tvmgen_default_run(struct tvmgen_default_inputs* i, struct tvmgen_default_outputs* o) {\n  return tvmgen_default___tvm_main__(i->a, o->b, &global_const_workspace, &global_workspace);\n}\n";
+        let f = CFile::scan(src);
+        let out = f.without_items(src, &["global_const_workspace", "global_workspace", "tvmgen_default_run"]);
+        assert!(!out.contains("global_const_workspace ="), "{out}");
+        assert!(!out.contains("global_workspace[32]"), "{out}");
+        assert!(!out.contains("tvmgen_default_run("), "{out}");
+        assert!(!out.contains("section"), "{out}");
+        assert!(out.contains("tvmgen_default___tvm_main__(float* a"), "{out}");
+        assert!(out.contains("#include <x.h>"));
+        // What is left still scans to the main's prototype only.
+        let again = CFile::scan(&out);
+        assert!(again.globals.is_empty());
+        assert_eq!(again.functions.len(), 1);
+    }
+
+    #[test]
+    fn integers_are_read_as_c_reads_them() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("10", Some(10)),
+            ("010", Some(8)),
+            ("0x1F", Some(31)),
+            ("0X1f", Some(31)),
+            ("255u", Some(255)),
+            ("1024UL", Some(1024)),
+            ("16ull", Some(16)),
+            ("7LU", Some(7)),
+            ("0777", Some(511)),
+            ("18446744073709551615ULL", Some(u64::MAX)),
+            ("18446744073709551616", None),
+            ("08", None),
+            ("0x", None),
+            ("1.5", None),
+            ("1e3", None),
+            ("+1", None),
+            ("1uu", None),
+            ("1lul", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_c_int(text), want, "{text}");
+        }
+        let f = CFile::scan("static const float fused_constant[010];\n");
+        assert_eq!(f.globals[0].array_len, Some(8));
+    }
+
+    #[test]
+    fn never_panics_on_garbage() {
+        for s in ["{{{", ")))(", "int f(", "#include", "\"unterminated", "/* open", "static x[", "a b c = { ;", "'"] {
+            let _ = CFile::scan(s);
+        }
+    }
+}
