@@ -265,7 +265,7 @@ fn check_model(
     }
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if matches!(desc.executor, Executor::Kmodel(_)) {
-        let report = MemoryReport::from_description(&desc, &name, target, entry.module.as_deref(), None)?;
+        let report = mlf_build::backend::memory_report(&desc, &name, target, entry.module.as_deref(), None)?;
         return Ok((report, desc));
     }
     pb.set_message(format!("planning memory and compiling C for {target}"));

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use mlf_build::Error;
-use mlf_build::cli::svg::Picture;
+
 use mlf_build::support::size::human;
 
 use crate::io_error::InFile;
@@ -27,7 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Error> {
     let desc = mlf_build::open_with(&args.model, &mlf_build::read::mlf::MlfOptions { module: args.module.clone() })?;
     let name = desc.default_module_name(&args.model);
-    let picture = Picture::of(&desc, &name)?;
+    let picture = mlf_build::cli::svg::picture(&desc, &name)?;
     let (col, peak) = picture.peak();
     println!("{}", picture.title);
     println!(

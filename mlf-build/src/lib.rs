@@ -14,6 +14,7 @@
 #![allow(clippy::needless_doctest_main)]
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod build;
 pub mod cli;
 pub mod codegen;

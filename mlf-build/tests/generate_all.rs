@@ -115,9 +115,8 @@ fn generate_mlf(out: &Path) {
 fn generate_kmodel(out: &Path, scratch: &Path) {
     for (case, path) in kmodel_cases(scratch) {
         let dir = out.join("kmodel").join(&case);
-        let text = mlf_build::open(&path)
-            .and_then(|desc| mlf_build::codegen::kmodel::module_tokens(&desc, &path))
-            .and_then(|tokens| mlf_build::codegen::pretty(&tokens, ""));
+        let text = mlf_build::build::include::kmodel_module(&path, path.to_str().unwrap())
+            .and_then(|(_, tokens)| mlf_build::codegen::pretty(&tokens, ""));
         match text {
             Ok(text) => write(&dir.join("module.rs"), text),
             Err(e) => write(&dir.join("error.txt"), e.to_string()),
@@ -161,7 +160,7 @@ fn generate_inspect(out: &Path, scratch: &Path) {
         }
         if let Ok(desc) = mlf_build::open(&path) {
             let name = desc.default_module_name(&path);
-            match mlf_build::plan::report::MemoryReport::from_description(&desc, &name, TARGET, None, None) {
+            match mlf_build::backend::memory_report(&desc, &name, TARGET, None, None) {
                 Ok(r) => write(&dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()),
                 Err(e) => write(&dir.join("report-error.txt"), e.to_string()),
             }

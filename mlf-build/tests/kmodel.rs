@@ -58,7 +58,7 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
                     other => panic!("{other}: read"),
                 };
                 assert!(d.blockers[0].contains(want), "{}: {:?}", c.name, d.blockers);
-                assert!(mlf_build::codegen::kmodel::module_tokens(&d, &p).is_err());
+                assert!(mlf_build::build::include::kmodel_module(&p, "x").is_err());
             }
             Err(e) => {
                 let ErrorKind::Kmodel(k) = &e.kind else { panic!("{}: {e}", c.name) };
@@ -103,7 +103,7 @@ fn v5_is_described_with_a_blocker_and_codegen_refuses_it() {
     let v5 = k.v5.as_ref().unwrap();
     assert_eq!(v5.modules[0].kind, "stackvm");
     assert_eq!(v5.modules[0].sections.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), [".rdata", ".text"]);
-    let e = mlf_build::codegen::kmodel::module_tokens(&d, &p).unwrap_err();
+    let e = mlf_build::build::include::kmodel_module(&p, "x").unwrap_err();
     assert!(e.to_string().contains("V5"), "{e}");
 }
 
@@ -153,7 +153,7 @@ fn report_json_keeps_the_common_keys() {
 #[test]
 fn generated_module_snapshot() {
     let dir = tempfile::tempdir().unwrap();
-    let d = mlf_build::open(write(dir.path(), "tiny.kmodel", &v3_fc())).unwrap();
-    let tokens = mlf_build::codegen::kmodel::module_tokens(&d, Path::new("/models/tiny.kmodel")).unwrap();
+    let path = write(dir.path(), "tiny.kmodel", &v3_fc());
+    let (_, tokens) = mlf_build::build::include::kmodel_module(&path, "/models/tiny.kmodel").unwrap();
     insta::assert_snapshot!(mlf_build::codegen::pretty(&tokens, "").unwrap());
 }

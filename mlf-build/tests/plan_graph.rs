@@ -7,10 +7,8 @@ use mlf_fixtures::{fixtures_or_skip, mlf_fixtures};
 
 fn check(path: &std::path::Path, name: &str) {
     let desc = mlf_build::open(path).unwrap();
-    if !matches!(desc.executor, Executor::Graph(_)) {
-        return;
-    }
-    let p = plan(&desc, 16).unwrap();
+    let Executor::Graph(g) = &desc.executor else { return };
+    let p = plan(&desc, g, 16).unwrap();
     eprintln!(
         "{name:<42} arena {:>7} ({:<10}) storage-id layout {:>7} | TVM: storage {:>7} (params {:>7}, inputs {:>5}, activations {:>7}) + workspace {:>6}",
         p.arena_bytes,

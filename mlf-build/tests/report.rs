@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use mlf_build::build::measure::measure_library;
-use mlf_build::plan::report::MemoryReport;
 
 fn digits() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar")
@@ -16,7 +15,7 @@ const HOST: &str = if cfg!(target_os = "macos") { "aarch64-apple-darwin" } else 
 #[test]
 fn digits_report_from_the_description() {
     let desc = mlf_build::open(digits()).unwrap();
-    let mut r = MemoryReport::from_description(&desc, "digits", "TARGET", None, None).unwrap();
+    let mut r = mlf_build::backend::memory_report(&desc, "digits", "TARGET", None, None).unwrap();
     r.file = "digits.tar".into();
     insta::assert_snapshot!(serde_json::to_string_pretty(&r).unwrap());
 }
@@ -55,7 +54,7 @@ fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
     let path = fx.join("mlf/kws-int8-aot-usmp/model.tar");
     let desc = mlf_build::open(&path).unwrap();
     // Without compiling: the pools come from the description.
-    let r = MemoryReport::from_description(&desc, "kws", HOST, None, None).unwrap();
+    let r = mlf_build::backend::memory_report(&desc, "kws", HOST, None, None).unwrap();
     assert_eq!(r.ram.usmp_pool, 56192);
     assert_eq!(r.ram.c_data, 56192);
     assert_eq!(r.flash.rodata, 53296);

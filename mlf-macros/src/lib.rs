@@ -122,17 +122,10 @@ impl<T> PopSingle<T> for Vec<T> {
     }
 }
 
-fn module_name(args: &Args, desc: &mlf_build::ModelDesc, path: &Path) -> Ident {
-    if let Some(n) = &args.name {
-        return n.clone();
-    }
-    Ident::new(&desc.default_module_name(path), Span::call_site())
-}
-
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
-    let desc = mlf_build::open(path).map_err(|e| e.to_string())?;
-    let items = mlf_build::codegen::kmodel::module_tokens(&desc, path).map_err(|e| e.to_string())?;
-    let name = module_name(args, &desc, path);
+    let include = path.to_str().ok_or_else(|| format!("{}: model path is not UTF-8", path.display()))?;
+    let (default_name, items) = mlf_build::build::include::kmodel_module(path, include).map_err(|e| e.to_string())?;
+    let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     Ok(quote! {
         #[allow(clippy::all, dead_code)]
         pub mod #name {

@@ -234,15 +234,13 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
 }
 
-/// Every function a graph calls must be defined by the model's C or objects.
+/// Every function the model calls (a graph's operators) must be defined by its C or objects.
 fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
-    if let crate::model::Executor::Graph(g) = &desc.executor {
-        for f in &g.functions {
-            if !defined.contains(f) {
-                return Err(Error::missing(format!(
-                    "function {f} (called by the graph): neither the C sources nor the object files define it"
-                )));
-            }
+    for f in crate::backend::of(desc).required_functions() {
+        if !defined.contains(f) {
+            return Err(Error::missing(format!(
+                "function {f} (called by the graph): neither the C sources nor the object files define it"
+            )));
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 
 pub mod budget;
 pub mod compile;
-pub mod constant_pool;
+pub mod include;
 pub mod layout;
 pub mod manifest;
 pub mod measure;

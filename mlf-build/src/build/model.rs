@@ -17,18 +17,17 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compile::{self, CompileJob, write_if_changed};
-use super::constant_pool::take_out_constant_pool;
 use super::layout::{Sidecar, fingerprint, model_key, placement_key};
 use super::measure::measure_library;
 use super::split_folder::write_folder;
+use crate::backend::{self, Generate, Toolchain};
 use crate::codegen;
 use crate::error::{Context, Error, Result};
-use crate::model::{Executor, Placement};
-use crate::plan;
-use crate::plan::report::{MemoryReport, PlanRef};
-use crate::plan::split::graph_split;
+use crate::model::{ModelDesc, Placement};
+use crate::plan::report::MemoryReport;
 use crate::read::mlf::MlfOptions;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
+use crate::support::names;
 
 /// Where parameters live at run time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -151,6 +150,7 @@ impl Model {
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
+        backend::of(&desc).check_build_step()?;
         let placement = match &self.params {
             Params::Embedded => None,
             Params::External { placement, .. } => Some(*placement),
@@ -172,103 +172,35 @@ impl Model {
         };
         // External parameters: the split, and for AOT the model whose C no longer holds its
         // constant pool (the C compiled and the model planned are then that one).
-        let mut rewritten = None;
-        let external = match &self.params {
-            Params::Embedded => None,
+        let (rewritten, external) = match &self.params {
+            Params::Embedded => (None, None),
             Params::External { placement, split_dir } => {
-                let split = match &desc.executor {
-                    Executor::Aot(_) => {
-                        let (d2, split) = take_out_constant_pool(&desc, &base_job).in_file(&canonical)?;
-                        rewritten = Some(d2);
-                        split
-                    }
-                    Executor::Graph(_) => graph_split(&desc).in_file(&canonical)?,
-                    Executor::Kmodel(_) => return Err(kmodel_needs_no_build(&canonical)),
-                };
+                let (rewritten, split) = backend::of(&desc).split_params(&base_job).in_file(&canonical)?;
                 if let Some(d) = split_dir {
                     write_folder(d, &desc, &split)?;
                 }
-                Some((*placement, split))
+                (rewritten, Some((*placement, split)))
             }
         };
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
-        let external_bytes: u64 = external.as_ref().map_or(0, |(_, s)| s.files.iter().map(|f| f.bytes()).sum());
-        let mut param_ram = 0;
-        let mut embedded = 0;
-        let align = code_desc.plan_align();
-        let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
-        let report =
-            |plan: PlanRef<'_>| MemoryReport::from_plan(code_desc, plan, &module, target, self.module.as_deref());
-        let (tokens, safety, arena_bytes, summary, mut unmeasured) = match &code_desc.executor {
-            Executor::Graph(_) => {
-                let plan = plan::graph::plan(code_desc, align).in_file(&canonical)?;
-                let head = format!("TVM graph executor model `{}` from {file_name}", desc.name);
-                let (params, summary) = match external {
-                    Some((placement, split)) => {
-                        param_ram = plan::params::graph_region(&plan, &split, placement).1;
-                        let summary = format!(
-                            "{head} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {external_bytes} bytes of parameters read through a ParamSource.",
-                            plan.arena_bytes,
-                        );
-                        (codegen::graph::ParamCode::External { placement, split }, summary)
-                    }
-                    None => {
-                        let mut files = Vec::new();
-                        for p in &desc.params {
-                            if p.linked.is_some() {
-                                files.push(None);
-                                continue;
-                            }
-                            let f =
-                                dir.join("params").join(format!("{}.bin", crate::support::names::sanitize(&p.name)));
-                            write_if_changed(&f, &p.data)?;
-                            embedded += p.bytes();
-                            files.push(Some(f));
-                        }
-                        let summary = format!(
-                            "{head}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {embedded} bytes of parameters in flash.",
-                            plan.arena_bytes,
-                            plan.layout,
-                            plan.tvm.storage_bytes + plan.tvm.workspace_bytes,
-                        );
-                        (codegen::graph::ParamCode::Embedded(files), summary)
-                    }
-                };
-                let cg = codegen::graph::GraphCodegen { symbol_prefix: prefix.clone(), params };
-                let tokens = codegen::graph::module_tokens(code_desc, &plan, &cg).in_file(&canonical)?;
-                (tokens, codegen::graph::SAFETY, plan.arena_bytes, summary, report(PlanRef::Graph(&plan)))
-            }
-            Executor::Aot(a) => {
-                let plan = plan::aot::plan(code_desc, align).in_file(&canonical)?;
-                let head = format!("TVM AOT model `{}` from {file_name}", desc.name);
-                let ext = external.as_ref().map(|(placement, split)| (*placement, split));
-                let tokens = codegen::aot::module_tokens(code_desc, &plan, &prefix, ext).in_file(&canonical)?;
-                let summary = match ext {
-                    Some((placement, split)) => {
-                        param_ram = plan::params::sequential(split.files.iter().map(|f| f.bytes()), align).1;
-                        format!(
-                            "{head} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
-                            plan.arena_bytes,
-                        )
-                    }
-                    None => format!(
-                        "{head} ({}): {} bytes of static RAM ({} of workspace from {}){}, {} bytes of constants compiled into the C.",
-                        a.style,
-                        plan.arena_bytes,
-                        plan.workspace_bytes,
-                        a.workspace_source,
-                        a.usmp
-                            .as_ref()
-                            .map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes))
-                            .unwrap_or_default(),
-                        desc.code.constants.iter().map(|c| c.bytes).sum::<u64>()
-                    ),
-                };
-                (tokens, codegen::aot::SAFETY, plan.arena_bytes, summary, report(PlanRef::Aot(&plan)))
-            }
-            Executor::Kmodel(_) => return Err(kmodel_needs_no_build(&canonical)),
+        let param_files = match external {
+            None => write_embedded_params(code_desc, &dir)?,
+            Some(_) => Vec::new(),
         };
-        let text = codegen::pretty(&tokens, safety)?;
+        let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
+        let generated = backend::of(code_desc)
+            .generate(&Generate {
+                symbol_prefix: &prefix,
+                external: external.as_ref().map(|(p, s)| (*p, s)),
+                param_files: &param_files,
+                module_name: &module,
+                file_name: &file_name,
+                model_file: "",
+                target,
+                mlf_module: self.module.as_deref(),
+            })
+            .in_file(&canonical)?;
+        let text = codegen::pretty(&generated.tokens, generated.safety)?;
         let header = format!(
             "// Generated by mlf-build from {} (model `{}`). Do not edit: it is rewritten by build.rs.\n\n",
             canonical.display(),
@@ -276,34 +208,53 @@ impl Model {
         );
         let rust_file = out_dir.join("mlf").join(format!("{key}.rs"));
         write_if_changed(&rust_file, format!("{header}{text}").as_bytes())?;
-        let sidecar = Sidecar { module: module.clone(), fingerprint, summary };
+        let sidecar = Sidecar { module: module.clone(), fingerprint, summary: generated.summary };
         write_if_changed(
             &out_dir.join("mlf").join(format!("{key}.json")),
             serde_json::to_string_pretty(&sidecar).expect("json").as_bytes(),
         )?;
         let library = Some(compile::compile(&CompileJob { desc: code_desc, ..base_job.clone() }).in_file(&canonical)?);
+        let embedded: u64 =
+            code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
+        let external_bytes: u64 = external.as_ref().map_or(0, |(_, s)| s.files.iter().map(|f| f.bytes()).sum());
+        let mut unmeasured = generated.report;
         unmeasured.flash.params = embedded;
-        unmeasured.ram.params = param_ram;
+        unmeasured.ram.params = generated.param_ram_bytes;
         unmeasured.external_param_bytes = external_bytes;
         unmeasured.file = canonical.clone();
         Ok(Built {
             model: canonical,
             rust_file,
             module,
-            arena_bytes,
+            arena_bytes: generated.arena_bytes,
             embedded_param_bytes: embedded,
             external_param_bytes: external_bytes,
-            param_ram_bytes: param_ram,
+            param_ram_bytes: generated.param_ram_bytes,
             library,
             unmeasured,
         })
     }
 }
 
-/// The refusal of a kmodel by the build step.
-fn kmodel_needs_no_build(path: &Path) -> Error {
-    Error::unsupported(
-        "kmodels need no build step: include_model!(\"….kmodel\") reads them directly; remove this Model::compile() call",
-    )
-    .in_file(path)
+/// Writes every parameter the C does not hold into `dir/params/<name>.bin` (the module embeds
+/// them from there) and returns, for each parameter, the path `include_bytes!` reads, or `None`
+/// when the C holds it.
+fn write_embedded_params(desc: &ModelDesc, dir: &Path) -> Result<Vec<Option<String>>> {
+    let mut files = Vec::new();
+    for p in &desc.params {
+        if p.linked.is_some() {
+            files.push(None);
+            continue;
+        }
+        let f = dir.join("params").join(format!("{}.bin", names::sanitize(&p.name)));
+        write_if_changed(&f, &p.data)?;
+        files.push(Some(f.display().to_string()));
+    }
+    Ok(files)
+}
+
+impl Toolchain for CompileJob<'_> {
+    fn static_bytes(&self, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
+        compile::extract_static_bytes(self, member, text, symbol)
+    }
 }

@@ -4,26 +4,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::backend;
 use crate::error::Result;
+use crate::model::{ModelDesc, ModelFormat, TensorInfo};
 use crate::read::detect::{self, FileKind};
 use crate::read::mlf::MlfOptions;
-
-use crate::model::{AotCall, Executor, ModelDesc, ModelFormat, TensorInfo};
-
-/// The interface name reported for a model: `packed` for graph models (kernels are packed
-/// functions), `c`, `packed` or `unpacked` for AOT entry points.
-pub fn interface(desc: &ModelDesc) -> &'static str {
-    match &desc.executor {
-        Executor::Graph(_) => "packed",
-        Executor::Aot(a) => match &a.call {
-            AotCall::CInterface { .. } => "c",
-            AotCall::Packed { .. } => "packed",
-            AotCall::Unpacked { .. } if a.header.is_some() => "c",
-            AotCall::Unpacked { .. } => "unpacked",
-        },
-        Executor::Kmodel(_) => "kmodel",
-    }
-}
 
 fn tensors(ts: &[TensorInfo]) -> Value {
     Value::Array(
@@ -48,12 +33,13 @@ pub fn report_json(desc: &ModelDesc) -> Value {
         let linked = desc.params.iter().all(|p| p.linked.is_some());
         (desc.params.len() as u64, desc.params.iter().map(|p| p.bytes()).sum::<u64>(), linked)
     };
+    let backend = backend::of(desc);
     let mut v = json!({
         "format": format,
         "version": version,
         "model_name": desc.name,
-        "executor": desc.executor.kind(),
-        "interface": interface(desc),
+        "executor": backend.kind(),
+        "interface": backend.interface(),
         "inputs": tensors(&desc.inputs),
         "outputs": tensors(&desc.outputs),
         "params": {"count": count, "bytes": bytes, "linked": linked},
@@ -69,124 +55,14 @@ pub fn report_json(desc: &ModelDesc) -> Value {
         "facts": desc.facts,
         "warnings": desc.warnings,
         "blockers": desc.blockers,
-        "external_params": match crate::plan::split::refusal(desc) {
+        "external_params": match backend.external_refusal() {
             None => json!({"possible": true}),
             Some(why) => json!({"possible": false, "why": why}),
         },
     });
-    let obj = v.as_object_mut().expect("object");
-    match &desc.executor {
-        Executor::Graph(g) => {
-            obj.insert(
-                "graph".into(),
-                json!({
-                    "nodes": g.graph.nodes.len(),
-                    "entries": g.graph.num_entries(),
-                    "operators": g.functions.len(),
-                    "calls": g.graph.nodes.iter().filter(|n| matches!(n.op, crate::model::NodeOp::Call { .. })).count(),
-                }),
-            );
-        }
-        Executor::Aot(a) => {
-            obj.insert(
-                "aot".into(),
-                json!({
-                    "call": a.call,
-                    "style": a.style,
-                    "usmp": a.usmp,
-                    "external_pools": a.external_pools,
-                    "workspace_bytes": a.workspace_bytes,
-                    "workspace_source": a.workspace_source,
-                }),
-            );
-        }
-        Executor::Kmodel(k) => {
-            obj.insert("kmodel".into(), kmodel_json(k));
-        }
-    }
+    let (key, section) = backend.inspect_json();
+    v.as_object_mut().expect("object").insert(key.into(), section);
     v
-}
-
-fn kmodel_json(k: &crate::model::KmodelExec) -> Value {
-    json!({
-        "version": k.version,
-        "compiler": k.compiler,
-        "file_bytes": k.file_bytes,
-        "model_bytes": k.model_bytes,
-        "trailing_bytes": k.trailing_bytes,
-        "header": k.header.iter().map(|(n, v)| (n.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        "ops": k.op_counts().into_iter().map(|(n, c)| json!({"op": n, "count": c})).collect::<Vec<_>>(),
-        "layers": k.steps.iter().map(|s| json!({"type": s.kind, "name": s.name, "offset": s.offset, "size": s.size, "detail": s.detail})).collect::<Vec<_>>(),
-        "memory": {
-            "main_bytes": k.main_bytes,
-            "kpu_bytes": k.kpu_bytes,
-            "kpu_rows": k.kpu_rows,
-            "scratch_bytes": k.scratch_bytes,
-            "constants_bytes": k.constants_bytes,
-        },
-        "kpu_macs": k.macs,
-        "v5": k.v5,
-    })
-}
-
-fn kmodel_table(s: &mut String, k: &crate::model::KmodelExec) {
-    let line = |s: &mut String, key: &str, v: String| s.push_str(&format!("{key:<12} {v}\n"));
-    line(s, "compiler", format!("{} (kmodel V{})", k.compiler, k.version));
-    line(
-        s,
-        "size",
-        format!(
-            "{} bytes of model, {} bytes of file, {} trailing bytes",
-            k.model_bytes, k.file_bytes, k.trailing_bytes
-        ),
-    );
-    line(s, "header", k.header.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" "));
-    if let Some(v5) = &k.v5 {
-        line(
-            s,
-            "layout",
-            format!(
-                "{} header, alignment {}, entry module {}",
-                if v5.new_layout { "nncase v1.0.0+" } else { "pre-Aug-2021" },
-                v5.alignment,
-                v5.entry_module
-            ),
-        );
-        for (i, m) in v5.modules.iter().enumerate() {
-            s.push_str(&format!(
-                "  module {i}: {} v{}, {} bytes, {} functions\n",
-                m.kind, m.version, m.size, m.functions
-            ));
-            for (loc, size) in &m.mempools {
-                s.push_str(&format!("    mempool location {loc}: {size} bytes\n"));
-            }
-            for (name, flags, size) in &m.sections {
-                s.push_str(&format!(
-                    "    section {name:<10} {size} bytes{}\n",
-                    if flags & 1 != 0 { " (merged into .rdata)" } else { "" }
-                ));
-            }
-        }
-        return;
-    }
-    line(
-        s,
-        "ram",
-        format!(
-            "main memory {} bytes, KPU RAM {} bytes ({} rows of 64), scratch {} bytes; total static {} bytes",
-            k.main_bytes,
-            k.kpu_bytes,
-            k.kpu_rows,
-            k.scratch_bytes,
-            k.main_bytes + k.kpu_bytes + k.scratch_bytes
-        ),
-    );
-    line(s, "kpu", format!("{} multiply-accumulates per inference", k.macs));
-    line(s, "ops", k.op_counts().iter().map(|(n, c)| format!("{n} x{c}")).collect::<Vec<_>>().join(", "));
-    s.push_str(&format!("\n{}\n", if k.version == 3 { "layers" } else { "nodes" }));
-    for (i, st) in k.steps.iter().enumerate() {
-        s.push_str(&format!("  {i:<4} {:<26} @{:<8} {:>8} B  {}\n", st.name, st.offset, st.size, st.detail));
-    }
 }
 
 /// A human-readable summary.
@@ -200,11 +76,9 @@ pub fn report_table(desc: &ModelDesc) -> String {
     line(&mut s, "file", desc.path.display().to_string());
     line(&mut s, "format", fmt);
     line(&mut s, "model", desc.name.clone());
-    line(&mut s, "executor", format!("{} (interface: {})", desc.executor.kind(), interface(desc)));
-    if let Executor::Aot(a) = &desc.executor {
-        line(&mut s, "entry", a.style.clone());
-        line(&mut s, "workspace", format!("{} bytes ({})", a.workspace_bytes, a.workspace_source));
-    }
+    let backend = backend::of(desc);
+    line(&mut s, "executor", format!("{} (interface: {})", backend.kind(), backend.interface()));
+    backend.inspect_head(&mut s);
     for t in &desc.targets {
         line(&mut s, "target", t.trim().to_string());
     }
@@ -230,47 +104,7 @@ pub fn report_table(desc: &ModelDesc) -> String {
     table(&mut s, "inputs", &desc.inputs);
     table(&mut s, "outputs", &desc.outputs);
     s.push('\n');
-    let kmodel = matches!(desc.executor, Executor::Kmodel(_));
-    if kmodel {
-        // Parameters, C code and metadata memory do not apply: the kmodel section says it all.
-    } else if desc.params.is_empty() {
-        let c = &desc.code.constants;
-        line(
-            &mut s,
-            "parameters",
-            format!(
-                "{} constant arrays compiled into the C, {} bytes",
-                c.len(),
-                c.iter().map(|c| c.bytes).sum::<u64>()
-            ),
-        );
-    } else {
-        let linked = desc.params.iter().filter(|p| p.linked.is_some()).count();
-        line(
-            &mut s,
-            "parameters",
-            format!(
-                "{} tensors, {} bytes{}",
-                desc.params.len(),
-                desc.params.iter().map(|p| p.bytes()).sum::<u64>(),
-                if linked > 0 { format!(" ({linked} linked into the C)") } else { String::new() }
-            ),
-        );
-    }
-    if !kmodel {
-        line(
-            &mut s,
-            "memory",
-            format!(
-                "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
-                desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
-            ),
-        );
-        line(&mut s, "code", format!("{} C files, {} object files", desc.code.sources.len(), desc.code.objects.len()));
-    }
-    if let Executor::Kmodel(k) = &desc.executor {
-        kmodel_table(&mut s, k);
-    }
+    backend.inspect_body(&mut s);
     if !desc.facts.is_empty() {
         s.push_str("\ninferred\n");
         for f in &desc.facts {
@@ -280,14 +114,7 @@ pub fn report_table(desc: &ModelDesc) -> String {
     for w in &desc.warnings {
         s.push_str(&format!("warning: {w}\n"));
     }
-    if !matches!(desc.executor, Executor::Kmodel(_)) {
-        match crate::plan::split::refusal(desc) {
-            None => {
-                s.push_str("external     parameters can be split from the code (Params::External, cargo mlf split)\n")
-            }
-            Some(why) => s.push_str(&format!("external     parameters cannot be external: {why}\n")),
-        }
-    }
+    backend.inspect_tail(&mut s);
     for b in &desc.blockers {
         s.push_str(&format!("cannot build: {b}\n"));
     }

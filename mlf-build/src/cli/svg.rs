@@ -6,64 +6,17 @@
 use svg::Document;
 use svg::node::element::{Group, Line, Rectangle, Text, Title};
 
-use crate::error::{Context, Error, Result};
-use crate::model::{Executor, ModelDesc};
-use crate::plan;
+use crate::backend::{self, BoxKind, Picture};
+use crate::error::Result;
+use crate::model::ModelDesc;
 use crate::support::size::human;
 
-/// What is drawn: columns (operator calls) and boxes in the arena.
-#[derive(Clone, Debug, Default)]
-pub struct Picture {
-    /// Title line.
-    pub title: String,
-    /// One label per column (operator function, or `run` for AOT).
-    pub columns: Vec<String>,
-    /// Arena boxes.
-    pub boxes: Vec<PlanBox>,
-    /// Arena bytes.
-    pub arena: u64,
-    /// Flash items: label and bytes.
-    pub flash: Vec<(String, u64)>,
-    /// What the flash bar holds (`parameters`, `constants in the C`).
-    pub flash_caption: String,
-}
-
-/// One buffer in the arena.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlanBox {
-    /// What it is (shown as a tooltip).
-    pub label: String,
-    /// Offset in the arena.
-    pub offset: u64,
-    /// Bytes.
-    pub size: u64,
-    /// First column it is live in.
-    pub first: usize,
-    /// Last column it is live in.
-    pub last: usize,
-    /// What it is (decides its colour).
-    pub kind: BoxKind,
-}
-
-/// What a box of the picture is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BoxKind {
-    /// A tensor (activation or output) in the arena.
-    Tensor,
-    /// Operator scratch (`TVMBackendAllocWorkspace`) in the arena.
-    Scratch,
-    /// Static RAM inside the model's C (an AOT USMP workspace pool), drawn above the arena.
-    CPool,
-}
-
-impl BoxKind {
-    /// The fill colour of a box of this kind (tensors take the hue `tensor_hue`, in degrees).
-    fn fill(self, tensor_hue: usize) -> String {
-        match self {
-            BoxKind::Scratch => "#f4a261".to_string(),
-            BoxKind::CPool => "#adb5bd".to_string(),
-            BoxKind::Tensor => format!("hsl({tensor_hue}, 55%, 72%)"),
-        }
+/// The fill colour of a box of `kind` (tensors take the hue `tensor_hue`, in degrees).
+fn fill(kind: BoxKind, tensor_hue: usize) -> String {
+    match kind {
+        BoxKind::Scratch => "#f4a261".to_string(),
+        BoxKind::CPool => "#adb5bd".to_string(),
+        BoxKind::Tensor => format!("hsl({tensor_hue}, 55%, 72%)"),
     }
 }
 
@@ -74,148 +27,11 @@ fn swatch(x: f64, y: f64, kind: BoxKind) -> Rectangle {
         .set("y", y - 10.0)
         .set("width", 14)
         .set("height", 10)
-        .set("fill", kind.fill(200))
+        .set("fill", fill(kind, 200))
         .set("stroke", "#1d3557")
 }
 
 impl Picture {
-    /// The picture of `desc`'s plan (planned as the builder plans it). `name` is the module
-    /// name shown in the title. Kmodels are not planned at build time: an error says so.
-    pub fn of(desc: &ModelDesc, name: &str) -> Result<Picture> {
-        let align = desc.plan_align();
-        match &desc.executor {
-            Executor::Graph(_) => {
-                let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
-                let n = p.calls.len().max(1);
-                // Node id → column: a buffer live from node `a` to node `b` covers the calls
-                // whose node lies in [a, b].
-                let first_col = |node: usize| p.calls.iter().position(|c| c.node >= node).unwrap_or(n - 1);
-                let last_col = |node: usize| p.calls.iter().rposition(|c| c.node <= node).unwrap_or(0);
-                let boxes = p
-                    .buffers
-                    .iter()
-                    .filter(|b| b.size > 0)
-                    .map(|b| {
-                        let (f, l) = (first_col(b.first), last_col(b.last));
-                        PlanBox {
-                            label: b.label.clone(),
-                            offset: b.offset,
-                            size: b.size,
-                            first: f.min(l),
-                            last: l.max(f),
-                            kind: if b.scratch { BoxKind::Scratch } else { BoxKind::Tensor },
-                        }
-                    })
-                    .collect();
-                let (flash, flash_caption) = if desc.params.iter().any(|p| p.linked.is_none()) {
-                    (
-                        desc.params
-                            .iter()
-                            .filter(|p| p.linked.is_none())
-                            .map(|p| (p.name.clone(), p.bytes()))
-                            .collect(),
-                        "parameters in flash".to_string(),
-                    )
-                } else {
-                    (
-                        desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),
-                        "constants in the C (flash)".to_string(),
-                    )
-                };
-                Ok(Picture {
-                    title: format!(
-                        "{name}: graph executor, {} operator calls, arena {} bytes ({} layout; TVM's executor: {} bytes)",
-                        p.calls.len(),
-                        p.arena_bytes,
-                        p.layout,
-                        p.tvm.storage_bytes + p.tvm.workspace_bytes
-                    ),
-                    columns: p.calls.iter().map(|c| c.func.clone()).collect(),
-                    boxes,
-                    arena: p.arena_bytes,
-                    flash,
-                    flash_caption,
-                })
-            }
-            Executor::Aot(a) => {
-                let p = plan::aot::plan(desc, align).in_file(&desc.path)?;
-                let mut boxes = Vec::new();
-                if p.workspace_bytes > 0 {
-                    boxes.push(PlanBox {
-                        label: format!(
-                            "TVMBackendAllocWorkspace window ({} bytes from {}, {} of alignment slack)",
-                            p.tvm_workspace_bytes, a.workspace_source, p.slack_bytes
-                        ),
-                        offset: 0,
-                        size: p.workspace_bytes,
-                        first: 0,
-                        last: 0,
-                        kind: BoxKind::Scratch,
-                    });
-                }
-                for (t, off) in desc.outputs.iter().zip(&p.outputs) {
-                    boxes.push(PlanBox {
-                        label: format!("output {}", t.name),
-                        offset: *off,
-                        size: t.bytes(),
-                        first: 0,
-                        last: 0,
-                        kind: BoxKind::Tensor,
-                    });
-                }
-                for (pool, off, bytes) in &p.pools {
-                    boxes.push(PlanBox {
-                        label: format!("pool {pool}"),
-                        offset: *off,
-                        size: *bytes,
-                        first: 0,
-                        last: 0,
-                        kind: BoxKind::Tensor,
-                    });
-                }
-                if let Some(u) = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0) {
-                    boxes.push(PlanBox {
-                        label: "USMP workspace pool compiled into the C (a static of its own, drawn above the arena)"
-                            .into(),
-                        offset: p.arena_bytes,
-                        size: u.workspace_bytes,
-                        first: 0,
-                        last: 0,
-                        kind: BoxKind::CPool,
-                    });
-                }
-                let usmp = a
-                    .usmp
-                    .as_ref()
-                    .map(|u| format!(" + USMP pool inside the C: {} bytes", u.workspace_bytes))
-                    .unwrap_or_default();
-                Ok(Picture {
-                    title: format!("{name}: AOT executor ({}), arena {} bytes{usmp}", a.call.symbol(), p.arena_bytes),
-                    columns: vec![a.call.symbol().to_string()],
-                    boxes,
-                    arena: p.arena_bytes,
-                    flash: desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),
-                    flash_caption: "constants in the C (flash)".into(),
-                })
-            }
-            Executor::Kmodel(_) => {
-                Err(Error::unsupported("kmodel: not planned by the build step, so there is no plan to draw")
-                    .in_file(&desc.path))
-            }
-        }
-    }
-
-    /// Live bytes per column and the column where they peak.
-    pub fn peak(&self) -> (usize, u64) {
-        let mut live = vec![0u64; self.columns.len().max(1)];
-        for b in &self.boxes {
-            for l in live.iter_mut().take(b.last + 1).skip(b.first) {
-                *l += b.size;
-            }
-        }
-        live.iter().enumerate().max_by_key(|&(i, &v)| (v, std::cmp::Reverse(i))).map(|(i, &v)| (i, v)).unwrap_or((0, 0))
-    }
-
     /// The SVG document.
     pub fn to_svg(&self) -> String {
         const W: f64 = 1100.0;
@@ -280,7 +96,7 @@ impl Picture {
             let (bx0, bx1) = (x0 + b.first as f64 * cw, x0 + (b.last + 1) as f64 * cw);
             let (top, bottom) = (y_of(b.offset + b.size), y_of(b.offset));
             let h = (bottom - top).max(1.0);
-            let fill = b.kind.fill((i * 47) % 360);
+            let fill = fill(b.kind, (i * 47) % 360);
             let tip = format!(
                 "{}: offset {}, {} bytes, live over call{} {}",
                 b.label,
@@ -431,12 +247,19 @@ fn short(name: &str, max: usize) -> String {
 /// The SVG picture of `desc`'s static memory plan (see [`Picture`]); `name` is the model's
 /// module name, shown in the title.
 pub fn plan_svg(desc: &ModelDesc, name: &str) -> Result<String> {
-    Ok(Picture::of(desc, name)?.to_svg())
+    Ok(picture(desc, name)?.to_svg())
+}
+
+/// The picture of `desc`'s memory plan, planned as the build plans it (`name`: the module name,
+/// shown in the title). Kmodels are not planned at build time: an error says so.
+pub fn picture(desc: &ModelDesc, name: &str) -> Result<Picture> {
+    backend::of(desc).picture(name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::PlanBox;
 
     #[test]
     fn peak_is_the_column_with_most_live_bytes() {

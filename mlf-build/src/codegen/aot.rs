@@ -9,7 +9,7 @@ use super::common::{self, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::Placement;
-use crate::model::{AotCall, Executor, ModelDesc};
+use crate::model::{AotCall, AotExec, ModelDesc};
 use crate::plan::aot::AotPlan;
 use crate::plan::split::Split;
 
@@ -23,11 +23,11 @@ pub const SAFETY: &str = "the entry point is the model's own (found among the C 
 /// with; `external` is set when the constant pool is read through a `ParamSource`.
 pub fn module_tokens(
     desc: &ModelDesc,
+    a: &AotExec,
     plan: &AotPlan,
     symbol_prefix: &str,
     external: Option<(Placement, &Split)>,
 ) -> Result<TokenStream> {
-    let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }

@@ -123,8 +123,8 @@ pub fn shape_statics<'a>(
 }
 
 /// The embedded copy of parameter bytes: `static P<k>: Aligned<N> = Aligned(*include_bytes!(…))`.
-pub fn embedded_param(ident_name: &proc_macro2::Ident, path: &std::path::Path, bytes: u64, doc: &str) -> TokenStream {
-    let p = path.display().to_string();
+pub fn embedded_param(ident_name: &proc_macro2::Ident, path: &str, bytes: u64, doc: &str) -> TokenStream {
+    let p = path;
     let n = lit(bytes);
     quote! {
         #[doc = #doc]

@@ -2,7 +2,6 @@
 //! entry to its planned place and calls each operator through the packed ABI.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -11,39 +10,36 @@ use super::common::{self, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::Placement;
-use crate::model::{Executor, ModelDesc};
+use crate::model::{GraphExec, ModelDesc};
 use crate::plan::graph::{GraphPlan, Slot};
 use crate::plan::split::Split;
 
 /// What the generator needs besides the model and its plan.
-#[derive(Clone, Debug)]
-pub struct GraphCodegen {
+#[derive(Clone, Copy, Debug)]
+pub struct GraphCodegen<'a> {
     /// Prefix the model's C symbols were renamed with (`mlf_<hash>_`).
-    pub symbol_prefix: String,
+    pub symbol_prefix: &'a str,
     /// Where the parameters live.
-    pub params: ParamCode,
+    pub params: ParamCode<'a>,
 }
 
 /// Where a generated module finds its parameters.
-#[derive(Clone, Debug)]
-pub enum ParamCode {
+#[derive(Clone, Copy, Debug)]
+pub enum ParamCode<'a> {
     /// In the program image: for each parameter of the model (by index), the aligned file its
     /// bytes were written to, or `None` when the C already holds it (linked).
-    Embedded(Vec<Option<PathBuf>>),
+    Embedded(&'a [Option<String>]),
     /// Read at run time through a `ParamSource`.
     External {
         /// Resident or streamed.
         placement: Placement,
         /// The parameter files.
-        split: Split,
+        split: &'a Split,
     },
 }
 
-pub use crate::plan::params::staging_bytes;
-
 /// Generates the module items.
-pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> Result<TokenStream> {
-    let Executor::Graph(g) = &desc.executor else { return Err(Error::invalid("not a graph-executor model")) };
+pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &GraphCodegen<'_>) -> Result<TokenStream> {
     let graph = &g.graph;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -96,7 +92,7 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
     let mut param_ids = BTreeMap::new();
     let mut resident_offsets: Vec<u64> = Vec::new();
     let mut param_region = 0u64;
-    match &cg.params {
+    match cg.params {
         ParamCode::Embedded(files) => {
             for (k, p) in desc.params.iter().enumerate() {
                 if let Some(Some(path)) = files.get(k) {
@@ -126,11 +122,11 @@ pub fn module_tokens(desc: &ModelDesc, plan: &GraphPlan, cg: &GraphCodegen) -> R
                     .join("; ")
             );
             param_items.push(common::param_refs(split, &doc));
-            (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, *placement);
+            (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, placement);
         }
     }
-    let external = match &cg.params {
-        ParamCode::External { placement, split } => Some((*placement, split)),
+    let external = match cg.params {
+        ParamCode::External { placement, split } => Some((placement, split)),
         ParamCode::Embedded(_) => None,
     };
 
@@ -305,6 +301,7 @@ fn rust_fn_ident(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Executor;
     use crate::plan::graph::CopyIn;
 
     fn digits() -> ModelDesc {
@@ -317,13 +314,18 @@ mod tests {
     #[test]
     fn external_parameter_copied_into_the_arena_is_refused() {
         let desc = digits();
-        let mut plan = crate::plan::graph::plan(&desc, 16).unwrap();
+        let Executor::Graph(g) = &desc.executor else { panic!("a graph model") };
+        let mut plan = crate::plan::graph::plan(&desc, g, 16).unwrap();
         plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
         for placement in [Placement::Resident, Placement::Streamed] {
-            let split = crate::plan::split::graph_split(&desc).unwrap();
+            let mut split = Split::default();
+            for p in &desc.params {
+                let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
+                split.of_param.push(k);
+            }
             let cg =
-                GraphCodegen { symbol_prefix: "mlf_test_".into(), params: ParamCode::External { placement, split } };
-            let e = module_tokens(&desc, &plan, &cg).unwrap_err().to_string();
+                GraphCodegen { symbol_prefix: "mlf_test_", params: ParamCode::External { placement, split: &split } };
+            let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
             assert!(e.contains("external parameter shares storage with an activation"), "{e}");
         }
     }

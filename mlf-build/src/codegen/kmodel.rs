@@ -7,14 +7,12 @@
 //! time it is parsed once, on the first `run()`, into a table of decoded steps (a `Plan`)
 //! that later runs reuse. The generated code contains no `unsafe`.
 
-use std::path::Path;
-
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::codegen::ident;
 use crate::error::{Error, Result};
-use crate::model::{Executor, ModelDesc, TensorInfo};
+use crate::model::{KmodelExec, ModelDesc, TensorInfo};
 use crate::support::dtype::DType;
 use crate::support::names::const_ident;
 
@@ -28,22 +26,18 @@ fn elem(t: &TensorInfo) -> Result<TokenStream> {
     }
 }
 
-/// The items of the module `include_model!` emits for a kmodel at `path` (absolute).
-pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
-    let Executor::Kmodel(k) = &desc.executor else {
-        return Err(Error::invalid("not a kmodel description (a bug in mlf)"));
-    };
+/// The items of the module `include_model!` emits for a kmodel: `include_path` is the path
+/// `include_bytes!` reads the file from, `file_name` the file's name (for documentation).
+pub fn module_tokens(desc: &ModelDesc, k: &KmodelExec, include_path: &str, file_name: &str) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
-        return Err(Error::unsupported(desc.blockers.join("; ")).in_file(path));
+        return Err(Error::unsupported(desc.blockers.join("; ")));
     }
     let [input] = desc.inputs.as_slice() else {
-        return Err(Error::invalid(format!("a kmodel takes one input, this description has {}", desc.inputs.len()))
-            .in_file(path));
+        return Err(Error::invalid(format!("a kmodel takes one input, this description has {}", desc.inputs.len())));
     };
     let name = &desc.name;
     let lit = Literal::usize_unsuffixed;
     let version = Literal::u32_unsuffixed(k.version);
-    let path_str = path.to_str().ok_or_else(|| Error::invalid("model path is not UTF-8").in_file(path))?;
     let file_len = lit(k.file_bytes as usize);
     let main = lit((k.main_bytes as usize).div_ceil(8) * 8);
     let kpu = lit(k.kpu_bytes as usize);
@@ -92,8 +86,7 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
         });
     }
 
-    let name_doc =
-        format!(" Model name (from the file name of `{}`).", path.file_name().and_then(|n| n.to_str()).unwrap_or(""));
+    let name_doc = format!(" Model name (from the file name of `{file_name}`).");
     let version_doc = format!(" kmodel version (V{version}, written by {}).", k.compiler);
     let main_doc = format!(
         " Main (CPU working) memory, from the header ({}).",
@@ -127,7 +120,7 @@ pub fn module_tokens(desc: &ModelDesc, path: &Path) -> Result<TokenStream> {
             + ::core::mem::size_of::<::mlf_runtime::kmodel::Plan<'static, STEPS>>();
 
         #[doc = #model_doc]
-        static MODEL: ::mlf_runtime::Aligned256<#file_len> = ::mlf_runtime::Aligned256(*include_bytes!(#path_str));
+        static MODEL: ::mlf_runtime::Aligned256<#file_len> = ::mlf_runtime::Aligned256(*include_bytes!(#include_path));
 
         struct State {
             plan: ::mlf_runtime::kmodel::Plan<'static, STEPS>,

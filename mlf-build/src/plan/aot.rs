@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use super::pack::{align_up, alignment_slack};
-use crate::error::{Error, Result};
-use crate::model::{Executor, ModelDesc};
+use crate::error::Result;
+use crate::model::{AotExec, ModelDesc};
 
 /// An AOT model's plan.
 #[derive(Clone, Debug, Serialize)]
@@ -31,8 +31,7 @@ pub struct AotPlan {
 }
 
 /// Plans an AOT model.
-pub fn plan(desc: &ModelDesc, align: u64) -> Result<AotPlan> {
-    let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
+pub fn plan(desc: &ModelDesc, a: &AotExec, align: u64) -> Result<AotPlan> {
     // The compiler rounds every allocation to 16 bytes when it sums the workspace; an allocator
     // that aligns to `align` > 16 can lose up to align − 16 bytes per live allocation.
     let slack = if a.workspace_bytes == 0 { 0 } else { alignment_slack(align, a.max_live_allocations) };

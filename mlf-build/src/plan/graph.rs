@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::pack::{self, Interval, align_up, alignment_slack};
 use crate::error::{Error, Result};
-use crate::model::{ArgBinding, Executor, GraphExec, ModelDesc, NodeOp};
+use crate::model::{ArgBinding, GraphExec, ModelDesc, NodeOp};
 
 /// Where one graph entry lives at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -179,10 +179,8 @@ struct Buffer {
 /// data: then inputs are copied into the arena. Three layouts are computed and the smallest is used: alias classes packed by liveness
 /// (entries joined by `__nop` share a place; nothing else has to), storage ids packed by
 /// liveness, and TVM's own layout (one buffer per storage id, one shared scratch region).
-pub fn plan(desc: &ModelDesc, align: u64) -> Result<GraphPlan> {
-    let Executor::Graph(GraphExec { graph, bindings, .. }) = &desc.executor else {
-        return Err(Error::invalid("not a graph-executor model"));
-    };
+pub fn plan(desc: &ModelDesc, exec: &GraphExec, align: u64) -> Result<GraphPlan> {
+    let GraphExec { graph, bindings, .. } = exec;
     let n_nodes = graph.nodes.len();
     let n_entries = graph.num_entries();
     let end_step = n_nodes; // outputs stay live until after the last call

@@ -18,10 +18,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::codegen::kmodel::step_table_bytes as kmodel_step_table_bytes;
-use crate::error::{Context, Result};
-use crate::model::{Executor, ModelDesc};
-use crate::plan;
+use crate::model::ModelDesc;
 use crate::support::size::human;
 
 /// The memory a model needs, in bytes.
@@ -107,109 +104,36 @@ pub struct SectionSizes {
     pub bss: u64,
 }
 
-/// The memory plan a report is made from.
-#[derive(Clone, Copy, Debug)]
-pub enum PlanRef<'a> {
-    /// A graph-executor model's plan.
-    Graph(&'a plan::graph::GraphPlan),
-    /// An AOT model's plan.
-    Aot(&'a plan::aot::AotPlan),
-    /// Not planned by the build (kmodels).
-    None,
-}
-
 impl MemoryReport {
-    /// The report from the description and the plan alone, with the C's section sizes when it
-    /// was compiled. A kmodel is not planned here: its figures come from the description.
-    pub fn from_description(
+    /// An empty report of `desc` (executor `kind`; `planned`: whether the build plans its
+    /// memory) for module `module_name` built for `target`: the caller's inputs and the C's
+    /// constant arrays are filled in, the rest is left for the backend that planned the model.
+    pub fn new(
         desc: &ModelDesc,
-        module_name: &str,
-        target: &str,
-        mlf_module: Option<&str>,
-        sections: Option<SectionSizes>,
-    ) -> Result<MemoryReport> {
-        let align = desc.plan_align();
-        let mut r = match &desc.executor {
-            Executor::Graph(_) => {
-                let p = plan::graph::plan(desc, align).in_file(&desc.path)?;
-                MemoryReport::from_plan(desc, PlanRef::Graph(&p), module_name, target, mlf_module)
-            }
-            Executor::Aot(_) => {
-                let p = plan::aot::plan(desc, align).in_file(&desc.path)?;
-                MemoryReport::from_plan(desc, PlanRef::Aot(&p), module_name, target, mlf_module)
-            }
-            Executor::Kmodel(_) => MemoryReport::from_plan(desc, PlanRef::None, module_name, target, mlf_module),
-        };
-        r.apply_sections(sections);
-        Ok(r)
-    }
-
-    /// The report of `desc` laid out by `plan`, before the compiled C is measured
-    /// ([`MemoryReport::apply_sections`]).
-    pub fn from_plan(
-        desc: &ModelDesc,
-        plan: PlanRef<'_>,
+        kind: &str,
+        planned: bool,
         module_name: &str,
         target: &str,
         mlf_module: Option<&str>,
     ) -> MemoryReport {
-        let mut ram = Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() };
-        let mut flash = Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() };
-        let mut notes = Vec::new();
-        let align = desc.plan_align();
-        let outputs = || desc.outputs.iter().map(|t| plan::pack::align_up(t.bytes(), align)).sum();
-        match (&desc.executor, plan) {
-            (_, PlanRef::Graph(p)) => {
-                ram.arena = p.arena_bytes;
-                ram.workspace = p.calls.iter().map(|c| c.scratch.1).max().unwrap_or(0);
-                ram.outputs = outputs();
-                ram.tvm_executor = Some(p.tvm.storage_bytes + p.tvm.workspace_bytes);
-                flash.params = desc.param_bytes();
-            }
-            (executor, PlanRef::Aot(p)) => {
-                ram.arena = p.arena_bytes;
-                ram.workspace = p.workspace_bytes;
-                ram.outputs = outputs();
-                if let Executor::Aot(a) = executor {
-                    ram.usmp_pool = a.usmp.as_ref().map_or(0, |u| u.workspace_bytes);
-                }
-            }
-            (Executor::Kmodel(k), PlanRef::None) => {
-                let steps = k.steps.len() as u64;
-                ram.arena =
-                    k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + kmodel_step_table_bytes(steps);
-                flash.params = k.file_bytes;
-                notes.push(format!(
-                    "kmodel: not planned by the build step; RAM from the model description: main memory {} + emulated KPU RAM {} + KPU scratch {} + a table of {steps} decoded steps ({} bytes as laid out on this computer; smaller on 32-bit targets)",
-                    k.main_bytes,
-                    k.kpu_bytes,
-                    k.scratch_bytes,
-                    kmodel_step_table_bytes(steps)
-                ));
-                notes.push(
-                    "kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string(),
-                );
-            }
-            (_, PlanRef::None) => {}
-        }
         let mut r = MemoryReport {
             model: module_name.to_string(),
             file: desc.path.clone(),
             mlf_module: mlf_module.map(str::to_string),
-            executor: desc.executor.kind().to_string(),
+            executor: kind.to_string(),
             target: target.to_string(),
-            planned: !matches!(plan, PlanRef::None),
-            ram,
-            flash,
+            planned,
+            ram: Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() },
+            flash: Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() },
             external_param_bytes: 0,
-            notes,
+            notes: Vec::new(),
         };
         r.finish();
         r
     }
 
     /// Adds the compiled C's section sizes (`None`: not compiled, read-only data is the
-    /// description's constants) to a report from [`MemoryReport::from_plan`].
+    /// description's constants) to a report from [`MemoryReport::new`].
     pub fn apply_sections(&mut self, sections: Option<SectionSizes>) {
         let (ram, flash) = (&mut self.ram, &mut self.flash);
         match sections {
@@ -238,7 +162,8 @@ impl MemoryReport {
         self.finish();
     }
 
-    fn finish(&mut self) {
+    /// Recomputes the totals from the figures.
+    pub fn finish(&mut self) {
         self.ram.total = self.ram.arena + self.ram.params + self.ram.c_data;
         self.flash.total = self.flash.code + self.flash.rodata + self.flash.data + self.flash.params;
     }

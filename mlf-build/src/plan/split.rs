@@ -1,9 +1,6 @@
 //! External parameters: every parameter in its own file named by a short identifier derived
-//! from its content (identical tensors share one file), and the rules for which models can be
-//! split.
+//! from its content (identical tensors share one file).
 
-use crate::error::{Error, Result};
-use crate::model::{ConstantKind, Executor, ModelDesc};
 use crate::support::bytes::Bytes;
 use crate::support::dtype::DType;
 use crate::support::hash::{id_for, xxh64};
@@ -64,52 +61,6 @@ impl Split {
         });
         self.files.len() - 1
     }
-}
-
-/// Why a model's parameters cannot be external, if they cannot.
-pub fn refusal(desc: &ModelDesc) -> Option<String> {
-    let arrays: Vec<_> = desc.code.constants.iter().filter(|c| c.kind == ConstantKind::StaticArray).collect();
-    let array_bytes: u64 = arrays.iter().map(|c| c.bytes).sum();
-    match &desc.executor {
-        Executor::Graph(_) => {
-            if desc.params.iter().any(|p| p.linked.is_some()) {
-                return Some("its parameters are linked into the C (TVM 0.8 link-params, `_lookup_linked_param`); export with link-params=0 to keep them separable".into());
-            }
-            if !arrays.is_empty() {
-                return Some(format!(
-                    "its constants are compiled into the C as {} per-operator `static const` arrays ({array_bytes} bytes) that cannot be separated safely; export with link-params=0",
-                    arrays.len()
-                ));
-            }
-            None
-        }
-        Executor::Aot(a) => {
-            if a.usmp.as_ref().is_some_and(|u| u.constant_bytes.is_some()) && arrays.is_empty() {
-                None
-            } else if !arrays.is_empty() {
-                Some(format!(
-                    "its constants are compiled into the C as {} per-operator `static const` arrays ({array_bytes} bytes) that cannot be separated safely; only AOT builds with a USMP constant pool (`global_const_workspace`) can have external parameters",
-                    arrays.len()
-                ))
-            } else {
-                Some("it has no USMP constant pool (`global_const_workspace`) to take out of the C".into())
-            }
-        }
-        Executor::Kmodel(_) => Some("kmodel weights are part of the kmodel file, which is embedded".into()),
-    }
-}
-
-/// The split of a graph model's `.params` (an error when [`refusal`] says no).
-pub fn graph_split(desc: &ModelDesc) -> Result<Split> {
-    if let Some(why) = refusal(desc) {
-        return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
-    }
-    let mut split = Split::default();
-    for p in &desc.params {
-        let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
-        split.of_param.push(k);
-    }
-    Ok(split)
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! Taking the USMP constant pool of an AOT model out of its C, for external parameters.
 
-use super::compile::{CompileJob, extract_static_bytes};
+use super::Toolchain;
 use crate::error::{Error, Result};
-use crate::model::{AotCall, CFile, CSource, ConstantKind, Executor, MainPool, ModelDesc};
-use crate::plan::split::{Split, refusal};
+use crate::model::{AotCall, AotExec, CFile, CSource, ConstantKind, Executor, MainPool, ModelDesc};
+use crate::plan::split::Split;
 use crate::support::bytes::Bytes;
 use crate::support::dtype::DType;
 
@@ -12,11 +12,11 @@ use crate::support::dtype::DType;
 /// returns a copy of the model whose C no longer defines the pools or `tvmgen_<m>_run`, and whose
 /// main is called directly with the constant pool (from a `ParamSource`) and the workspace pool
 /// (in the arena). The split holds the one pool file.
-pub fn take_out_constant_pool(desc: &ModelDesc, job: &CompileJob<'_>) -> Result<(ModelDesc, Split)> {
-    if let Some(why) = refusal(desc) {
-        return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
-    }
-    let Executor::Aot(a) = &desc.executor else { return Err(Error::invalid("not an AOT model")) };
+pub(super) fn take_out_constant_pool(
+    desc: &ModelDesc,
+    a: &AotExec,
+    toolchain: &dyn Toolchain,
+) -> Result<(ModelDesc, Split)> {
     let m = crate::support::names::sanitize(&desc.name).to_ascii_lowercase();
     let run = format!("tvmgen_{m}_run");
     let (si, src) = desc
@@ -27,7 +27,7 @@ pub fn take_out_constant_pool(desc: &ModelDesc, job: &CompileJob<'_>) -> Result<
         .find(|(_, s)| s.scan.globals.iter().any(|g| g.name == "global_const_workspace" && !g.is_extern))
         .ok_or_else(|| Error::missing("the definition of global_const_workspace"))?;
     let text = src.bytes.as_str().map_err(|e| e.in_member(src.member.clone()))?;
-    let pool = extract_static_bytes(job, &src.member, text, "global_const_workspace")?;
+    let pool = toolchain.static_bytes(&src.member, text, "global_const_workspace")?;
     // The pools `run` passes to the main, in its order.
     let run_item = src
         .scan
@@ -83,17 +83,19 @@ pub fn take_out_constant_pool(desc: &ModelDesc, job: &CompileJob<'_>) -> Result<
     out.code.sources[si] =
         CSource { member: src.member.clone(), scan: CFile::scan(&new_text), bytes: Bytes::new(new_text.into_bytes()) };
     out.code.constants.retain(|c| c.kind != ConstantKind::Pool);
-    if let Executor::Aot(x) = &mut out.executor {
-        x.call = if main.is_packed() {
-            AotCall::Packed { symbol: main_name.clone() }
-        } else {
-            AotCall::Unpacked { symbol: main_name.clone() }
-        };
-        x.style = format!("{main_name} called directly with its pools (constant pool external)");
-        x.usmp = None;
-        x.workspace_bytes = 0;
-        x.main_pools = main_pools;
-    }
+    let call = if main.is_packed() {
+        AotCall::Packed { symbol: main_name.clone() }
+    } else {
+        AotCall::Unpacked { symbol: main_name.clone() }
+    };
+    out.executor = Executor::Aot(AotExec {
+        call,
+        style: format!("{main_name} called directly with its pools (constant pool external)"),
+        usmp: None,
+        workspace_bytes: 0,
+        main_pools,
+        ..a.clone()
+    });
     let mut split = Split::default();
     split.add("global_const_workspace", DType::U8, &[pool.len() as u64], &Bytes::new(pool));
     Ok((out, split))

@@ -1,0 +1,200 @@
+//! The AOT executor: the call sequence is in the model's C; mlf calls its entry point with the
+//! caller's inputs in place and outputs, workspace and pools in one arena.
+
+use serde_json::json;
+
+use super::aot_pool::take_out_constant_pool;
+use super::tvm::{inspect_body, inspect_external, line, output_bytes, static_array_refusal};
+use super::{Backend, BoxKind, Generate, Generated, Picture, PlanBox, Toolchain};
+use crate::codegen::aot::{SAFETY, module_tokens};
+use crate::error::{Context, Error, Result};
+use crate::model::{AotCall, AotExec, ModelDesc};
+use crate::plan::aot::{AotPlan, plan};
+use crate::plan::params::sequential;
+use crate::plan::report::MemoryReport;
+use crate::plan::split::Split;
+
+/// An AOT model.
+pub(super) struct AotBackend<'a> {
+    pub(super) desc: &'a ModelDesc,
+    pub(super) exec: &'a AotExec,
+}
+
+impl AotBackend<'_> {
+    fn plan(&self) -> Result<AotPlan> {
+        plan(self.desc, self.exec, self.desc.plan_align()).in_file(&self.desc.path)
+    }
+
+    /// The report of the model laid out by `p`.
+    fn report(&self, p: &AotPlan, module_name: &str, target: &str, mlf_module: Option<&str>) -> MemoryReport {
+        let desc = self.desc;
+        let mut r = MemoryReport::new(desc, self.kind(), true, module_name, target, mlf_module);
+        r.ram.arena = p.arena_bytes;
+        r.ram.workspace = p.workspace_bytes;
+        r.ram.outputs = output_bytes(desc, desc.plan_align());
+        r.ram.usmp_pool = self.exec.usmp.as_ref().map_or(0, |u| u.workspace_bytes);
+        r.finish();
+        r
+    }
+
+    /// The module's one-line summary.
+    fn summary(&self, p: &AotPlan, opts: &Generate<'_>, param_ram: u64) -> String {
+        let (desc, a) = (self.desc, self.exec);
+        let head = format!("TVM AOT model `{}` from {}", desc.name, opts.file_name);
+        match opts.external {
+            Some((placement, _)) => format!(
+                "{head} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
+                p.arena_bytes,
+            ),
+            None => format!(
+                "{head} ({}): {} bytes of static RAM ({} of workspace from {}){}, {} bytes of constants compiled into the C.",
+                a.style,
+                p.arena_bytes,
+                p.workspace_bytes,
+                a.workspace_source,
+                a.usmp
+                    .as_ref()
+                    .map(|u| format!(", plus the C's own USMP pool of {} bytes", u.workspace_bytes))
+                    .unwrap_or_default(),
+                desc.code.constants.iter().map(|c| c.bytes).sum::<u64>()
+            ),
+        }
+    }
+}
+
+impl Backend for AotBackend<'_> {
+    fn kind(&self) -> &'static str {
+        "aot"
+    }
+
+    fn check_build_step(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn required_functions(&self) -> &[String] {
+        &[]
+    }
+
+    fn external_refusal(&self) -> Option<String> {
+        let only_usmp =
+            "only AOT builds with a USMP constant pool (`global_const_workspace`) can have external parameters";
+        if let Some(why) = static_array_refusal(self.desc, only_usmp) {
+            return Some(why);
+        }
+        if self.exec.usmp.as_ref().is_some_and(|u| u.constant_bytes.is_some()) {
+            None
+        } else {
+            Some("it has no USMP constant pool (`global_const_workspace`) to take out of the C".into())
+        }
+    }
+
+    fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
+        if let Some(why) = self.external_refusal() {
+            return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
+        }
+        let (rewritten, split) = take_out_constant_pool(self.desc, self.exec, toolchain)?;
+        Ok((Some(rewritten), split))
+    }
+
+    fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
+        let p = self.plan()?;
+        let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.external)?;
+        // Resident or streamed, the pool files sit one after the other.
+        let param_ram = match opts.external {
+            Some((_, split)) => sequential(split.files.iter().map(|f| f.bytes()), p.align).1,
+            None => 0,
+        };
+        Ok(Generated {
+            tokens,
+            safety: SAFETY,
+            arena_bytes: p.arena_bytes,
+            param_ram_bytes: param_ram,
+            summary: self.summary(&p, opts, param_ram),
+            report: self.report(&p, opts.module_name, opts.target, opts.mlf_module),
+        })
+    }
+
+    fn memory(&self, module_name: &str, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
+        Ok(self.report(&self.plan()?, module_name, target, mlf_module))
+    }
+
+    fn picture(&self, name: &str) -> Result<Picture> {
+        let (desc, a, p) = (self.desc, self.exec, self.plan()?);
+        let whole = |label: String, offset: u64, size: u64, kind: BoxKind| PlanBox {
+            label,
+            offset,
+            size,
+            first: 0,
+            last: 0,
+            kind,
+        };
+        let mut boxes = Vec::new();
+        if p.workspace_bytes > 0 {
+            let label = format!(
+                "TVMBackendAllocWorkspace window ({} bytes from {}, {} of alignment slack)",
+                p.tvm_workspace_bytes, a.workspace_source, p.slack_bytes
+            );
+            boxes.push(whole(label, 0, p.workspace_bytes, BoxKind::Scratch));
+        }
+        for (t, off) in desc.outputs.iter().zip(&p.outputs) {
+            boxes.push(whole(format!("output {}", t.name), *off, t.bytes(), BoxKind::Tensor));
+        }
+        for (pool, off, bytes) in &p.pools {
+            boxes.push(whole(format!("pool {pool}"), *off, *bytes, BoxKind::Tensor));
+        }
+        if let Some(u) = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0) {
+            let label = "USMP workspace pool compiled into the C (a static of its own, drawn above the arena)";
+            boxes.push(whole(label.into(), p.arena_bytes, u.workspace_bytes, BoxKind::CPool));
+        }
+        let usmp = a
+            .usmp
+            .as_ref()
+            .map(|u| format!(" + USMP pool inside the C: {} bytes", u.workspace_bytes))
+            .unwrap_or_default();
+        Ok(Picture {
+            title: format!("{name}: AOT executor ({}), arena {} bytes{usmp}", a.call.symbol(), p.arena_bytes),
+            columns: vec![a.call.symbol().to_string()],
+            boxes,
+            arena: p.arena_bytes,
+            flash: desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),
+            flash_caption: "constants in the C (flash)".into(),
+        })
+    }
+
+    fn interface(&self) -> &'static str {
+        let a = self.exec;
+        match &a.call {
+            AotCall::CInterface { .. } => "c",
+            AotCall::Packed { .. } => "packed",
+            AotCall::Unpacked { .. } if a.header.is_some() => "c",
+            AotCall::Unpacked { .. } => "unpacked",
+        }
+    }
+
+    fn inspect_json(&self) -> (&'static str, serde_json::Value) {
+        let a = self.exec;
+        let value = json!({
+            "call": a.call,
+            "style": a.style,
+            "usmp": a.usmp,
+            "external_pools": a.external_pools,
+            "workspace_bytes": a.workspace_bytes,
+            "workspace_source": a.workspace_source,
+        });
+        ("aot", value)
+    }
+
+    fn inspect_head(&self, out: &mut String) {
+        let a = self.exec;
+        line(out, "entry", a.style.clone());
+        line(out, "workspace", format!("{} bytes ({})", a.workspace_bytes, a.workspace_source));
+    }
+
+    fn inspect_body(&self, out: &mut String) {
+        inspect_body(self.desc, out);
+    }
+
+    fn inspect_tail(&self, out: &mut String) {
+        inspect_external(self.external_refusal(), out);
+    }
+}

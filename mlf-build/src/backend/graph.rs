@@ -1,0 +1,200 @@
+//! The graph executor: mlf plans every graph entry into one arena and generates the call
+//! sequence from the graph.
+
+use serde_json::json;
+
+use super::tvm::{inspect_body, inspect_external, output_bytes, static_array_refusal};
+use super::{Backend, BoxKind, Generate, Generated, Picture, PlanBox, Toolchain};
+use crate::codegen::graph::{GraphCodegen, ParamCode, SAFETY, module_tokens};
+use crate::error::{Context, Error, Result};
+use crate::model::{GraphExec, ModelDesc, NodeOp};
+use crate::plan::graph::{GraphPlan, plan};
+use crate::plan::params::graph_region;
+use crate::plan::report::MemoryReport;
+use crate::plan::split::Split;
+
+/// A graph-executor model.
+pub(super) struct GraphBackend<'a> {
+    pub(super) desc: &'a ModelDesc,
+    pub(super) exec: &'a GraphExec,
+}
+
+impl GraphBackend<'_> {
+    fn plan(&self) -> Result<GraphPlan> {
+        plan(self.desc, self.exec, self.desc.plan_align()).in_file(&self.desc.path)
+    }
+
+    /// The report of the model laid out by `p`.
+    fn report(&self, p: &GraphPlan, module_name: &str, target: &str, mlf_module: Option<&str>) -> MemoryReport {
+        let desc = self.desc;
+        let mut r = MemoryReport::new(desc, self.kind(), true, module_name, target, mlf_module);
+        r.ram.arena = p.arena_bytes;
+        r.ram.workspace = p.calls.iter().map(|c| c.scratch.1).max().unwrap_or(0);
+        r.ram.outputs = output_bytes(desc, desc.plan_align());
+        r.ram.tvm_executor = Some(p.tvm.storage_bytes + p.tvm.workspace_bytes);
+        r.flash.params = desc.param_bytes();
+        r.finish();
+        r
+    }
+
+    /// The module's one-line summary.
+    fn summary(&self, p: &GraphPlan, opts: &Generate<'_>, param_ram: u64) -> String {
+        let head = format!("TVM graph executor model `{}` from {}", self.desc.name, opts.file_name);
+        match opts.external {
+            Some((placement, split)) => format!(
+                "{head} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {} bytes of parameters read through a ParamSource.",
+                p.arena_bytes,
+                split.files.iter().map(|f| f.bytes()).sum::<u64>(),
+            ),
+            None => {
+                let embedded: u64 = self
+                    .desc
+                    .params
+                    .iter()
+                    .zip(opts.param_files)
+                    .filter(|(_, f)| f.is_some())
+                    .map(|(p, _)| p.bytes())
+                    .sum();
+                format!(
+                    "{head}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {embedded} bytes of parameters in flash.",
+                    p.arena_bytes,
+                    p.layout,
+                    p.tvm.storage_bytes + p.tvm.workspace_bytes,
+                )
+            }
+        }
+    }
+}
+
+impl Backend for GraphBackend<'_> {
+    fn kind(&self) -> &'static str {
+        "graph"
+    }
+
+    fn check_build_step(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn required_functions(&self) -> &[String] {
+        &self.exec.functions
+    }
+
+    fn external_refusal(&self) -> Option<String> {
+        if self.desc.params.iter().any(|p| p.linked.is_some()) {
+            return Some("its parameters are linked into the C (TVM 0.8 link-params, `_lookup_linked_param`); export with link-params=0 to keep them separable".into());
+        }
+        static_array_refusal(self.desc, "export with link-params=0")
+    }
+
+    fn split_params(&self, _: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
+        if let Some(why) = self.external_refusal() {
+            return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
+        }
+        let mut split = Split::default();
+        for p in &self.desc.params {
+            let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
+            split.of_param.push(k);
+        }
+        Ok((None, split))
+    }
+
+    fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
+        let p = self.plan()?;
+        let (params, param_ram) = match opts.external {
+            Some((placement, split)) => {
+                (ParamCode::External { placement, split }, graph_region(&p, split, placement).1)
+            }
+            None => (ParamCode::Embedded(opts.param_files), 0),
+        };
+        let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params };
+        let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
+        Ok(Generated {
+            tokens,
+            safety: SAFETY,
+            arena_bytes: p.arena_bytes,
+            param_ram_bytes: param_ram,
+            summary: self.summary(&p, opts, param_ram),
+            report: self.report(&p, opts.module_name, opts.target, opts.mlf_module),
+        })
+    }
+
+    fn memory(&self, module_name: &str, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
+        Ok(self.report(&self.plan()?, module_name, target, mlf_module))
+    }
+
+    fn picture(&self, name: &str) -> Result<Picture> {
+        let (desc, p) = (self.desc, self.plan()?);
+        let n = p.calls.len().max(1);
+        // Node id → column: a buffer live from node `a` to node `b` covers the calls whose node
+        // lies in [a, b].
+        let first_col = |node: usize| p.calls.iter().position(|c| c.node >= node).unwrap_or(n - 1);
+        let last_col = |node: usize| p.calls.iter().rposition(|c| c.node <= node).unwrap_or(0);
+        let boxes = p
+            .buffers
+            .iter()
+            .filter(|b| b.size > 0)
+            .map(|b| {
+                let (f, l) = (first_col(b.first), last_col(b.last));
+                PlanBox {
+                    label: b.label.clone(),
+                    offset: b.offset,
+                    size: b.size,
+                    first: f.min(l),
+                    last: l.max(f),
+                    kind: if b.scratch { BoxKind::Scratch } else { BoxKind::Tensor },
+                }
+            })
+            .collect();
+        let (flash, flash_caption) = if desc.params.iter().any(|p| p.linked.is_none()) {
+            (
+                desc.params.iter().filter(|p| p.linked.is_none()).map(|p| (p.name.clone(), p.bytes())).collect(),
+                "parameters in flash".to_string(),
+            )
+        } else {
+            (
+                desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),
+                "constants in the C (flash)".to_string(),
+            )
+        };
+        Ok(Picture {
+            title: format!(
+                "{name}: graph executor, {} operator calls, arena {} bytes ({} layout; TVM's executor: {} bytes)",
+                p.calls.len(),
+                p.arena_bytes,
+                p.layout,
+                p.tvm.storage_bytes + p.tvm.workspace_bytes
+            ),
+            columns: p.calls.iter().map(|c| c.func.clone()).collect(),
+            boxes,
+            arena: p.arena_bytes,
+            flash,
+            flash_caption,
+        })
+    }
+
+    fn interface(&self) -> &'static str {
+        "packed"
+    }
+
+    fn inspect_json(&self) -> (&'static str, serde_json::Value) {
+        let g = self.exec;
+        let calls = g.graph.nodes.iter().filter(|n| matches!(n.op, NodeOp::Call { .. })).count();
+        let value = json!({
+            "nodes": g.graph.nodes.len(),
+            "entries": g.graph.num_entries(),
+            "operators": g.functions.len(),
+            "calls": calls,
+        });
+        ("graph", value)
+    }
+
+    fn inspect_head(&self, _: &mut String) {}
+
+    fn inspect_body(&self, out: &mut String) {
+        inspect_body(self.desc, out);
+    }
+
+    fn inspect_tail(&self, out: &mut String) {
+        inspect_external(self.external_refusal(), out);
+    }
+}

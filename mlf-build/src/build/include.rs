@@ -1,0 +1,31 @@
+//! What `include_model!` needs from the build side for a model that has no build step (a
+//! kmodel): the model read, checked, and its module generated.
+
+use std::path::Path;
+
+use proc_macro2::TokenStream;
+
+use crate::backend::{self, Generate};
+use crate::error::{Context, Result};
+use crate::read::{self, MlfOptions};
+
+/// The module `include_model!` emits for the kmodel at `path`: its default module name and its
+/// items, which embed the file from `include_path` (as `include_bytes!` takes it).
+pub fn kmodel_module(path: &Path, include_path: &str) -> Result<(String, TokenStream)> {
+    let desc = read::open(path, &MlfOptions::default())?;
+    let name = desc.default_module_name(path);
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let generated = backend::of(&desc)
+        .generate(&Generate {
+            symbol_prefix: "",
+            external: None,
+            param_files: &[],
+            module_name: &name,
+            file_name,
+            model_file: include_path,
+            target: "",
+            mlf_module: None,
+        })
+        .in_file(path)?;
+    Ok((name, generated.tokens))
+}
