@@ -43,11 +43,8 @@ fn build(path: &str) {
 /// Builds `path` with external parameters, writing the split folder to `OUT_DIR/split/<name>`.
 fn build_external(path: &str, name: &str, placement: &str) {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("split").join(name);
-    let placement = mlf_build::Placement::parse(placement).unwrap();
-    mlf_build::Model::open(path)
-        .params(mlf_build::Params::External { placement, split_dir: Some(out) })
-        .compile()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let placement: mlf_build::Placement = placement.parse().unwrap();
+    mlf_build::Model::open(path).params(placement).split_dir(out).compile().unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn main() {

@@ -75,7 +75,7 @@ fn code_and_data(path: &Path) -> u64 {
 
 /// The model's own image with `params` (the report's flash): its compiled library's code and
 /// data, plus the parameter bytes embedded in the Rust module.
-fn model_image(model: &Path, params: mlf_build::Params) -> u64 {
+fn model_image(model: &Path, params: mlf_build::Placement) -> u64 {
     let out = tempfile::tempdir().unwrap();
     let host = env!("MLF_HOST_TARGET");
     let built =
@@ -159,7 +159,7 @@ fn main() {
         let (r_tar, t_tar, r_str, t_str) = (tar.ready, tar.first, streamed.ready, streamed.first);
         let (p_emb, p_ext) = (code_and_data(&emb.exe), code_and_data(&res.exe));
         let (m_emb, m_ext) =
-            (model_image(model, mlf_build::Params::Embedded), model_image(model, mlf_build::Params::resident()));
+            (model_image(model, mlf_build::Placement::Embedded), model_image(model, mlf_build::Placement::Resident));
         let tvm = tvm_params_us(model);
         println!(
             "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",

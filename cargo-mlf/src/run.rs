@@ -40,8 +40,8 @@ pub struct Args {
     /// Where the parameters live: `embedded` (in the program image), `resident` (loaded once
     /// from a split folder or packed archive into static RAM) or `streamed` (read operator by
     /// operator into a staging buffer).
-    #[arg(long, default_value = "embedded", value_parser = ["embedded", "resident", "streamed"])]
-    params: String,
+    #[arg(long, value_enum, default_value_t = mlf_build::Placement::Embedded)]
+    params: mlf_build::Placement,
     /// With `--params resident|streamed`: the split folder or packed archive to read (default: a
     /// fresh split made by the build step).
     #[arg(long, value_name = "DIR|ARCHIVE")]
@@ -64,8 +64,8 @@ pub fn run(args: Args) -> Result<(), Error> {
     let inputs =
         desc.inputs.iter().zip(&files).map(|(t, file)| npy::read_input(file, t)).collect::<Result<Vec<_>, _>>()?;
     let work = std::path::absolute(args.work_dir.clone().unwrap_or_else(default_work_dir)).map_err(Error::from)?;
-    let placement = mlf_build::Placement::parse(&args.params);
-    if placement.is_none() && args.from.is_some() {
+    let placement = args.params;
+    if !placement.is_external() && args.from.is_some() {
         return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
     let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement, args.release)?;
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     eprintln!("running {}", exe.display());
     let mut cmd = Command::new(&exe);
     cmd.arg(&out_raw).args(&raw_inputs);
-    if placement.is_some() {
+    if placement.is_external() {
         let from = match &args.from {
             Some(f) => f.canonicalize().in_file(f)?,
             None => runner.split_dir.clone().expect("external builds write a split"),
@@ -177,31 +177,31 @@ pub fn build_runner(
     model: &Path,
     module: Option<&str>,
     work: &Path,
-    placement: Option<mlf_build::Placement>,
+    placement: mlf_build::Placement,
     release: bool,
 ) -> Result<Runner, Error> {
     let mut key = mlf_build::build::layout::model_key("mlf-run", model, module);
-    if let Some(p) = placement {
-        key = format!("{key}-{}", p.name());
+    if placement.is_external() {
+        key = format!("{key}-{placement}");
     }
     let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });
-    if is_kmodel && placement.is_some() {
+    if is_kmodel && placement.is_external() {
         return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
     }
     let model_lit = format!("{:?}", model.display().to_string());
-    let split_dir = placement.map(|_| dir.join("split"));
+    let split_dir = placement.is_external().then(|| dir.join("split"));
     let build_step = if is_kmodel {
         "    // A kmodel needs no build step.".to_string()
     } else {
         let m = module.map(|m| format!(".module({m:?})")).unwrap_or_default();
-        let p = match (placement, &split_dir) {
-            (Some(p), Some(d)) => format!(
-                "\n        .params(mlf_build::Params::External {{ placement: mlf_build::Placement::{p:?}, split_dir: Some({:?}.into()) }})",
+        let p = match &split_dir {
+            Some(d) => format!(
+                "\n        .params(mlf_build::Placement::{placement:?})\n        .split_dir({:?})",
                 d.display().to_string()
             ),
-            _ => String::new(),
+            None => String::new(),
         };
         format!(
             "    mlf_build::Model::open({model_lit}){m}{p}\n        .compile()\n        .unwrap_or_else(|e| panic!(\"{{e}}\"));"
@@ -209,8 +209,8 @@ pub fn build_runner(
     };
     let source_arg = desc.inputs.len() + 1;
     let (param_setup, run_extra) = match placement {
-        None => (String::new(), String::new()),
-        Some(p) => {
+        mlf_build::Placement::Embedded => (String::new(), String::new()),
+        p => {
             let open = format!(
                 "    let from = &args[{source_arg}];\n    let mut source: Box<dyn mlf_runtime::params::ParamSource> = if std::path::Path::new(from).is_dir() {{\n        Box::new(mlf_runtime::params::Folder::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }} else {{\n        Box::new(mlf_runtime::params::PackedArchive::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }};\n"
             );
@@ -219,7 +219,7 @@ pub fn build_runner(
                     format!("{open}    net.load(&mut *source).unwrap_or_else(|e| fail(&e.to_string()));"),
                     String::new(),
                 ),
-                mlf_build::Placement::Streamed => (open, ", &mut *source".to_string()),
+                _ => (open, ", &mut *source".to_string()),
             }
         }
     };
@@ -243,13 +243,13 @@ pub fn build_runner(
         ("build_step", build_step),
         ("model_display", model.display().to_string()),
         ("model_path", model_lit),
-        ("arg_count", (desc.inputs.len() + 1 + placement.is_some() as usize).to_string()),
+        ("arg_count", (desc.inputs.len() + 1 + placement.is_external() as usize).to_string()),
         (
             "input_usage",
             desc.inputs
                 .iter()
                 .map(|t| format!("<{}>", t.ident))
-                .chain(placement.map(|_| "<params folder or archive>".to_string()))
+                .chain(placement.is_external().then(|| "<params folder or archive>".to_string()))
                 .collect::<Vec<_>>()
                 .join(" "),
         ),

@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use mlf_build::{Error, Params, Placement};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use mlf_build::{Error, Placement};
 
 use crate::build::host_triple;
 use crate::io_error::InFile;
@@ -23,8 +24,8 @@ pub struct SplitArgs {
     #[arg(long)]
     target: Option<String>,
     /// How the generated code holds the parameters: `resident` or `streamed`.
-    #[arg(long, default_value = "resident", value_parser = ["resident", "streamed"])]
-    placement: String,
+    #[arg(long, default_value = "resident", value_parser = external_placement())]
+    placement: Placement,
     /// The module to read from an MLF that holds several.
     #[arg(long)]
     module: Option<String>,
@@ -40,15 +41,19 @@ pub struct PackArgs {
     out: PathBuf,
 }
 
+/// The placements `split` writes: the external ones.
+fn external_placement() -> impl TypedValueParser<Value = Placement> {
+    PossibleValuesParser::new(["resident", "streamed"]).map(|s| s.parse::<Placement>().expect("a listed name"))
+}
+
 /// Runs `split`.
 pub fn split(args: SplitArgs) -> Result<(), Error> {
     let host = host_triple();
     let target = args.target.clone().unwrap_or_else(|| host.clone());
-    let placement = Placement::parse(&args.placement).expect("clap checked");
+    let placement = args.placement;
     let model = args.model.canonicalize().in_file(&args.model)?;
     let build_dir = tempfile::tempdir().map_err(Error::from)?;
-    let mut m =
-        mlf_build::Model::open(&model).params(Params::External { placement, split_dir: Some(args.out.clone()) });
+    let mut m = mlf_build::Model::open(&model).params(placement).split_dir(&args.out);
     if let Some(module) = &args.module {
         m = m.module(module.clone());
     }

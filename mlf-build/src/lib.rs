@@ -25,7 +25,7 @@ pub mod read;
 pub mod support;
 pub mod testing;
 
-pub use build::model::{Built, Model, Params};
+pub use build::model::{Built, Model};
 pub use build::script::compile_listed;
 pub use error::{Error, ErrorKind, Result};
 pub use model::{ModelDesc, Placement};

@@ -19,14 +19,6 @@ use std::path::{Path, PathBuf};
 
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 
-fn placements() -> [(&'static str, mlf_build::Params); 3] {
-    [
-        ("embedded", mlf_build::Params::Embedded),
-        ("resident", mlf_build::Params::resident()),
-        ("streamed", mlf_build::Params::streamed()),
-    ]
-}
-
 /// Every MLF case: (case name, model path, MLF module).
 fn mlf_cases() -> Vec<(String, PathBuf, Option<&'static str>)> {
     let root = mlf_fixtures::workspace_root();
@@ -84,15 +76,13 @@ fn write(path: &Path, text: impl AsRef<[u8]>) {
 
 fn generate_mlf(out: &Path) {
     for (case, model, module) in mlf_cases() {
-        for (name, params) in placements() {
+        for placement in mlf_build::Placement::ALL {
+            let name = placement.name();
             let dir = out.join("mlf").join(&case).join(name);
-            let params = match params {
-                mlf_build::Params::External { placement, .. } => {
-                    mlf_build::Params::External { placement, split_dir: Some(dir.join("split")) }
-                }
-                p => p,
-            };
-            let mut m = mlf_build::Model::open(&model).params(params);
+            let mut m = mlf_build::Model::open(&model).params(placement);
+            if placement.is_external() {
+                m = m.split_dir(dir.join("split"));
+            }
             if let Some(module) = module {
                 m = m.module(module);
             }

@@ -147,7 +147,7 @@ fn external_parameters_are_refused_where_constants_cannot_be_separated() {
         let model = root.join("mlf").join(name);
         let out = tempfile::tempdir().unwrap();
         let e = mlf_build::Model::open(&model)
-            .params(mlf_build::Params::resident())
+            .params(mlf_build::Placement::Resident)
             .build_into(&model, out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
             .expect_err("must be refused");
         let msg = e.to_string();

@@ -92,7 +92,7 @@ fn aot_usmp_with_external_constants_counts_the_workspace_pool_once() {
         mlf_build::model::Executor::Aot(a) => a.usmp.as_ref().unwrap().workspace_bytes,
         _ => unreachable!(),
     };
-    for params in [mlf_build::Params::resident(), mlf_build::Params::streamed()] {
+    for params in [mlf_build::Placement::Resident, mlf_build::Placement::Streamed] {
         let out = tempfile::tempdir().unwrap();
         let built = mlf_build::Model::open(&path)
             .params(params)

@@ -21,7 +21,7 @@ struct Args {
     path: LitStr,
     name: Option<Ident>,
     module: Option<LitStr>,
-    params: Option<LitStr>,
+    params: Option<mlf_build::Placement>,
 }
 
 impl Parse for Args {
@@ -42,10 +42,8 @@ impl Parse for Args {
                 "module" => module = Some(input.parse()?),
                 "params" => {
                     let p: LitStr = input.parse()?;
-                    if p.value() != "embedded" && mlf_build::Placement::parse(&p.value()).is_none() {
-                        return Err(syn::Error::new(p.span(), "expected \"embedded\", \"resident\" or \"streamed\""));
-                    }
-                    params = Some(p);
+                    let placement = p.value().parse::<mlf_build::Placement>();
+                    params = Some(placement.map_err(|e| syn::Error::new(p.span(), e))?);
                 }
                 other => {
                     return Err(syn::Error::new(
@@ -153,10 +151,10 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let dir = PathBuf::from(out_dir).join("mlf");
     // The build step writes `<key>.rs` for embedded parameters and `<key>-resident.rs` /
     // `<key>-streamed.rs` for external ones; `params = …` chooses, else the only one built.
-    let key = match args.params.as_ref().map(LitStr::value) {
-        Some(p) => placement_key(&base, mlf_build::Placement::parse(&p)),
-        None => std::iter::once(None)
-            .chain(mlf_build::Placement::ALL.map(Some))
+    let key = match args.params {
+        Some(p) => placement_key(&base, p),
+        None => mlf_build::Placement::ALL
+            .into_iter()
             .map(|p| placement_key(&base, p))
             .filter(|k| dir.join(format!("{k}.rs")).is_file())
             .collect::<Vec<_>>()

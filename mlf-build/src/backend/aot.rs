@@ -41,9 +41,10 @@ impl AotBackend<'_> {
     fn summary(&self, p: &AotPlan, opts: &Generate<'_>, param_ram: u64) -> String {
         let (desc, a) = (self.desc, self.exec);
         let head = format!("TVM AOT model `{}` from {}", desc.name, opts.file_name);
-        match opts.external {
-            Some((placement, _)) => format!(
-                "{head} with its constant pool external ({placement:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
+        match opts.params.split() {
+            Some(_) => format!(
+                "{head} with its constant pool external ({:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
+                opts.params.placement(),
                 p.arena_bytes,
             ),
             None => format!(
@@ -98,10 +99,10 @@ impl Backend for AotBackend<'_> {
 
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
         let p = self.plan()?;
-        let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.external)?;
+        let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params)?;
         // Resident or streamed, the pool files sit one after the other.
-        let param_ram = match opts.external {
-            Some((_, split)) => sequential(split.files.iter().map(|f| f.bytes()), p.align).1,
+        let param_ram = match opts.params.split() {
+            Some(split) => sequential(split.files.iter().map(|f| f.bytes()), p.align).1,
             None => 0,
         };
         Ok(Generated {

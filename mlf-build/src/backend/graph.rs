@@ -40,21 +40,16 @@ impl GraphBackend<'_> {
     /// The module's one-line summary.
     fn summary(&self, p: &GraphPlan, opts: &Generate<'_>, param_ram: u64) -> String {
         let head = format!("TVM graph executor model `{}` from {}", self.desc.name, opts.file_name);
-        match opts.external {
-            Some((placement, split)) => format!(
-                "{head} with external parameters ({placement:?}): {} bytes of arena + {param_ram} bytes for parameters; {} bytes of parameters read through a ParamSource.",
+        match opts.params {
+            ParamCode::Resident(split) | ParamCode::Streamed(split) => format!(
+                "{head} with external parameters ({:?}): {} bytes of arena + {param_ram} bytes for parameters; {} bytes of parameters read through a ParamSource.",
+                opts.params.placement(),
                 p.arena_bytes,
                 split.files.iter().map(|f| f.bytes()).sum::<u64>(),
             ),
-            None => {
-                let embedded: u64 = self
-                    .desc
-                    .params
-                    .iter()
-                    .zip(opts.param_files)
-                    .filter(|(_, f)| f.is_some())
-                    .map(|(p, _)| p.bytes())
-                    .sum();
+            ParamCode::Embedded(files) => {
+                let embedded: u64 =
+                    self.desc.params.iter().zip(files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
                 format!(
                     "{head}: {} bytes of static RAM ({} layout; TVM's plan: {} bytes), {embedded} bytes of parameters in flash.",
                     p.arena_bytes,
@@ -100,13 +95,11 @@ impl Backend for GraphBackend<'_> {
 
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
         let p = self.plan()?;
-        let (params, param_ram) = match opts.external {
-            Some((placement, split)) => {
-                (ParamCode::External { placement, split }, graph_region(&p, split, placement).1)
-            }
-            None => (ParamCode::Embedded(opts.param_files), 0),
+        let param_ram = match opts.params.split() {
+            Some(split) => graph_region(&p, split, opts.params.placement()).1,
+            None => 0,
         };
-        let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params };
+        let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params: opts.params };
         let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {
             tokens,

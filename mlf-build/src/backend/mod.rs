@@ -13,8 +13,9 @@ mod tvm;
 
 use proc_macro2::TokenStream;
 
+use crate::codegen::common::ParamCode;
 use crate::error::Result;
-use crate::model::{Executor, ModelDesc, Placement};
+use crate::model::{Executor, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
 use crate::plan::split::Split;
 
@@ -76,11 +77,9 @@ pub trait Toolchain {
 pub struct Generate<'a> {
     /// Prefix the model's C symbols are renamed with (`mlf_<hash>_`).
     pub symbol_prefix: &'a str,
-    /// External parameters: placement and files; `None` when parameters are embedded.
-    pub external: Option<(Placement, &'a Split)>,
-    /// For each parameter of the model, the path (as `include_bytes!` takes it) of the aligned
-    /// file its bytes were written to, or `None` when the C holds it already.
-    pub param_files: &'a [Option<String>],
+    /// Where the module finds its parameters: embedded files, or external files read at run
+    /// time, resident or streamed.
+    pub params: ParamCode<'a>,
     /// The module name `include_model!` uses.
     pub module_name: &'a str,
     /// The model file's name, for documentation.

@@ -71,7 +71,7 @@ pub(super) fn inspect_body(desc: &ModelDesc, out: &mut String) {
 pub(super) fn inspect_external(refusal: Option<String>, out: &mut String) {
     match refusal {
         None => {
-            out.push_str("external     parameters can be split from the code (Params::External, cargo mlf split)\n")
+            out.push_str("external     parameters can be split from the code (params = \"resident\" or \"streamed\", cargo mlf split)\n")
         }
         Some(why) => out.push_str(&format!("external     parameters cannot be external: {why}\n")),
     }

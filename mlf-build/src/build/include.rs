@@ -6,6 +6,7 @@ use std::path::Path;
 use proc_macro2::TokenStream;
 
 use crate::backend::{self, Generate};
+use crate::codegen::common::ParamCode;
 use crate::error::{Context, Result};
 use crate::read::{self, MlfOptions};
 
@@ -18,8 +19,7 @@ pub fn kmodel_module(path: &Path, include_path: &str) -> Result<(String, TokenSt
     let generated = backend::of(&desc)
         .generate(&Generate {
             symbol_prefix: "",
-            external: None,
-            param_files: &[],
+            params: ParamCode::Embedded(&[]),
             module_name: &name,
             file_name,
             model_file: include_path,

@@ -38,11 +38,11 @@ pub fn model_key(pkg: &str, canonical: &Path, module: Option<&str>) -> String {
 }
 
 /// The name of the generated files of a model (named `base` by [`model_key`]) built with
-/// external parameters in `placement` (`None`: embedded): `base-resident`, `base-streamed`.
-pub fn placement_key(base: &str, placement: Option<Placement>) -> String {
+/// parameters in `placement`: `base` (embedded), `base-resident`, `base-streamed`.
+pub fn placement_key(base: &str, placement: Placement) -> String {
     match placement {
-        None => base.to_string(),
-        Some(p) => format!("{base}-{}", p.name()),
+        Placement::Embedded => base.to_string(),
+        p => format!("{base}-{}", p.name()),
     }
 }
 

@@ -28,7 +28,6 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use crate::build::model::Params;
 use crate::error::{Error, Result};
 use crate::model::Placement;
 use crate::support::size::human;
@@ -62,7 +61,7 @@ pub struct ModelEntry {
     /// Parameter placement: `"embedded"` (the default: in flash, used in place), `"resident"`
     /// (external, loaded once into a static region) or `"streamed"` (external, loaded operator
     /// by operator into a staging buffer).
-    pub params: Option<String>,
+    pub params: Option<Placement>,
     /// This model's static RAM budget.
     pub ram: Option<Size>,
     /// This model's flash budget.
@@ -225,7 +224,6 @@ impl Manifest {
                     .at(at("name")));
                 }
             }
-            m.placement().map_err(|e| e.at(at("params")))?;
         }
         Ok(())
     }
@@ -251,19 +249,9 @@ impl Manifest {
 }
 
 impl ModelEntry {
-    /// The parameter placement this entry asks for.
-    pub fn placement(&self) -> Result<Params> {
-        let external = self.params.as_deref().and_then(Placement::parse);
-        match (self.params.as_deref(), external) {
-            (_, Some(placement)) => Ok(Params::External { placement, split_dir: None }),
-            (None | Some("embedded"), _) => Ok(Params::Embedded),
-            (Some("external"), _) => Err(Error::invalid(
-                "say which external placement: \"resident\" (loaded once) or \"streamed\" (operator by operator)",
-            )),
-            (Some(other), _) => Err(Error::invalid(format!(
-                "unknown parameter placement {other:?} (expected \"embedded\", \"resident\" or \"streamed\")"
-            ))),
-        }
+    /// The parameter placement this entry asks for (`embedded` when it says none).
+    pub fn placement(&self) -> Placement {
+        self.params.unwrap_or_default()
     }
 
     /// The model's budget, with where it was set (entry `index` of the table in `cargo_toml`).
@@ -346,8 +334,8 @@ mod tests {
         assert_eq!(m.models[0].ram, Some(Size(1024)));
         assert_eq!(m.models[0].flash, None);
         assert_eq!(m.models[1].module.as_deref(), Some("other"));
-        assert_eq!(m.models[1].placement().unwrap(), Params::streamed());
-        assert_eq!(m.models[0].placement().unwrap(), Params::Embedded);
+        assert_eq!(m.models[1].placement(), Placement::Streamed);
+        assert_eq!(m.models[0].placement(), Placement::Embedded);
         assert_eq!(Manifest::from_toml_str("[package]\nname = \"x\"\n").unwrap(), None);
     }
 

@@ -6,7 +6,7 @@
 //! // build.rs
 //! fn main() {
 //!     mlf_build::Model::open("models/digits.tar")
-//!         .params(mlf_build::Params::Embedded)
+//!         .params(mlf_build::Placement::Embedded)
 //!         .compile()
 //!         .unwrap_or_else(|e| panic!("{e}"));
 //! }
@@ -22,6 +22,7 @@ use super::measure::measure_library;
 use super::split_folder::write_folder;
 use crate::backend::{self, Generate, Toolchain};
 use crate::codegen;
+use crate::codegen::common::ParamCode;
 use crate::error::{Context, Error, Result};
 use crate::model::{ModelDesc, Placement};
 use crate::plan::report::MemoryReport;
@@ -29,42 +30,13 @@ use crate::read::mlf::MlfOptions;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
 use crate::support::names;
 
-/// Where parameters live at run time.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Params {
-    /// In the program image (flash), aligned, used in place: no byte is copied to RAM.
-    #[default]
-    Embedded,
-    /// Outside the program image: every parameter in its own file named by a content-derived
-    /// identifier, read at run time through a `mlf_runtime::params::ParamSource`. The generated
-    /// code holds only identifiers, sizes and hashes.
-    External {
-        /// Resident (`Model::load` once) or streamed (`run(inputs, source)` per operator).
-        placement: Placement,
-        /// Where to write the parameter files and `configure.json` (`cargo mlf split` does this
-        /// for you); `None` writes nothing.
-        split_dir: Option<PathBuf>,
-    },
-}
-
-impl Params {
-    /// External parameters, loaded once into a static region.
-    pub fn resident() -> Params {
-        Params::External { placement: Placement::Resident, split_dir: None }
-    }
-
-    /// External parameters, streamed operator by operator through a staging buffer.
-    pub fn streamed() -> Params {
-        Params::External { placement: Placement::Streamed, split_dir: None }
-    }
-}
-
 /// A model to build, configured by chained calls and built by [`Model::compile`].
 pub struct Model {
     pub(super) path: PathBuf,
     pub(super) module: Option<String>,
     name: Option<String>,
-    params: Params,
+    params: Placement,
+    split_dir: Option<PathBuf>,
     configure: Option<ConfigureCc>,
 }
 
@@ -109,7 +81,14 @@ impl Built {
 impl Model {
     /// A model at `path` (relative paths are resolved from `CARGO_MANIFEST_DIR`).
     pub fn open(path: impl AsRef<Path>) -> Model {
-        Model { path: path.as_ref().to_path_buf(), module: None, name: None, params: Params::Embedded, configure: None }
+        Model {
+            path: path.as_ref().to_path_buf(),
+            module: None,
+            name: None,
+            params: Placement::Embedded,
+            split_dir: None,
+            configure: None,
+        }
     }
 
     /// Chooses a module of an MLF that holds several.
@@ -125,9 +104,20 @@ impl Model {
         self
     }
 
-    /// Chooses where the parameters live.
-    pub fn params(mut self, params: Params) -> Model {
-        self.params = params;
+    /// Chooses where the parameters live (default: [`Placement::Embedded`]).
+    ///
+    /// External placements put every parameter in its own file named by a content-derived
+    /// identifier, read at run time through a `mlf_runtime::params::ParamSource`; the generated
+    /// code holds only identifiers, sizes and hashes.
+    pub fn params(mut self, placement: Placement) -> Model {
+        self.params = placement;
+        self
+    }
+
+    /// With external parameters, also writes the parameter files and `configure.json` into
+    /// `dir` (what `cargo mlf split` does); by default nothing is written for them.
+    pub fn split_dir(mut self, dir: impl Into<PathBuf>) -> Model {
+        self.split_dir = Some(dir.into());
         self
     }
 
@@ -151,11 +141,7 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
-        let placement = match &self.params {
-            Params::Embedded => None,
-            Params::External { placement, .. } => Some(*placement),
-        };
-        let key = placement_key(&model_key(pkg, &canonical, self.module.as_deref()), placement);
+        let key = placement_key(&model_key(pkg, &canonical, self.module.as_deref()), self.params);
         let dir = out_dir.join("mlf").join(&key);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
         let fingerprint = fingerprint(&canonical)?;
@@ -172,27 +158,30 @@ impl Model {
         };
         // External parameters: the split, and for AOT the model whose C no longer holds its
         // constant pool (the C compiled and the model planned are then that one).
-        let (rewritten, external) = match &self.params {
-            Params::Embedded => (None, None),
-            Params::External { placement, split_dir } => {
-                let (rewritten, split) = backend::of(&desc).split_params(&base_job).in_file(&canonical)?;
-                if let Some(d) = split_dir {
-                    write_folder(d, &desc, &split)?;
-                }
-                (rewritten, Some((*placement, split)))
+        let (rewritten, split) = if self.params.is_external() {
+            let (rewritten, split) = backend::of(&desc).split_params(&base_job).in_file(&canonical)?;
+            if let Some(d) = &self.split_dir {
+                write_folder(d, &desc, &split)?;
             }
+            (rewritten, Some(split))
+        } else {
+            (None, None)
         };
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
-        let param_files = match external {
+        let param_files = match split {
             None => write_embedded_params(code_desc, &dir)?,
             Some(_) => Vec::new(),
+        };
+        let params = match (self.params, &split) {
+            (Placement::Resident, Some(split)) => ParamCode::Resident(split),
+            (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
+            _ => ParamCode::Embedded(&param_files),
         };
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         let generated = backend::of(code_desc)
             .generate(&Generate {
                 symbol_prefix: &prefix,
-                external: external.as_ref().map(|(p, s)| (*p, s)),
-                param_files: &param_files,
+                params,
                 module_name: &module,
                 file_name: &file_name,
                 model_file: "",
@@ -216,7 +205,7 @@ impl Model {
         let library = Some(compile::compile(&CompileJob { desc: code_desc, ..base_job.clone() }).in_file(&canonical)?);
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
-        let external_bytes: u64 = external.as_ref().map_or(0, |(_, s)| s.files.iter().map(|f| f.bytes()).sum());
+        let external_bytes: u64 = split.as_ref().map_or(0, |s| s.files.iter().map(|f| f.bytes()).sum());
         let mut unmeasured = generated.report;
         unmeasured.flash.params = embedded;
         unmeasured.ram.params = generated.param_ram_bytes;

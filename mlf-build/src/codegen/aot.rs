@@ -5,13 +5,12 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::common::{self, lit};
+use super::common::{self, ParamCode, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::Placement;
 use crate::model::{AotCall, AotExec, ModelDesc};
 use crate::plan::aot::AotPlan;
-use crate::plan::split::Split;
 
 /// The justification printed above the generated `unsafe` block.
 pub const SAFETY: &str = "the entry point is the model's own (found among the C definitions, its \
@@ -20,13 +19,13 @@ pub const SAFETY: &str = "the entry point is the model's own (found among the C 
     size; the workspace window holds the compiler's workspace figure plus alignment slack.";
 
 /// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
-/// with; `external` is set when the constant pool is read through a `ParamSource`.
+/// with; `params` says whether the constant pool is read through a `ParamSource`.
 pub fn module_tokens(
     desc: &ModelDesc,
     a: &AotExec,
     plan: &AotPlan,
     symbol_prefix: &str,
-    external: Option<(Placement, &Split)>,
+    params: ParamCode<'_>,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -36,7 +35,7 @@ pub fn module_tokens(
     let n_pools = plan.pools.len();
     let n_const = a.main_pools.iter().filter(|p| p.constant).count();
     let n_slots = usize_lit(n_in + n_out + n_pools + n_const);
-    if n_const > 0 && external.is_none() {
+    if n_const > 0 && params.split().is_none() {
         return Err(Error::invalid("the main takes a constant pool but no external parameters were given"));
     }
 
@@ -85,11 +84,11 @@ pub fn module_tokens(
     let mut const_slot_of = Vec::new();
     // Resident or streamed, the pools sit one after the other: the only call (the main) reads
     // them all, so streaming stages them all before it.
-    let (const_offsets, region) = match external {
-        Some((_, split)) => crate::plan::params::sequential(split.files.iter().map(|f| f.bytes()), plan.align),
+    let (const_offsets, region) = match params.split() {
+        Some(split) => crate::plan::params::sequential(split.files.iter().map(|f| f.bytes()), plan.align),
         None => (Vec::new(), 0),
     };
-    if let Some((placement, split)) = external {
+    if let Some(split) = params.split() {
         let dt = &dtype_ids[&crate::support::dtype::DType::U8];
         for (k, p) in a.main_pools.iter().filter(|p| p.constant).enumerate() {
             let slot = n_in + n_out + n_pools + k;
@@ -106,7 +105,7 @@ pub fn module_tokens(
             let off = const_offsets[k];
             let (n, o, b, kk) = (usize_lit(slot), lit(off), lit(p.bytes), usize_lit(k));
             let shape = &shape_ids[&vec![p.bytes]];
-            if placement == Placement::Streamed {
+            if params.placement() == Placement::Streamed {
                 const_binds.push(quote!(r.stage(source, &PARAMS[#kk], #o)?;));
             }
             const_binds.push(quote!(r.param(#n, #o, #b, &#shape, #dt);));
@@ -183,9 +182,9 @@ pub fn module_tokens(
     };
 
     let ws = lit(plan.workspace_bytes);
-    let param_items = match external {
+    let param_items = match params.split() {
         None => quote!(),
-        Some((_, split)) => common::param_refs(
+        Some(split) => common::param_refs(
             split,
             &format!(
                 " The constant pool this model reads from a `ParamSource` ({} bytes).",
@@ -193,7 +192,7 @@ pub fn module_tokens(
             ),
         ),
     };
-    let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, region, &const_offsets);
+    let api = common::param_api(params.placement(), &n_slots, plan.align, region, &const_offsets);
     let tvm_ws = lit(plan.tvm_workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM AOT executor: {}). Static RAM: {} bytes of arena ({} bytes of \

@@ -8,7 +8,8 @@ use quote::quote;
 
 use super::ident;
 use crate::error::{Context, Result};
-use crate::model::{ModelDesc, TensorInfo};
+use crate::model::{ModelDesc, Placement, TensorInfo};
+use crate::plan::split::Split;
 use crate::support::dtype::DType;
 use crate::support::names;
 
@@ -152,21 +153,45 @@ pub struct ParamApi {
     pub check_loaded: TokenStream,
 }
 
-/// The [`ParamApi`] for `placement` (`None` = embedded). `region` is the resident region or the
+/// Where a generated module finds its parameters.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamCode<'a> {
+    /// In the program image: for each parameter of the model (by index), the path
+    /// `include_bytes!` reads its aligned file from, or `None` when the C already holds it.
+    Embedded(&'a [Option<String>]),
+    /// Loaded once from these files into a static region (`Model::load`).
+    Resident(&'a Split),
+    /// Read from these files just before each call that uses them.
+    Streamed(&'a Split),
+}
+
+impl<'a> ParamCode<'a> {
+    /// The placement this is the code of.
+    pub fn placement(&self) -> Placement {
+        match self {
+            ParamCode::Embedded(_) => Placement::Embedded,
+            ParamCode::Resident(_) => Placement::Resident,
+            ParamCode::Streamed(_) => Placement::Streamed,
+        }
+    }
+
+    /// The parameter files of external parameters.
+    pub fn split(&self) -> Option<&'a Split> {
+        match *self {
+            ParamCode::Embedded(_) => None,
+            ParamCode::Resident(s) | ParamCode::Streamed(s) => Some(s),
+        }
+    }
+}
+
+/// The [`ParamApi`] for `placement`. `region` is the resident region or the
 /// staging buffer in bytes; `offsets` the resident offset of each entry of `PARAMS`.
-pub fn param_api(
-    placement: Option<crate::model::Placement>,
-    n_slots: &Literal,
-    align: u64,
-    region: u64,
-    offsets: &[u64],
-) -> ParamApi {
-    use crate::model::Placement;
+pub fn param_api(placement: Placement, n_slots: &Literal, align: u64, region: u64, offsets: &[u64]) -> ParamApi {
     let align = lit(align);
     let region = lit(region);
     let embedded_sig = quote!(pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>);
     match placement {
-        None => ParamApi {
+        Placement::Embedded => ParamApi {
             consts: quote!(),
             state_fields: quote!(),
             state_init: quote!(),
@@ -175,7 +200,7 @@ pub fn param_api(
             run_sig: embedded_sig,
             check_loaded: quote!(),
         },
-        Some(Placement::Resident) => {
+        Placement::Resident => {
             let offs = offsets.iter().map(|&o| lit(o));
             let n = super::usize_lit(offsets.len());
             ParamApi {
@@ -208,7 +233,7 @@ pub fn param_api(
                 },
             }
         }
-        Some(Placement::Streamed) => ParamApi {
+        Placement::Streamed => ParamApi {
             consts: quote! {
                 /// Bytes of the staging buffer parameters are streamed through: the largest number
                 /// of parameter bytes one call reads.
@@ -229,7 +254,7 @@ pub fn param_api(
 
 /// The embedded references to external parameter files: `pub static PARAMS: [ParamRef; N]`
 /// (identifier, size, hash of each file), documented with `doc`.
-pub fn param_refs(split: &crate::plan::split::Split, doc: &str) -> TokenStream {
+pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
     let refs = split.files.iter().map(|f| {
         let (id, bytes, hash) = (&f.id, lit(f.bytes()), Literal::u64_unsuffixed(f.xxh64));
         quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })

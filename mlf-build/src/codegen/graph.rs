@@ -9,10 +9,10 @@ use quote::quote;
 use super::common::{self, lit};
 use super::{ident, usize_lit};
 use crate::error::{Error, Result};
-use crate::model::Placement;
 use crate::model::{GraphExec, ModelDesc};
 use crate::plan::graph::{GraphPlan, Slot};
-use crate::plan::split::Split;
+
+pub use super::common::ParamCode;
 
 /// What the generator needs besides the model and its plan.
 #[derive(Clone, Copy, Debug)]
@@ -21,21 +21,6 @@ pub struct GraphCodegen<'a> {
     pub symbol_prefix: &'a str,
     /// Where the parameters live.
     pub params: ParamCode<'a>,
-}
-
-/// Where a generated module finds its parameters.
-#[derive(Clone, Copy, Debug)]
-pub enum ParamCode<'a> {
-    /// In the program image: for each parameter of the model (by index), the aligned file its
-    /// bytes were written to, or `None` when the C already holds it (linked).
-    Embedded(&'a [Option<String>]),
-    /// Read at run time through a `ParamSource`.
-    External {
-        /// Resident or streamed.
-        placement: Placement,
-        /// The parameter files.
-        split: &'a Split,
-    },
 }
 
 /// Generates the module items.
@@ -109,7 +94,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
                 }
             }
         }
-        ParamCode::External { placement, split } => {
+        ParamCode::Resident(split) | ParamCode::Streamed(split) => {
             let doc = format!(
                 " The parameters this model reads from a `ParamSource` ({} files, {} bytes): {}.",
                 split.files.len(),
@@ -122,13 +107,9 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
                     .join("; ")
             );
             param_items.push(common::param_refs(split, &doc));
-            (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, placement);
+            (resident_offsets, param_region) = crate::plan::params::graph_region(plan, split, cg.params.placement());
         }
     }
-    let external = match cg.params {
-        ParamCode::External { placement, split } => Some((placement, split)),
-        ParamCode::Embedded(_) => None,
-    };
 
     // Bindings.
     let mut binds = Vec::new();
@@ -143,19 +124,19 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
                 let f = ident(&desc.inputs[index].ident);
                 binds.push(quote!(r.input(#n, &inputs.#f[..], &#shape);));
             }
-            Slot::Param { index } => match external {
-                None => {
+            Slot::Param { index } => match cg.params {
+                ParamCode::Embedded(_) => {
                     let p = param_ids.get(&index).ok_or_else(|| {
                         Error::invalid(format!("parameter {} has no embedded file", desc.params[index].name))
                     })?;
                     binds.push(quote!(r.constant(#n, &#p.0, &#shape, #dt);));
                 }
-                Some((Placement::Resident, split)) => {
+                ParamCode::Resident(split) => {
                     let k = split.of_param[index];
                     let (off, bytes) = (lit(resident_offsets[k]), lit(split.files[k].bytes()));
                     binds.push(quote!(r.param(#n, #off, #bytes, &#shape, #dt);));
                 }
-                Some((Placement::Streamed, _)) => {} // bound before each call
+                ParamCode::Streamed(_) => {} // bound before each call
             },
             Slot::Linked { sid, .. } => {
                 let lookup = &kernel_ids["_lookup_linked_param"];
@@ -194,7 +175,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         let args = c.args.iter().map(|e| proc_macro2::Literal::u16_unsuffixed(slot_no[e]));
         let (ws_off, ws_len) = (lit(c.scratch.0), lit(c.scratch.1));
         let mut stage = Vec::new();
-        if let Some((Placement::Streamed, split)) = external {
+        if let ParamCode::Streamed(split) = cg.params {
             let (layout, _) = crate::plan::params::call_staging(c, plan, split);
             for (k, off) in &layout {
                 let kk = usize_lit(*k);
@@ -227,7 +208,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         }
     }
 
-    let api = common::param_api(external.map(|(p, _)| p), &n_slots, plan.align, param_region, &resident_offsets);
+    let api = common::param_api(cg.params.placement(), &n_slots, plan.align, param_region, &resident_offsets);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \
@@ -303,6 +284,7 @@ mod tests {
     use super::*;
     use crate::model::Executor;
     use crate::plan::graph::CopyIn;
+    use crate::plan::split::Split;
 
     fn digits() -> ModelDesc {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar");
@@ -317,14 +299,16 @@ mod tests {
         let Executor::Graph(g) = &desc.executor else { panic!("a graph model") };
         let mut plan = crate::plan::graph::plan(&desc, g, 16).unwrap();
         plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
-        for placement in [Placement::Resident, Placement::Streamed] {
+        for streamed in [false, true] {
             let mut split = Split::default();
             for p in &desc.params {
                 let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
                 split.of_param.push(k);
             }
-            let cg =
-                GraphCodegen { symbol_prefix: "mlf_test_", params: ParamCode::External { placement, split: &split } };
+            let cg = GraphCodegen {
+                symbol_prefix: "mlf_test_",
+                params: if streamed { ParamCode::Streamed(&split) } else { ParamCode::Resident(&split) },
+            };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
             assert!(e.contains("external parameter shares storage with an activation"), "{e}");
         }

@@ -85,17 +85,6 @@ pub enum Executor {
     Kmodel(KmodelExec),
 }
 
-impl Executor {
-    /// `graph`, `aot` or `kmodel`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Executor::Graph(_) => "graph",
-            Executor::Aot(_) => "aot",
-            Executor::Kmodel(_) => "kmodel",
-        }
-    }
-}
-
 /// Where a fact came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Fact {

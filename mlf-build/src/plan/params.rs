@@ -20,11 +20,12 @@ pub fn sequential(sizes: impl IntoIterator<Item = u64>, align: u64) -> (Vec<u64>
     (offsets, align_up(cursor, align))
 }
 
-/// The parameter region of a graph model with external parameters: the offset of each file
+/// The parameter region of a graph model (nothing for embedded parameters): the offset of each file
 /// (resident; empty when streamed) and the region's bytes (the resident region, or the staging
 /// buffer: the most parameter bytes one call reads).
 pub fn graph_region(plan: &GraphPlan, split: &Split, placement: Placement) -> (Vec<u64>, u64) {
     match placement {
+        Placement::Embedded => (Vec::new(), 0),
         Placement::Resident => sequential(split.files.iter().map(|f| f.bytes()), plan.align),
         Placement::Streamed => (Vec::new(), staging_bytes(plan, split)),
     }
