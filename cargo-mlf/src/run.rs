@@ -180,10 +180,8 @@ pub fn build_runner(
     placement: mlf_build::Placement,
     release: bool,
 ) -> Result<Runner, Error> {
-    let mut key = mlf_build::build::layout::model_key("mlf-run", model, module);
-    if placement.is_external() {
-        key = format!("{key}-{placement}");
-    }
+    let key =
+        mlf_build::build::layout::Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
     let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::build::layout::NotLocated;
 use proc_macro::TokenStream;
 use proc_macro2::Span;
 use quote::quote;
@@ -109,17 +110,6 @@ fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, Str
     }
 }
 
-/// The only element of a vector, if it has exactly one.
-trait PopSingle<T> {
-    fn pop_single(self) -> Option<T>;
-}
-
-impl<T> PopSingle<T> for Vec<T> {
-    fn pop_single(mut self) -> Option<T> {
-        if self.len() == 1 { self.pop() } else { None }
-    }
-}
-
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let include = path.to_str().ok_or_else(|| format!("{}: model path is not UTF-8", path.display()))?;
     let (default_name, items) = mlf_build::build::include::kmodel_module(path, include).map_err(|e| e.to_string())?;
@@ -135,7 +125,10 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
 fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let rel = args.path.value();
     let module = args.module.as_ref().map(LitStr::value);
-    let module_call = module.as_ref().map(|m| format!(".module({m:?})")).unwrap_or_default();
+    let mut module_call = module.as_ref().map(|m| format!(".module({m:?})")).unwrap_or_default();
+    if let Some(p) = args.params.filter(|p| p.is_external()) {
+        module_call.push_str(&format!(".params(mlf_build::Placement::{p:?})"));
+    }
     let build_step = format!(
         "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}){module_call}.compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n(with mlf-build in [build-dependencies])"
     );
@@ -145,45 +138,28 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         ));
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
-    let canonical = path.canonicalize().map_err(|e| format!("{}: {e}", path.display()))?;
-    let base = mlf_build::build::layout::model_key(&pkg, &canonical, module.as_deref());
-    let placement_key = mlf_build::build::layout::placement_key;
-    let dir = PathBuf::from(out_dir).join("mlf");
-    // The build step writes `<key>.rs` for embedded parameters and `<key>-resident.rs` /
-    // `<key>-streamed.rs` for external ones; `params = …` chooses, else the only one built.
-    let key = match args.params {
-        Some(p) => placement_key(&base, p),
-        None => mlf_build::Placement::ALL
-            .into_iter()
-            .map(|p| placement_key(&base, p))
-            .filter(|k| dir.join(format!("{k}.rs")).is_file())
-            .collect::<Vec<_>>()
-            .pop_single()
-            .unwrap_or(base.clone()),
-    };
-    let rs = dir.join(format!("{key}.rs"));
-    let sidecar_path = dir.join(format!("{key}.json"));
-    let sidecar: mlf_build::build::layout::Sidecar = match std::fs::read(&sidecar_path) {
-        Ok(b) if rs.is_file() => serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", sidecar_path.display()))?,
-        _ => return Err(format!("build.rs did not build {rel}; {build_step}")),
-    };
-    let now = mlf_build::build::layout::fingerprint(&canonical).map_err(|e| e.to_string())?;
-    if now != sidecar.fingerprint {
-        return Err(format!(
-            "{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"
-        ));
-    }
+    let located =
+        match mlf_build::build::layout::locate(Path::new(&out_dir), &pkg, path, module.as_deref(), args.params) {
+            Ok(l) => l,
+            Err(NotLocated::NotBuilt) => return Err(format!("build.rs did not build {rel}; {build_step}")),
+            Err(NotLocated::Stale) => {
+                return Err(format!(
+                    "{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"
+                ));
+            }
+            Err(NotLocated::Unreadable(e)) => return Err(e.to_string()),
+        };
     let name = match &args.name {
         Some(n) => n.clone(),
-        None => Ident::new(&sidecar.module, Span::call_site()),
+        None => Ident::new(&located.module, Span::call_site()),
     };
-    let file = rs.display().to_string();
-    let doc = sidecar.summary;
+    let file = located.rust_file_in_out_dir;
+    let doc = located.summary;
     Ok(quote! {
         #[doc = #doc]
         #[allow(clippy::all, dead_code, non_upper_case_globals)]
         pub mod #name {
-            include!(#file);
+            include!(concat!(env!("OUT_DIR"), #file));
         }
     })
 }

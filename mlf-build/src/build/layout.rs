@@ -1,9 +1,20 @@
-//! The layout of the build's output folder (`OUT_DIR/mlf/`): the name each model's files go
-//! under, and the side file that tells `include_model!` what was built.
+//! The layout of the build's output folder (`OUT_DIR/mlf/`), owned here alone: the name each
+//! model's files go under, the files themselves, and [`locate`], which finds what the build
+//! step wrote for a model again (`include_model!` calls it instead of knowing file names).
+//!
+//! For a model built as `<key>` (its file stem, MLF module and placement, and a hash of the
+//! package, the model's canonical path and the module):
+//!
+//! - `OUT_DIR/mlf/<key>.rs`: the generated module;
+//! - `OUT_DIR/mlf/<key>.json`: the side file ([`Located`]'s module name and summary, and the
+//!   fingerprint of the model file the module was generated from);
+//! - `OUT_DIR/mlf/<key>.report.json`: the memory report, when the crate lists budgets;
+//! - `OUT_DIR/mlf/<key>/`: the C sources, headers, objects and library, and embedded
+//!   parameter files (`params/<name>.bin`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::Placement;
@@ -11,38 +22,86 @@ use crate::read::archive::Archive;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
 use crate::support::names;
 
-/// The sidecar `include_model!` reads next to a generated module.
-#[derive(Clone, Debug, Serialize, serde::Deserialize)]
-pub struct Sidecar {
-    /// Default module name.
-    pub module: String,
-    /// Fingerprint of the model file when the module was generated.
-    pub fingerprint: String,
-    /// One-line description for the module's documentation.
-    pub summary: String,
+/// Where the files of one model built with one placement go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// `OUT_DIR/mlf`.
+    root: PathBuf,
+    /// The name the files go under.
+    key: String,
 }
 
-/// The name under which a model's generated files live in `OUT_DIR/mlf/`: the file stem (and
-/// module) and a hash of the package name, the model's canonical path and the module name.
-/// `include_model!` computes the same.
-pub fn model_key(pkg: &str, canonical: &Path, module: Option<&str>) -> String {
+impl Layout {
+    /// The layout of the model at `canonical` (module `module` of an MLF that holds several)
+    /// built by package `package` with parameters in `placement`, under `out_dir`.
+    pub fn new(out_dir: &Path, package: &str, canonical: &Path, module: Option<&str>, placement: Placement) -> Layout {
+        Layout { root: out_dir.join("mlf"), key: key(package, canonical, module, placement) }
+    }
+
+    /// The name the model's files go under.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The folder of the model's C, objects, library and embedded parameter files.
+    pub fn work_dir(&self) -> PathBuf {
+        self.root.join(&self.key)
+    }
+
+    /// The generated module.
+    pub fn rust_file(&self) -> PathBuf {
+        self.root.join(format!("{}.rs", self.key))
+    }
+
+    /// The generated module's path relative to `OUT_DIR` (with a leading `/`), for
+    /// `include!(concat!(env!("OUT_DIR"), …))`.
+    pub fn rust_file_in_out_dir(&self) -> String {
+        format!("/mlf/{}.rs", self.key)
+    }
+
+    /// The memory report written when the crate lists budgets.
+    pub fn report_file(&self) -> PathBuf {
+        self.root.join(format!("{}.report.json", self.key))
+    }
+
+    /// The side file [`locate`] reads.
+    fn side_file(&self) -> PathBuf {
+        self.root.join(format!("{}.json", self.key))
+    }
+
+    /// The side file's path and contents for a module named `module` generated from a model
+    /// whose [`fingerprint`] is `fingerprint`, summarised by `summary`.
+    pub fn side_file_for(&self, module: &str, fingerprint: &str, summary: &str) -> (PathBuf, Vec<u8>) {
+        let side = SideFile { module: module.into(), fingerprint: fingerprint.into(), summary: summary.into() };
+        (self.side_file(), serde_json::to_string_pretty(&side).expect("JSON of strings").into_bytes())
+    }
+}
+
+/// What the build step records beside a generated module.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct SideFile {
+    /// Default module name.
+    module: String,
+    /// Fingerprint of the model file when the module was generated.
+    fingerprint: String,
+    /// One-line description for the module's documentation.
+    summary: String,
+}
+
+/// The name of a model's files: the file stem (and module), the placement, and a hash of the
+/// package name, the model's canonical path and the module name.
+fn key(package: &str, canonical: &Path, module: Option<&str>, placement: Placement) -> String {
     let stem = canonical.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
-    let mut h = fnv1a(FNV_OFFSET, pkg.as_bytes());
+    let mut h = fnv1a(FNV_OFFSET, package.as_bytes());
     h = fnv1a(h, canonical.to_string_lossy().as_bytes());
     let mut name = names::sanitize(stem);
     if let Some(m) = module {
         h = fnv1a(h, m.as_bytes());
         name = format!("{name}-{}", names::sanitize(m));
     }
-    format!("{name}-{h:016x}")
-}
-
-/// The name of the generated files of a model (named `base` by [`model_key`]) built with
-/// parameters in `placement`: `base` (embedded), `base-resident`, `base-streamed`.
-pub fn placement_key(base: &str, placement: Placement) -> String {
     match placement {
-        Placement::Embedded => base.to_string(),
-        p => format!("{base}-{}", p.name()),
+        Placement::Embedded => format!("{name}-{h:016x}"),
+        p => format!("{name}-{h:016x}-{p}"),
     }
 }
 
@@ -60,4 +119,68 @@ pub fn fingerprint(path: &Path) -> Result<String> {
         h = fnv1a(h, &data);
     }
     Ok(format!("{h:016x}"))
+}
+
+/// A module the build step generated, found again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The module name to use when the caller gives none.
+    pub module: String,
+    /// One line for the module's documentation.
+    pub summary: String,
+    /// The generated module's path relative to `OUT_DIR` (with a leading `/`).
+    pub rust_file_in_out_dir: String,
+    /// The generated module.
+    pub rust_file: PathBuf,
+}
+
+/// Why [`locate`] found no module to include.
+#[derive(Debug)]
+pub enum NotLocated {
+    /// The build step did not build the model (with this placement).
+    NotBuilt,
+    /// The model changed since the build step generated its module.
+    Stale,
+    /// The model file could not be read.
+    Unreadable(Error),
+}
+
+/// Finds the module the build step wrote into `out_dir` for the model at `model` (module
+/// `module`) of package `package`: with parameters in `placement`, or when `None`, the one
+/// placement built (embedded when several or none were). Checks that the model has not changed
+/// since.
+pub fn locate(
+    out_dir: &Path,
+    package: &str,
+    model: &Path,
+    module: Option<&str>,
+    placement: Option<Placement>,
+) -> std::result::Result<Located, NotLocated> {
+    let canonical = model.canonicalize().map_err(|e| NotLocated::Unreadable(Error::from(e).in_file(model)))?;
+    let layout = |p| Layout::new(out_dir, package, &canonical, module, p);
+    let chosen = match placement {
+        Some(p) => layout(p),
+        None => {
+            let built: Vec<Layout> =
+                Placement::ALL.map(layout).into_iter().filter(|l| l.rust_file().is_file()).collect();
+            match <[Layout; 1]>::try_from(built) {
+                Ok([only]) => only,
+                Err(_) => layout(Placement::Embedded),
+            }
+        }
+    };
+    let side: SideFile = match std::fs::read(chosen.side_file()) {
+        Ok(b) if chosen.rust_file().is_file() => serde_json::from_slice(&b)
+            .map_err(|e| NotLocated::Unreadable(Error::invalid(e.to_string()).in_file(chosen.side_file())))?,
+        _ => return Err(NotLocated::NotBuilt),
+    };
+    if fingerprint(&canonical).map_err(NotLocated::Unreadable)? != side.fingerprint {
+        return Err(NotLocated::Stale);
+    }
+    Ok(Located {
+        module: side.module,
+        summary: side.summary,
+        rust_file_in_out_dir: chosen.rust_file_in_out_dir(),
+        rust_file: chosen.rust_file(),
+    })
 }

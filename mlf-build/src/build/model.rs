@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compile::{self, CompileJob, write_if_changed};
-use super::layout::{Sidecar, fingerprint, model_key, placement_key};
+use super::layout::{Layout, fingerprint};
 use super::measure::measure_library;
 use super::split_folder::write_folder;
 use crate::backend::{self, Generate, Toolchain};
@@ -65,6 +65,9 @@ pub struct Built {
     /// The memory report of what was built, before the library is measured ([`Built::report`]).
     #[serde(skip)]
     unmeasured: MemoryReport,
+    /// Where the build put its files.
+    #[serde(skip)]
+    layout: Layout,
 }
 
 impl Built {
@@ -75,6 +78,11 @@ impl Built {
         let mut r = self.unmeasured.clone();
         r.apply_sections(sections);
         Ok(r)
+    }
+
+    /// Where the memory report of what was built is kept (beside the generated module).
+    pub fn report_file(&self) -> PathBuf {
+        self.layout.report_file()
     }
 }
 
@@ -141,8 +149,9 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
-        let key = placement_key(&model_key(pkg, &canonical, self.module.as_deref()), self.params);
-        let dir = out_dir.join("mlf").join(&key);
+        let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
+        let key = layout.key().to_string();
+        let dir = layout.work_dir();
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
         let fingerprint = fingerprint(&canonical)?;
         let prefix = format!("mlf_{:08x}_", fnv1a(FNV_OFFSET, key.as_bytes()) as u32);
@@ -195,13 +204,10 @@ impl Model {
             canonical.display(),
             desc.name
         );
-        let rust_file = out_dir.join("mlf").join(format!("{key}.rs"));
+        let rust_file = layout.rust_file();
         write_if_changed(&rust_file, format!("{header}{text}").as_bytes())?;
-        let sidecar = Sidecar { module: module.clone(), fingerprint, summary: generated.summary };
-        write_if_changed(
-            &out_dir.join("mlf").join(format!("{key}.json")),
-            serde_json::to_string_pretty(&sidecar).expect("json").as_bytes(),
-        )?;
+        let (side_file, side) = layout.side_file_for(&module, &fingerprint, &generated.summary);
+        write_if_changed(&side_file, &side)?;
         let library = Some(compile::compile(&CompileJob { desc: code_desc, ..base_job.clone() }).in_file(&canonical)?);
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
@@ -221,6 +227,7 @@ impl Model {
             param_ram_bytes: generated.param_ram_bytes,
             library,
             unmeasured,
+            layout,
         })
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::budget::{check_crate, check_model};
 use super::compile::write_if_changed;
-use super::layout::model_key;
+use super::layout::Layout;
 use super::manifest::{Manifest, ModelEntry, TABLE};
 use super::model::{Built, Model};
 use crate::error::{Error, Result};
@@ -35,14 +35,9 @@ impl Model {
         println!("cargo::rerun-if-changed={}", path.display());
         let built = self.build_into(&path, &out_dir, &pkg, &target, &host, true)?;
         // Budgets from `[package.metadata.mlf]` in the crate's Cargo.toml (see `manifest`).
-        enforce_in_build_script(&manifest_dir, &out_dir, &pkg, &target, self.module.as_deref(), &built)?;
+        enforce_in_build_script(&manifest_dir, &out_dir, &pkg, self.module.as_deref(), &built)?;
         Ok(built)
     }
-}
-
-/// Where a build script keeps the report of a built model (beside its generated module).
-pub fn report_path(built: &Built) -> PathBuf {
-    built.rust_file.with_extension("report.json")
 }
 
 /// The budget hook of [`Model::compile`]: when the crate's `Cargo.toml` has a
@@ -53,7 +48,6 @@ pub fn enforce_in_build_script(
     manifest_dir: &Path,
     out_dir: &Path,
     pkg: &str,
-    target: &str,
     mlf_module: Option<&str>,
     built: &Built,
 ) -> Result<()> {
@@ -63,11 +57,9 @@ pub fn enforce_in_build_script(
     }
     println!("cargo::rerun-if-changed={}", cargo_toml.display());
     let Some(manifest) = Manifest::read(&cargo_toml)? else { return Ok(()) };
-    let mut report = built.report()?;
-    report.target = target.to_string();
-    report.mlf_module = mlf_module.map(str::to_string);
+    let report = built.report()?;
     let json = serde_json::to_string_pretty(&report).map_err(|e| Error::invalid(e.to_string()))?;
-    write_if_changed(&report_path(built), json.as_bytes())?;
+    write_if_changed(&built.report_file(), json.as_bytes())?;
     println!("mlf memory report:\n{report}");
     if let Some((i, entry)) = manifest.entry_for(manifest_dir, &built.model, mlf_module) {
         check_model(&report, &entry.budget(i, &cargo_toml))?;
@@ -80,9 +72,8 @@ pub fn enforce_in_build_script(
     for e in &manifest.models {
         let path = manifest_dir.join(&e.path);
         let Ok(canonical) = path.canonicalize() else { continue };
-        let key = model_key(pkg, &canonical, e.module.as_deref());
-        let file = out_dir.join("mlf").join(format!("{key}.report.json"));
-        if let Ok(bytes) = std::fs::read(&file) {
+        let layout = Layout::new(out_dir, pkg, &canonical, e.module.as_deref(), e.placement());
+        if let Ok(bytes) = std::fs::read(layout.report_file()) {
             if let Ok(r) = serde_json::from_slice::<MemoryReport>(&bytes) {
                 reports.push(r);
             }
