@@ -6,7 +6,7 @@
 //! Every variant is built and run through `cargo mlf run --release`, exactly as a user would (and
 //! optimised like this bench's own TVM peer); the program times itself from taking the model to
 //! the first result (`MLF_RUN_TIMING`). Sizes are measured as `cargo mlf build` reports flash
-//! (`mlf_build::build::measure::measure_library`: unwind tables left out). Run with
+//! (`mlf_build::__private::measure_library`: unwind tables left out). Run with
 //! `cargo bench -p cargo-mlf --bench external`; figures go to stdout and
 //! `target/bench-external.json`.
 
@@ -69,7 +69,7 @@ fn timed(model: &Path, dir: &Path, extra: &[&str]) -> Timed {
 /// Code and data of a compiled library or program, as `cargo mlf build` reports flash: text,
 /// read-only data and initialised data, unwind tables left out.
 fn code_and_data(path: &Path) -> u64 {
-    let s = mlf_build::build::measure::measure_library(path).unwrap();
+    let s = mlf_build::__private::measure_library(path).unwrap();
     s.text + s.rodata + s.data
 }
 
@@ -87,7 +87,7 @@ fn model_image(model: &Path, params: mlf_build::Placement) -> u64 {
 /// into its own heap buffer. Median wall time (at least 11 runs, up to 0.2 s), µs.
 fn tvm_params_us(model: &Path) -> Option<f64> {
     let desc = mlf_build::open(model).ok()?;
-    let archive = mlf_build::read::archive::Archive::open(model).ok()?;
+    let archive = mlf_build::__private::read::archive::Archive::open(model).ok()?;
     let name = format!("parameters/{}.params", desc.name);
     let file = archive.get(&name)?.to_vec();
     if file.len() <= 32 {
@@ -96,8 +96,8 @@ fn tvm_params_us(model: &Path) -> Option<f64> {
     let tmp = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(tmp.path(), &file).unwrap();
     let t = mlf_fixtures::median_time(Duration::from_millis(200), || {
-        let bytes = mlf_build::support::bytes::Bytes::new(std::fs::read(tmp.path()).unwrap());
-        let tensors = mlf_build::read::params::parse_params(&bytes).unwrap();
+        let bytes = mlf_build::__private::bytes::Bytes::new(std::fs::read(tmp.path()).unwrap());
+        let tensors = mlf_build::__private::read::params::parse_params(&bytes).unwrap();
         let copies: Vec<Vec<u8>> = tensors.iter().map(|p| p.data.to_vec()).collect();
         std::hint::black_box(copies);
     });
@@ -152,7 +152,7 @@ fn main() {
         // A packed archive of the split the resident build wrote.
         let split = res.params.clone().expect("cargo mlf run names the split it read");
         let packed = work().join(format!("{}.params.tar", name.replace(' ', "_")));
-        mlf_build::build::split_folder::pack_folder(&split, &packed).unwrap();
+        mlf_build::__private::pack_folder(&split, &packed).unwrap();
         let tar = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
         let streamed = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
         let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);

@@ -14,12 +14,13 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use mlf_build::__private::Totals;
+use mlf_build::__private::budget::{self, Budget};
+use mlf_build::__private::manifest::{Manifest, ModelEntry, TABLE};
+use mlf_build::__private::size::human;
 use mlf_build::Error;
-use mlf_build::build::budget::{self, Budget};
-use mlf_build::build::manifest::{Manifest, ModelEntry, TABLE};
-use mlf_build::model::Executor;
-use mlf_build::plan::report::{MemoryReport, Totals};
-use mlf_build::support::size::human;
+use mlf_build::Executor;
+use mlf_build::MemoryReport;
 use serde_json::{Value, json};
 
 use crate::io_error::InFile;
@@ -259,13 +260,13 @@ fn check_model(
     let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
     let path = dir.join(&entry.path);
     pb.set_message(format!("reading {}", entry.path.display()));
-    let desc = mlf_build::open_with(&path, &mlf_build::read::mlf::MlfOptions { module: entry.module.clone() })?;
+    let desc = mlf_build::open_with(&path, &mlf_build::ReadOptions { module: entry.module.clone() })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&path));
     }
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if matches!(desc.executor, Executor::Kmodel(_)) {
-        let report = mlf_build::backend::memory_report(&desc, &name, target, entry.module.as_deref(), None)?;
+        let report = mlf_build::__private::memory_report(&desc, &name, target, entry.module.as_deref(), None)?;
         return Ok((report, desc));
     }
     pb.set_message(format!("planning memory and compiling C for {target}"));
@@ -405,7 +406,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                     report_error(cargo.json, pkg, &report.model, &e, &emit);
                 }
                 if let Some(dir) = plan_svg {
-                    match mlf_build::cli::svg::plan_svg(&desc, &report.model) {
+                    match mlf_build::__private::svg::plan_svg(&desc, &report.model) {
                         Ok(svg) => {
                             let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
                             std::fs::write(&file, svg).in_file(&file)?;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use mlf_build::read::mlf::MlfOptions;
+use mlf_build::ReadOptions;
 
 /// Arguments of `inspect`.
 #[derive(clap::Args, Debug)]
@@ -21,7 +21,7 @@ pub struct Args {
 
 /// Runs `inspect`.
 pub fn run(args: Args) -> Result<(), mlf_build::Error> {
-    let (json, table) = mlf_build::cli::inspect::inspect_path(&args.path, &MlfOptions { module: args.module })?;
+    let (json, table) = mlf_build::__private::inspect::inspect_path(&args.path, &ReadOptions { module: args.module })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&json).expect("JSON"));
     } else {

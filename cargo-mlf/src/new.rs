@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use mlf_build::Error;
-use mlf_build::model::{ModelDesc, TensorInfo};
+use mlf_build::{ModelDesc, TensorInfo};
 
 use crate::io_error::InFile;
 use crate::template;
@@ -110,7 +110,7 @@ pub fn create(
             p
         }
     };
-    let desc = mlf_build::open_with(&staged, &mlf_build::read::mlf::MlfOptions { module: module.map(str::to_string) })?;
+    let desc = mlf_build::open_with(&staged, &mlf_build::ReadOptions { module: module.map(str::to_string) })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&staged));
     }
@@ -176,7 +176,7 @@ fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
 }
 
 fn shape_const(t: &TensorInfo) -> String {
-    format!("{}_SHAPE", mlf_build::support::names::const_ident(&t.ident))
+    format!("{}_SHAPE", mlf_build::__private::names::const_ident(&t.ident))
 }
 
 fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String)>, Error> {

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use mlf_build::__private::DTypeCode;
 use mlf_build::Error;
-use mlf_build::model::TensorInfo;
-use mlf_build::support::dtype::DTypeCode;
+use mlf_build::TensorInfo;
 
 use crate::io_error::InFile;
 

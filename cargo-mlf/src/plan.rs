@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use mlf_build::Error;
 
-use mlf_build::support::size::human;
+use mlf_build::__private::size::human;
 
 use crate::io_error::InFile;
 
@@ -25,9 +25,9 @@ pub struct Args {
 
 /// Runs `plan`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let desc = mlf_build::open_with(&args.model, &mlf_build::read::mlf::MlfOptions { module: args.module.clone() })?;
+    let desc = mlf_build::open_with(&args.model, &mlf_build::ReadOptions { module: args.module.clone() })?;
     let name = desc.default_module_name(&args.model);
-    let picture = mlf_build::cli::svg::picture(&desc, &name)?;
+    let picture = mlf_build::__private::svg::picture(&desc, &name)?;
     let (col, peak) = picture.peak();
     println!("{}", picture.title);
     println!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mlf_build::Error;
-use mlf_build::model::ModelDesc;
+use mlf_build::ModelDesc;
 
 use crate::io_error::InFile;
 use crate::npy;
@@ -55,7 +55,7 @@ pub struct Args {
 /// Runs `run`.
 pub fn run(args: Args) -> Result<(), Error> {
     let model = args.model.canonicalize().in_file(&args.model)?;
-    let desc = mlf_build::open_with(&model, &mlf_build::read::mlf::MlfOptions { module: args.module.clone() })?;
+    let desc = mlf_build::open_with(&model, &mlf_build::ReadOptions { module: args.module.clone() })?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
     }
@@ -180,11 +180,10 @@ pub fn build_runner(
     placement: mlf_build::Placement,
     release: bool,
 ) -> Result<Runner, Error> {
-    let key =
-        mlf_build::build::layout::Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
+    let key = mlf_build::__private::Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
     let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
     let dir = work.join(&key);
-    let is_kmodel = matches!(desc.format, mlf_build::model::ModelFormat::Kmodel { .. });
+    let is_kmodel = matches!(desc.format, mlf_build::ModelFormat::Kmodel { .. });
     if is_kmodel && placement.is_external() {
         return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
     }

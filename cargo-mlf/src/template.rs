@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use mlf_build::__private::write_if_changed;
 use mlf_build::Error;
-use mlf_build::build::compile::write_if_changed;
-use mlf_build::model::TensorInfo;
+use mlf_build::TensorInfo;
 
 /// A template: (relative path, contents).
 pub type Template = [(&'static str, &'static str)];

@@ -296,7 +296,7 @@ fn run_refuses_missing_and_unknown_inputs() {
 fn object_kernels_are_linked_and_their_slots_filled() {
     let root = mlf_fixtures::workspace_root();
     let src = root.join("examples/digits/model");
-    let archive = mlf_build::read::archive::Archive::open(src.join("digits.tar")).unwrap();
+    let archive = mlf_build::__private::read::archive::Archive::open(src.join("digits.tar")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for name in archive.names() {
         if name == "codegen/host/src/default_lib1.c" {

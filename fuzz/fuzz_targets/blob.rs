@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use mlf_build::bytes::Bytes;
-use mlf_build::format::blob::{self, source, Layout};
+use mlf_build::__private::bytes::Bytes;
+use mlf_build::__private::read::blob::{self, source, Layout};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };

@@ -3,7 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(m) = mlf_build::format::metadata::Metadata::parse(data) {
+    if let Ok(m) = mlf_build::__private::read::metadata::Metadata::parse(data) {
         let _ = m.module(None);
     }
 });

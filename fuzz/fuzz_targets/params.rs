@@ -3,6 +3,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let bytes = mlf_build::bytes::Bytes::new(data.to_vec());
-    let _ = mlf_build::format::params::parse_params(&bytes);
+    let bytes = mlf_build::__private::bytes::Bytes::new(data.to_vec());
+    let _ = mlf_build::__private::read::params::parse_params(&bytes);
 });

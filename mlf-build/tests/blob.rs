@@ -5,17 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-use mlf_build::error::{Error, ErrorKind};
-use mlf_build::read::archive::Archive;
-use mlf_build::read::archive::gunzip;
-use mlf_build::read::blob::source::{scan, scan_bytes, scan_c, scan_object, scan_raw};
-use mlf_build::read::blob::{ImportTree, Layout, Payload, parse};
-use mlf_build::read::params::{ParamTensor, parse_params};
-use mlf_build::support::bytes::Bytes;
-use mlf_build::support::dtype::DType;
-use mlf_build::testing::blob::{
+use mlf_build::__private::bytes::Bytes;
+use mlf_build::__private::read::archive::Archive;
+use mlf_build::__private::read::blob::source::{scan, scan_bytes, scan_c, scan_object, scan_raw};
+use mlf_build::__private::read::blob::{ImportTree, Layout, Payload, parse};
+use mlf_build::__private::read::detect::gunzip;
+use mlf_build::__private::read::params::{ParamTensor, parse_params};
+use mlf_build::__private::testing::blob::{
     CStyle, ModuleSpec, devc_c, device_payload, encode_payload, graph_executor_factory, write_blob,
 };
+use mlf_build::DType;
+use mlf_build::{Error, ErrorKind};
 use mlf_fixtures::{digits_members, digits_tar, fixtures_or_skip, write_members};
 use serde_json::{Value, json};
 
@@ -74,7 +74,7 @@ fn field(e: &Error) -> &str {
 fn ndarray_f32(values: &[f32]) -> Vec<u8> {
     let mut out = Vec::new();
     let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    mlf_build::testing::params::write_ndarray(&mut out, DType::F32, &[values.len() as u64], &data);
+    mlf_build::__private::testing::params::write_ndarray(&mut out, DType::F32, &[values.len() as u64], &data);
     out
 }
 
@@ -204,13 +204,13 @@ fn fixture_files(root: &Path) -> Vec<String> {
 #[test]
 fn every_blob_fixture_is_inspected() {
     let Some(root) = fixtures_or_skip("every_blob_fixture_is_inspected") else { return };
-    let opts = mlf_build::read::mlf::MlfOptions::default();
+    let opts = mlf_build::ReadOptions::default();
     let files = fixture_files(&root);
     assert!(files.len() >= 13, "blob fixtures: {files:?}");
     for file in &files {
         let path = root.join("blob").join(file);
         let (json, table) =
-            mlf_build::cli::inspect::inspect_path(&path, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
+            mlf_build::__private::inspect::inspect_path(&path, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
         if file.ends_with(".params") {
             assert_eq!(json["format"], "tvm-params", "{file}");
             assert_eq!(json["count"], 3, "{file}");
@@ -409,7 +409,7 @@ fn synthetic_exports_are_inspected_with_device_blockers() {
     );
     let path = dir.path().join("devc.c");
     std::fs::write(&path, devc_c("__tvm_ffi_library_bin", &blob, CStyle::Padded, false)).unwrap();
-    let (json, table) = mlf_build::cli::inspect::inspect_path(&path, &Default::default()).unwrap();
+    let (json, table) = mlf_build::__private::inspect::inspect_path(&path, &Default::default()).unwrap();
     assert_eq!(json["layout"], "ffi-0.21");
     assert_eq!(json["abi"]["generation"], "tvm-ffi");
     assert_eq!(json["inputs"][0]["name"], "pixels");
@@ -429,7 +429,7 @@ fn synthetic_exports_are_inspected_with_device_blockers() {
     let blob = write_blob(Layout::Legacy, &[ModuleSpec { type_key: "cuda", payload: &cuda }], None);
     let path = dir.path().join("x.bin");
     std::fs::write(&path, &blob).unwrap();
-    let (json, _) = mlf_build::cli::inspect::inspect_path(&path, &Default::default()).unwrap();
+    let (json, _) = mlf_build::__private::inspect::inspect_path(&path, &Default::default()).unwrap();
     assert_eq!(json["layout"], "legacy");
     assert_eq!(json["import_tree"]["implicit"], true);
     assert_eq!(json["modules"][0]["detail"]["functions"][0], "fused_dense_kernel");

@@ -105,8 +105,8 @@ fn generate_mlf(out: &Path) {
 fn generate_kmodel(out: &Path, scratch: &Path) {
     for (case, path) in kmodel_cases(scratch) {
         let dir = out.join("kmodel").join(&case);
-        let text = mlf_build::build::include::kmodel_module(&path, path.to_str().unwrap())
-            .and_then(|(_, tokens)| mlf_build::codegen::pretty(&tokens, ""));
+        let text = mlf_build::__private::kmodel_module(&path, path.to_str().unwrap())
+            .and_then(|(_, tokens)| mlf_build::__private::codegen::pretty(&tokens, ""));
         match text {
             Ok(text) => write(&dir.join("module.rs"), text),
             Err(e) => write(&dir.join("error.txt"), e.to_string()),
@@ -138,10 +138,10 @@ fn inspect_cases(scratch: &Path) -> Vec<(String, PathBuf)> {
 }
 
 fn generate_inspect(out: &Path, scratch: &Path) {
-    let opts = mlf_build::read::mlf::MlfOptions::default();
+    let opts = mlf_build::ReadOptions::default();
     for (case, path) in inspect_cases(scratch) {
         let dir = out.join("inspect").join(&case);
-        match mlf_build::cli::inspect::inspect_path(&path, &opts) {
+        match mlf_build::__private::inspect::inspect_path(&path, &opts) {
             Ok((json, table)) => {
                 write(&dir.join("inspect.json"), serde_json::to_string_pretty(&json).unwrap());
                 write(&dir.join("inspect.txt"), table);
@@ -150,7 +150,7 @@ fn generate_inspect(out: &Path, scratch: &Path) {
         }
         if let Ok(desc) = mlf_build::open(&path) {
             let name = desc.default_module_name(&path);
-            match mlf_build::backend::memory_report(&desc, &name, TARGET, None, None) {
+            match mlf_build::__private::memory_report(&desc, &name, TARGET, None, None) {
                 Ok(r) => write(&dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()),
                 Err(e) => write(&dir.join("report-error.txt"), e.to_string()),
             }

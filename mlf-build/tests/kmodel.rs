@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::__private::inspect::{inspect_path, report_json};
 use mlf_build::ErrorKind;
-use mlf_build::cli::inspect::{inspect_path, report_json};
-use mlf_build::model::Executor;
-use mlf_build::read::mlf::MlfOptions;
+use mlf_build::Executor;
+use mlf_build::ReadOptions;
 use mlf_fixtures::kmodel_synth::{corrupt_cases, v3_conv, v3_fc, v4_conv};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -47,7 +47,7 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
     let mut n = 0;
     for c in corrupt_cases() {
         let p = write(dir.path(), "bad.kmodel", &c.bytes);
-        match mlf_build::read::kmodel::read(&p) {
+        match mlf_build::__private::read::kmodel::read(&p) {
             Ok(d) => {
                 // Well-formed files that cannot run are described, with a blocker that
                 // codegen refuses.
@@ -58,7 +58,7 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
                     other => panic!("{other}: read"),
                 };
                 assert!(d.blockers[0].contains(want), "{}: {:?}", c.name, d.blockers);
-                assert!(mlf_build::build::include::kmodel_module(&p, "x").is_err());
+                assert!(mlf_build::__private::kmodel_module(&p, "x").is_err());
             }
             Err(e) => {
                 let ErrorKind::Kmodel(k) = &e.kind else { panic!("{}: {e}", c.name) };
@@ -84,12 +84,12 @@ fn an_unsupported_v3_model_is_described_only_when_its_bodies_are_inside_the_file
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = v3_conv();
     bytes[4..8].copy_from_slice(&0u32.to_le_bytes()); // 16-bit weights
-    let d = mlf_build::read::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap();
+    let d = mlf_build::__private::read::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap();
     let Executor::Kmodel(k) = &d.executor else { panic!() };
     assert_eq!((k.steps.len(), k.model_bytes, k.main_bytes), (2, bytes.len() as u64, 168));
     assert_eq!(d.outputs[0].shape, [1, 32]);
     bytes[36 + 12..36 + 16].copy_from_slice(&4096u32.to_le_bytes()); // last body past the file
-    let e = mlf_build::read::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap_err();
+    let e = mlf_build::__private::read::kmodel::read(&write(dir.path(), "w16.kmodel", &bytes)).unwrap_err();
     assert!(matches!(e.kind, ErrorKind::Kmodel(mlf_kmodel::KmodelError::BodyOutOfBounds { index: 1, .. })), "{e}");
 }
 
@@ -103,7 +103,7 @@ fn v5_is_described_with_a_blocker_and_codegen_refuses_it() {
     let v5 = k.v5.as_ref().unwrap();
     assert_eq!(v5.modules[0].kind, "stackvm");
     assert_eq!(v5.modules[0].sections.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), [".rdata", ".text"]);
-    let e = mlf_build::build::include::kmodel_module(&p, "x").unwrap_err();
+    let e = mlf_build::__private::kmodel_module(&p, "x").unwrap_err();
     assert!(e.to_string().contains("V5"), "{e}");
 }
 
@@ -118,7 +118,7 @@ fn inspect_works_on_every_kmodel_fixture() {
                 continue;
             }
             let folder = d.file_name().to_string_lossy().to_string();
-            match inspect_path(&p, &MlfOptions::default()) {
+            match inspect_path(&p, &ReadOptions::default()) {
                 Ok((json, table)) => {
                     assert!(!folder.starts_with("v1-"), "{folder}: V1 must be refused");
                     assert_eq!(json["format"], "kmodel");
@@ -154,6 +154,6 @@ fn report_json_keeps_the_common_keys() {
 fn generated_module_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "tiny.kmodel", &v3_fc());
-    let (_, tokens) = mlf_build::build::include::kmodel_module(&path, "/models/tiny.kmodel").unwrap();
-    insta::assert_snapshot!(mlf_build::codegen::pretty(&tokens, "").unwrap());
+    let (_, tokens) = mlf_build::__private::kmodel_module(&path, "/models/tiny.kmodel").unwrap();
+    insta::assert_snapshot!(mlf_build::__private::codegen::pretty(&tokens, "").unwrap());
 }

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use mlf_build::read::archive::Archive;
-use mlf_build::support::bytes::Bytes;
+use mlf_build::__private::bytes::Bytes;
+use mlf_build::__private::read::archive::Archive;
 use mlf_build::{Error, ErrorKind};
 
 use mlf_fixtures::digits_members;
@@ -67,7 +67,7 @@ fn with_raw_entry(entry: Vec<u8>) -> Vec<u8> {
 
 fn read_tar(bytes: Vec<u8>) -> Result<mlf_build::ModelDesc, Error> {
     let archive = Archive::from_tar_bytes("bad.tar", Bytes::new(bytes))?;
-    mlf_build::read::mlf::read(&archive, &Default::default())
+    mlf_build::__private::read::mlf::read(&archive, &Default::default())
 }
 
 fn read_members(m: &[(String, Vec<u8>)]) -> Error {

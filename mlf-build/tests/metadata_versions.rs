@@ -1,8 +1,8 @@
 //! One document per metadata version (1 to 7) with the variations TVM wrote, and the shape
 //! checks that tie a document to its version.
 
+use mlf_build::__private::read::metadata::{ExecutorKind, Metadata};
 use mlf_build::ErrorKind;
-use mlf_build::read::metadata::{ExecutorKind, Metadata};
 
 fn parse(s: &str) -> Metadata {
     Metadata::parse(s.as_bytes()).unwrap_or_else(|e| panic!("{e}\n{s}"))

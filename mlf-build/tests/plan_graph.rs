@@ -1,8 +1,8 @@
 //! Graph memory plans of every graph fixture: valid, never larger than TVM's storage-id layout
 //! of the same buffers, and far below what TVM's executor allocates.
 
-use mlf_build::model::Executor;
-use mlf_build::plan::graph::{Slot, plan};
+use mlf_build::__private::plan::graph::{Slot, plan};
+use mlf_build::Executor;
 use mlf_fixtures::{fixtures_or_skip, mlf_fixtures};
 
 fn check(path: &std::path::Path, name: &str) {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mlf_build::build::measure::measure_library;
+use mlf_build::__private::measure_library;
 
 fn digits() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/digits/model/digits.tar")
@@ -15,7 +15,7 @@ const HOST: &str = if cfg!(target_os = "macos") { "aarch64-apple-darwin" } else 
 #[test]
 fn digits_report_from_the_description() {
     let desc = mlf_build::open(digits()).unwrap();
-    let mut r = mlf_build::backend::memory_report(&desc, "digits", "TARGET", None, None).unwrap();
+    let mut r = mlf_build::__private::memory_report(&desc, "digits", "TARGET", None, None).unwrap();
     r.file = "digits.tar".into();
     insta::assert_snapshot!(serde_json::to_string_pretty(&r).unwrap());
 }
@@ -54,7 +54,7 @@ fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
     let path = fx.join("mlf/kws-int8-aot-usmp/model.tar");
     let desc = mlf_build::open(&path).unwrap();
     // Without compiling: the pools come from the description.
-    let r = mlf_build::backend::memory_report(&desc, "kws", HOST, None, None).unwrap();
+    let r = mlf_build::__private::memory_report(&desc, "kws", HOST, None, None).unwrap();
     assert_eq!(r.ram.usmp_pool, 56192);
     assert_eq!(r.ram.c_data, 56192);
     assert_eq!(r.flash.rodata, 53296);
@@ -89,7 +89,7 @@ fn aot_usmp_with_external_constants_counts_the_workspace_pool_once() {
     let path = if path.exists() { path } else { fx.join("mlf/digits-mlp-aot-usmp/model") };
     let desc = mlf_build::open(&path).unwrap();
     let pool = match &desc.executor {
-        mlf_build::model::Executor::Aot(a) => a.usmp.as_ref().unwrap().workspace_bytes,
+        mlf_build::Executor::Aot(a) => a.usmp.as_ref().unwrap().workspace_bytes,
         _ => unreachable!(),
     };
     for params in [mlf_build::Placement::Resident, mlf_build::Placement::Streamed] {

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mlf_build::build::layout::NotLocated;
+use mlf_build::__private::{FileKind, NotLocated};
 use proc_macro::TokenStream;
 use proc_macro2::Span;
 use quote::quote;
@@ -102,17 +102,19 @@ fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
 
 fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let path = path.to_path_buf();
-    let kind = mlf_build::read::detect::detect(&path).map_err(|e| e.to_string())?;
+    // The first bytes tell a kmodel from a TVM model; what a tar holds is the build step's to
+    // read (it says what is wrong with a tar that is not a model).
+    let kind = mlf_build::__private::sniff(&path).map_err(|e| e.to_string())?;
     match kind {
-        mlf_build::read::detect::FileKind::Kmodel => kmodel(args, &path),
-        mlf_build::read::detect::FileKind::Mlf => mlf(args, &path),
+        FileKind::Kmodel => kmodel(args, &path),
+        FileKind::Mlf => mlf(args, &path),
         _ => Err(format!("{} is not a model that can be included (it is a {kind:?} file)", path.display())),
     }
 }
 
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let include = path.to_str().ok_or_else(|| format!("{}: model path is not UTF-8", path.display()))?;
-    let (default_name, items) = mlf_build::build::include::kmodel_module(path, include).map_err(|e| e.to_string())?;
+    let (default_name, items) = mlf_build::__private::kmodel_module(path, include).map_err(|e| e.to_string())?;
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     Ok(quote! {
         #[allow(clippy::all, dead_code)]
@@ -138,17 +140,16 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         ));
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
-    let located =
-        match mlf_build::build::layout::locate(Path::new(&out_dir), &pkg, path, module.as_deref(), args.params) {
-            Ok(l) => l,
-            Err(NotLocated::NotBuilt) => return Err(format!("build.rs did not build {rel}; {build_step}")),
-            Err(NotLocated::Stale) => {
-                return Err(format!(
-                    "{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"
-                ));
-            }
-            Err(NotLocated::Unreadable(e)) => return Err(e.to_string()),
-        };
+    let located = match mlf_build::__private::locate(Path::new(&out_dir), &pkg, path, module.as_deref(), args.params) {
+        Ok(l) => l,
+        Err(NotLocated::NotBuilt) => return Err(format!("build.rs did not build {rel}; {build_step}")),
+        Err(NotLocated::Stale) => {
+            return Err(format!(
+                "{rel} changed since build.rs generated its module, and build.rs no longer builds it; {build_step}"
+            ));
+        }
+        Err(NotLocated::Unreadable(e)) => return Err(e.to_string()),
+    };
     let name = match &args.name {
         Some(n) => n.clone(),
         None => Ident::new(&located.module, Span::call_site()),

@@ -27,7 +27,7 @@ macro_rules! bench {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/mlf").join($name);
         let path = if dir.join("model.tar").exists() { dir.join("model.tar") } else { dir.join("model") };
         let desc = mlf_build::open(&path).unwrap();
-        let mlf_build::model::Executor::Aot(a) = &desc.executor else { unreachable!() };
+        let mlf_build::Executor::Aot(a) = &desc.executor else { unreachable!() };
         let usmp = a.usmp.as_ref().map_or(0, |u| u.workspace_bytes);
         let outputs: u64 = desc.outputs.iter().map(|t| t.bytes()).sum();
         let peer = if a.workspace_bytes > 0 { a.workspace_bytes + 16 } else { 0 } + outputs + usmp;

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mlf_build::model::NodeOp;
-use mlf_build::model::{ArgBinding, Executor};
+use mlf_build::__private::model::NodeOp;
+use mlf_build::__private::model::{ArgBinding, Executor};
 use mlf_runtime::tvm::ffi::{DLDataType, DLDevice, DLTensor, PackedFn, TVMValue};
 
 /// TVM-style executor over the kernels of one generated module.

@@ -22,7 +22,7 @@ fn repo(rel: &str) -> PathBuf {
 fn packed(name: &str) -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join(format!("{name}.tar"));
-    mlf_build::build::split_folder::pack_folder(&split_dir(name), &out).unwrap();
+    mlf_build::__private::pack_folder(&split_dir(name), &out).unwrap();
     (t, out)
 }
 
@@ -109,7 +109,7 @@ fn resident_run_before_load_is_an_error() {
 fn streamed_staging_is_the_largest_operators_parameters() {
     fn largest_operator_params(model: &Path) -> usize {
         let desc = mlf_build::open(model).unwrap();
-        let mlf_build::model::Executor::Graph(g) = &desc.executor else { unreachable!() };
+        let mlf_build::Executor::Graph(g) = &desc.executor else { unreachable!() };
         let graph = &g.graph;
         let mut best = 0;
         for node in &graph.nodes {
@@ -117,7 +117,7 @@ fn streamed_staging_is_the_largest_operators_parameters() {
             let mut sum = 0;
             for r in &node.inputs {
                 // (Nested rather than a let chain, which needs Rust 1.88.)
-                if let Some(mlf_build::model::ArgBinding::Param(i)) = g.bindings.get(&r.node) {
+                if let Some(mlf_build::__private::model::ArgBinding::Param(i)) = g.bindings.get(&r.node) {
                     if seen.insert(desc.params[*i].data.as_slice().to_vec()) {
                         sum += desc.params[*i].bytes() as usize;
                     }

@@ -39,7 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let input: &[u8; 3 * 240 * 320] = chw.as_slice().try_into()?;
 
     let mut model = yolo::Model::take().ok_or("model already taken")?;
-    // KMODEL_ROUNDING=nncase-v01 switches to nncase v0.1's activation rounding (docs/kmodel.md §8).
+    // KMODEL_ROUNDING=nncase-v01 switches to nncase v0.1's activation rounding (ties and the
+    // segment test as nncase v0.1's emulator did them; the README's kmodel section says more).
     if std::env::var("KMODEL_ROUNDING").is_ok_and(|v| v == "nncase-v01") {
         model.set_activation_rounding(mlf_runtime::kmodel::ActivationRounding::NncaseV01);
         println!("activation rounding: nncase v0.1 (variant A)");

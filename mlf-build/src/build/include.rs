@@ -8,12 +8,12 @@ use proc_macro2::TokenStream;
 use crate::backend::{self, Generate};
 use crate::codegen::common::ParamCode;
 use crate::error::{Context, Result};
-use crate::read::{self, MlfOptions};
+use crate::read::kmodel;
 
 /// The module `include_model!` emits for the kmodel at `path`: its default module name and its
 /// items, which embed the file from `include_path` (as `include_bytes!` takes it).
 pub fn kmodel_module(path: &Path, include_path: &str) -> Result<(String, TokenStream)> {
-    let desc = read::open(path, &MlfOptions::default())?;
+    let desc = kmodel::read(path)?;
     let name = desc.default_module_name(path);
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let generated = backend::of(&desc)

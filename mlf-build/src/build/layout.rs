@@ -12,13 +12,13 @@
 //! - `OUT_DIR/mlf/<key>/`: the C sources, headers, objects and library, and embedded
 //!   parameter files (`params/<name>.bin`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::Placement;
-use crate::read::archive::Archive;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
 use crate::support::names;
 
@@ -105,20 +105,63 @@ fn key(package: &str, canonical: &Path, module: Option<&str>, placement: Placeme
     }
 }
 
-/// A fingerprint of a model file or directory's bytes (to detect stale generated code).
+/// A fingerprint of a model file or directory's bytes (to detect stale generated code): the
+/// FNV-1a of the file, or of every file of the directory (its path below the directory, with `/`
+/// separators, then its bytes) in the order of those paths.
 pub fn fingerprint(path: &Path) -> Result<String> {
     let mut h = FNV_OFFSET;
     if path.is_dir() {
-        let archive = Archive::open(path)?;
-        for name in archive.names() {
+        for (name, file) in files_below(path)? {
+            let data = std::fs::read(&file).map_err(|e| Error::from(e).in_file(&file))?;
             h = fnv1a(h, name.as_bytes());
-            h = fnv1a(h, archive.get(name).map(|b| b.as_slice()).unwrap_or_default());
+            h = fnv1a(h, &data);
         }
     } else {
         let data = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
         h = fnv1a(h, &data);
     }
     Ok(format!("{h:016x}"))
+}
+
+/// Most files a model directory may hold.
+const MAX_FILES: usize = 100_000;
+/// Deepest folder nesting a model directory may have.
+const MAX_DEPTH: usize = 32;
+
+/// The regular files below `root` by their `/`-separated path relative to it; links and other
+/// special files are refused.
+fn files_below(root: &Path) -> Result<BTreeMap<String, PathBuf>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![(root.to_path_buf(), String::new(), 0)];
+    while let Some((dir, prefix, depth)) = todo.pop() {
+        if depth > MAX_DEPTH {
+            return Err(Error::invalid(format!("folders nested deeper than {MAX_DEPTH}")).in_file(&dir));
+        }
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::from(e).in_file(&dir))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::from(e).in_file(&dir))?;
+            let name = entry.file_name();
+            let name = name
+                .to_str()
+                .ok_or_else(|| Error::invalid(format!("file name {name:?} is not UTF-8")).in_file(&dir))?;
+            let member = format!("{prefix}{name}");
+            let kind = entry.file_type().map_err(|e| Error::from(e).in_file(entry.path()))?;
+            if kind.is_dir() {
+                todo.push((entry.path(), format!("{member}/"), depth + 1));
+            } else if kind.is_file() {
+                out.insert(member, entry.path());
+            } else {
+                return Err(Error::invalid(format!(
+                    "{member} is a link or special file; only regular files are allowed"
+                ))
+                .in_file(root));
+            }
+            if out.len() > MAX_FILES {
+                return Err(Error::invalid(format!("more than {MAX_FILES} files")).in_file(root));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A module the build step generated, found again.

@@ -1,14 +1,24 @@
 //! The build step, the only part of mlf-build that writes files or runs the C compiler: it
 //! owns the layout of `OUT_DIR/mlf/`, compiles the model's C, writes the generated module and
-//! parameter files, measures the library, and checks budgets.
+//! parameter files, measures the library, and checks budgets. [`layout`] and [`include`] are
+//! what `include_model!` needs, and need no more than the model description.
 
-pub mod budget;
-pub mod compile;
 pub mod include;
 pub mod layout;
+
+#[cfg(feature = "build")]
+pub mod budget;
+#[cfg(feature = "build")]
+pub mod compile;
+#[cfg(feature = "build")]
 pub mod manifest;
+#[cfg(feature = "build")]
 pub mod measure;
+#[cfg(feature = "build")]
 pub mod model;
+#[cfg(feature = "build")]
 pub mod objects;
+#[cfg(feature = "build")]
 pub mod script;
+#[cfg(feature = "build")]
 pub mod split_folder;

@@ -26,7 +26,7 @@ use crate::codegen::common::ParamCode;
 use crate::error::{Context, Error, Result};
 use crate::model::{ModelDesc, Placement};
 use crate::plan::report::MemoryReport;
-use crate::read::mlf::MlfOptions;
+use crate::read::mlf::ReadOptions;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
 use crate::support::names;
 
@@ -147,7 +147,7 @@ impl Model {
         cargo_metadata: bool,
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
-        let desc = crate::open_with(&canonical, &MlfOptions { module: self.module.clone() })?;
+        let desc = crate::open_with(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let key = layout.key().to_string();

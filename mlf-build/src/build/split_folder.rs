@@ -50,7 +50,7 @@ pub fn write_folder(dir: &Path, desc: &ModelDesc, split: &Split) -> Result<()> {
 }
 
 /// Packs a split folder (`configure.json`, `params/`, `code/`) into one tar at `out`, after
-/// [`check_folder`]. Members are written in a stable order with fixed metadata.
+/// checking it as `cargo mlf inspect` does. Members are written in a stable order with fixed metadata.
 pub fn pack_folder(dir: &Path, out: &Path) -> Result<usize> {
     let archive = Archive::open(dir)?;
     check_folder(&archive)?;

@@ -8,7 +8,7 @@ use crate::backend;
 use crate::error::Result;
 use crate::model::{ModelDesc, ModelFormat, TensorInfo};
 use crate::read::detect::{self, FileKind};
-use crate::read::mlf::MlfOptions;
+use crate::read::mlf::ReadOptions;
 
 fn tensors(ts: &[TensorInfo]) -> Value {
     Value::Array(
@@ -122,7 +122,7 @@ pub fn report_table(desc: &ModelDesc) -> String {
 }
 
 /// Inspects any file mlf understands; returns the JSON report and a readable summary.
-pub fn inspect_path(path: &Path, opts: &MlfOptions) -> Result<(Value, String)> {
+pub fn inspect_path(path: &Path, opts: &ReadOptions) -> Result<(Value, String)> {
     let detected = detect::detect_loaded(path)?;
     match detected.kind {
         FileKind::Mlf | FileKind::Kmodel => {

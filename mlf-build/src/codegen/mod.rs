@@ -1,8 +1,10 @@
 //! Rust code generation: reads only the model description (and the plan), writes tokens.
 //! [`pretty`] formats them with `prettyplease` when they are written to a file.
 
+#[cfg(feature = "build")]
 use proc_macro2::TokenStream;
 
+#[cfg(feature = "build")]
 use crate::error::{Error, Result};
 
 pub mod aot;
@@ -12,6 +14,7 @@ pub mod kmodel;
 
 /// Formats generated tokens as readable Rust source. Every `unsafe {` block gets the comment
 /// `// SAFETY: <safety>` above it (comments are not tokens, so they are added here).
+#[cfg(feature = "build")]
 pub fn pretty(tokens: &TokenStream, safety: &str) -> Result<String> {
     let file: syn::File = syn::parse2(tokens.clone())
         .map_err(|e| Error::invalid(format!("generated code does not parse (a bug in mlf): {e}")))?;
@@ -30,6 +33,7 @@ pub fn pretty(tokens: &TokenStream, safety: &str) -> Result<String> {
     Ok(out)
 }
 
+#[cfg(feature = "build")]
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = vec![String::new()];
     for word in text.split_whitespace() {

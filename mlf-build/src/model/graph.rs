@@ -21,7 +21,7 @@ pub struct GraphExec {
 pub enum ArgBinding {
     /// Model input `i`.
     Input(usize),
-    /// Parameter `i` of [`ModelDesc::params`].
+    /// Parameter `i` of [`ModelDesc::params`](super::ModelDesc::params).
     Param(usize),
 }
 

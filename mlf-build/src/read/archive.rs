@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::sniff::is_gzip;
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::support::bytes::Bytes;
 
@@ -162,34 +163,6 @@ pub fn read_limited(path: &Path, what: &str) -> Result<Bytes> {
     }
     let data = std::fs::read(path).map_err(Error::from).in_file(path)?;
     Ok(Bytes::new(data))
-}
-
-/// Whether data is gzip-compressed (TVM's `export_library("x.tar")` gzips the tar).
-pub fn is_gzip(data: &[u8]) -> bool {
-    data.starts_with(&[0x1f, 0x8b])
-}
-
-/// Whether data starts with a ustar header (the archive reader checks the rest).
-pub fn is_tar(data: &[u8]) -> bool {
-    data.len() >= 512 && data.get(257..262) == Some(b"ustar")
-}
-
-/// Decompresses gzip data, refusing output larger than `limit` bytes.
-pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(data)
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| Error::new(ErrorKind::CorruptTar(format!("gzip: {e}"))))?;
-    if out.len() as u64 > limit {
-        return Err(Error::new(ErrorKind::TooLarge {
-            what: "decompressed export".into(),
-            size: out.len() as u64,
-            limit,
-        }));
-    }
-    Ok(out)
 }
 
 /// Normalises a member name: strips leading `./` (any number), joins with `/`, and refuses

@@ -1,26 +1,13 @@
-//! Recognises what a file is from its content (not its extension, except as a tie-breaker).
+//! Recognises what a file is from its content (not its extension, except as a tie-breaker), and
+//! for a tar archive, from the members it holds.
 
-use std::io::Read;
 use std::path::Path;
 
+use super::sniff::{head, is_gzip, sniff};
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::read::archive::Archive;
 
-/// What a path holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileKind {
-    /// A TVM Model Library Format archive (tar) or extracted directory.
-    Mlf,
-    /// A Kendryte kmodel (any version; unsupported versions are refused by the reader).
-    Kmodel,
-    /// A TVM export carrying a module serialization blob: ELF shared or relocatable object,
-    /// `devc.c`-style C source, raw blob, or a `.tar` export holding such files.
-    TvmModule,
-    /// A TVM parameter file (`.params`).
-    Params,
-    /// An mlf external-parameter pack (`cargo mlf pack` output) or split folder.
-    ParamPack,
-}
+pub use super::sniff::FileKind;
 
 /// What a path holds, with the tar archive detection had to read to decide, so that callers
 /// need not read it again.
@@ -53,23 +40,14 @@ pub fn detect(path: &Path) -> Result<FileKind> {
 /// Detects the kind of `path`, keeping the archive a tar file was read into.
 pub fn detect_loaded(path: &Path) -> Result<Detected> {
     let found = |kind| Ok(Detected { kind, archive: None, gzipped: false });
-    let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
-    if meta.is_dir() {
-        if path.join("configure.json").is_file() {
-            return found(FileKind::ParamPack);
-        }
-        return found(FileKind::Mlf);
-    }
-    let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head)).map_err(Error::from).in_file(path)?;
-    if crate::read::archive::is_gzip(&head) {
+    let is_dir = std::fs::metadata(path).map_err(Error::from).in_file(path)?.is_dir();
+    if !is_dir && is_gzip(&head(path)?) {
         if let Some(archive) = gzipped_export(path) {
             return Ok(Detected { kind: FileKind::TvmModule, archive: Some(archive), gzipped: true });
         }
     }
-    let kind = detect_bytes(&head, path.extension().and_then(|e| e.to_str()).unwrap_or(""))
-        .ok_or_else(|| unknown(&head).in_file(path))?;
-    if kind == FileKind::Mlf {
+    let kind = sniff(path)?;
+    if kind == FileKind::Mlf && !is_dir {
         // A tar: what it holds decides.
         let archive = Archive::open(path)?;
         return Ok(Detected { kind: tar_kind(&archive), archive: Some(archive), gzipped: false });
@@ -81,7 +59,7 @@ pub fn detect_loaded(path: &Path) -> Result<Detected> {
 /// `export_library("x.tar")` compresses): its decompressed tar. Anything else is left to the
 /// readers, which refuse gzip.
 fn gzipped_export(path: &Path) -> Option<Archive> {
-    use crate::read::archive::{MAX_ARCHIVE_BYTES, gunzip, read_limited};
+    use crate::read::archive::{MAX_ARCHIVE_BYTES, read_limited};
     let data = read_limited(path, "file").ok()?;
     let tar = gunzip(&data, MAX_ARCHIVE_BYTES).ok()?;
     let archive = Archive::from_tar_bytes(path, crate::support::bytes::Bytes::new(tar)).ok()?;
@@ -107,47 +85,20 @@ pub fn tar_kind(archive: &Archive) -> FileKind {
     }
 }
 
-fn unknown(head: &[u8]) -> Error {
-    let first: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    Error::new(ErrorKind::UnknownFormat(format!(
-        "not an MLF archive, kmodel, TVM export or parameter file (first bytes: {})",
-        if first.is_empty() { "none, the file is empty".to_string() } else { first.join(" ") }
-    )))
-}
-
-/// Detects the kind from the first bytes (up to 4 KiB) and the file extension.
-pub fn detect_bytes(head: &[u8], ext: &str) -> Option<FileKind> {
-    let u32_at = |o: usize| head.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-    let u64_at = |o: usize| head.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    if head.starts_with(b"\x7fELF") {
-        return Some(FileKind::TvmModule);
+/// Decompresses gzip data, refusing output larger than `limit` bytes.
+pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(data)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Error::new(ErrorKind::CorruptTar(format!("gzip: {e}"))))?;
+    if out.len() as u64 > limit {
+        return Err(Error::new(ErrorKind::TooLarge {
+            what: "decompressed export".into(),
+            size: out.len() as u64,
+            limit,
+        }));
     }
-    if head.starts_with(b"LDMK") {
-        return Some(FileKind::Kmodel);
-    }
-    if u64_at(0) == Some(crate::read::params::LIST_MAGIC) {
-        return Some(FileKind::Params);
-    }
-    if crate::read::archive::is_tar(head) {
-        // A tar: what it holds decides. Look at member names in the first blocks we have; the
-        // archive reader confirms later.
-        return Some(FileKind::Mlf);
-    }
-    let first = u32_at(0);
-    if ext == "kmodel"
-        || matches!(first, Some(3) if u32_at(8) == Some(0))
-        || matches!(first, Some(1) if ext != "bin")
-        || first == Some(0x1234_5678)
-    {
-        return Some(FileKind::Kmodel);
-    }
-    if let Ok(text) = std::str::from_utf8(&head[..head.len().min(4096)]) {
-        if text.contains("__tvm_dev_mblob") || text.contains("library_bin") || ext == "c" || ext == "cc" {
-            return Some(FileKind::TvmModule);
-        }
-    }
-    if ext == "bin" || ext == "blob" {
-        return Some(FileKind::TvmModule);
-    }
-    None
+    Ok(out)
 }

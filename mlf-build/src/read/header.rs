@@ -56,12 +56,6 @@ impl InterfaceHeader {
         }
         Ok(h)
     }
-
-    /// The value of `#define TVMGEN_<M>_<NAME>_SIZE` for a sanitised tensor name, if present.
-    pub fn size_of(&self, model_name: &str, c_name: &str) -> Option<u64> {
-        let key = format!("TVMGEN_{}_{}_SIZE", model_name.to_ascii_uppercase(), c_name.to_ascii_uppercase());
-        self.defines.iter().find(|(n, _)| *n == key).map(|(_, v)| *v)
-    }
 }
 
 /// Members (`void* name;`) of `struct <tag> { … };`, or `None` when the struct is not defined.
@@ -164,6 +158,7 @@ int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs, struct tvmgen_d
         assert_eq!(p.inputs, vec!["serving_default_input_1_0"]);
         assert_eq!(p.outputs, vec!["StatefulPartitionedCall_0", "b"]);
         assert_eq!(p.workspace_size, Some(3088));
-        assert_eq!(p.size_of("default", "serving_default_input_1_0"), Some(5));
+        let size = p.defines.iter().find(|(n, _)| n == "TVMGEN_DEFAULT_SERVING_DEFAULT_INPUT_1_0_SIZE");
+        assert_eq!(size.map(|(_, v)| *v), Some(5));
     }
 }

@@ -2,47 +2,44 @@
 //! files that are not models, into a report of what they hold). Readers know formats and nothing
 //! else; they never plan, generate code or write files.
 
-pub mod archive;
-pub mod blob;
+// Always there: what `include_model!` needs (recognising a file, reading a kmodel) and the C
+// scanner the AOT backend rescans rewritten C with.
 pub mod csource;
-pub mod detect;
-pub mod dmlc;
-pub mod graph;
-pub mod header;
-pub mod json;
 pub mod kmodel;
+pub mod sniff;
+
+// The TVM readers, for the build step.
+#[cfg(feature = "build")]
+pub mod archive;
+#[cfg(feature = "build")]
+pub mod blob;
+#[cfg(feature = "build")]
+pub mod detect;
+#[cfg(feature = "build")]
+pub mod dmlc;
+#[cfg(feature = "build")]
+pub mod graph;
+#[cfg(feature = "build")]
+pub mod header;
+#[cfg(feature = "build")]
+pub mod json;
+#[cfg(feature = "build")]
 pub mod metadata;
+#[cfg(feature = "build")]
 pub mod mlf;
+#[cfg(feature = "build")]
 pub mod param_pack;
+#[cfg(feature = "build")]
 pub mod params;
+#[cfg(feature = "build")]
 pub mod relay;
+#[cfg(feature = "build")]
 pub mod target;
 
-use std::path::Path;
+#[cfg(feature = "build")]
+mod open;
 
-use crate::error::{Error, Result};
-use crate::model::ModelDesc;
-
-pub use mlf::MlfOptions;
-
-/// Reads the model at `path` (an MLF `.tar`, an extracted MLF directory, or a kmodel).
-pub fn open(path: &Path, opts: &MlfOptions) -> Result<ModelDesc> {
-    open_detected(path, detect::detect_loaded(path)?, opts)
-}
-
-/// [`open`] for a path already detected (the tar detection read is not read again).
-pub fn open_detected(path: &Path, detected: detect::Detected, opts: &MlfOptions) -> Result<ModelDesc> {
-    match detected.kind {
-        detect::FileKind::Mlf => mlf::read(&detected.into_archive(path)?, opts),
-        detect::FileKind::Kmodel => kmodel::read(path),
-        detect::FileKind::TvmModule => Err(blob::refusal(path, &detected)),
-        other => Err(Error::unsupported(format!(
-            "this is a {} file, not a model that can be built (use `cargo mlf inspect` to see what it holds)",
-            match other {
-                detect::FileKind::Params => "TVM parameter",
-                _ => "parameter pack",
-            }
-        ))
-        .in_file(path)),
-    }
-}
+#[cfg(feature = "cli")]
+pub use open::open_detected;
+#[cfg(feature = "build")]
+pub use open::{ReadOptions, open};

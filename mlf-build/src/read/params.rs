@@ -9,7 +9,7 @@ use crate::support::bytes::{Bytes, Reader};
 use crate::support::dtype::{self, DType};
 
 /// `kTVMNDArrayListMagic`.
-pub const LIST_MAGIC: u64 = 0xF7E5_8D4F_0504_9CB7;
+pub const LIST_MAGIC: u64 = super::sniff::TVM_PARAMS_MAGIC;
 /// `kTVMNDArrayMagic`.
 pub const NDARRAY_MAGIC: u64 = 0xDD5E_40F0_96B4_A13F;
 /// Most dimensions a stored tensor may have.

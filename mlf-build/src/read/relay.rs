@@ -29,13 +29,6 @@ pub struct RelayMain {
     pub final_dtype: Option<DType>,
 }
 
-impl RelayMain {
-    /// The type of a parameter by raw name.
-    pub fn param(&self, name: &str) -> Option<&TensorType> {
-        self.params.iter().find(|(n, _)| n == name).and_then(|(_, t)| t.as_ref())
-    }
-}
-
 /// Parses the `@main` signature out of relay text.
 pub fn parse(text: &str) -> Result<RelayMain> {
     let start = text.find("def @main(").ok_or_else(|| Error::missing("`def @main(` signature"))?;

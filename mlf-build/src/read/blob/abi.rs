@@ -1,4 +1,4 @@
-//! Which function ABI a TVM export was generated for (`docs/tvm-abi.md` §0, §7.4): the legacy
+//! Which function ABI a TVM export was generated for: the legacy
 //! `TVMValue` packed ABI (TVM ≤ 0.20, every MLF) or the tvm-ffi ABI (TVM ≥ 0.21:
 //! `__tvm_ffi_<name>` functions, `TVMFFIAny` arguments, `tvm/ffi/c_api.h`). mlf can build only
 //! the former.

@@ -1,7 +1,7 @@
 //! TVM module serialization blobs: what `export_library` embeds in a shared object (or a
 //! `devc.c`/`devc.o`) when the exported module imports others.
 //!
-//! Three layouts exist (`docs/tvm-abi.md` §7):
+//! Three layouts exist:
 //!
 //! | layout | symbol | TVM | shape |
 //! |---|---|---|---|
@@ -10,8 +10,9 @@
 //! | [`Layout::Ffi`] | `__tvm_ffi__library_bin` | ≥ 0.22 | `u64 nbytes, indptr, child_indices, {kind, [payload string]}…` |
 //!
 //! [`parse`] reads a blob into a [`Blob`] (module index, type keys, payloads decoded where TVM
-//! documents them, the import tree); [`write`](mod@write) writes one; [`source`] finds blobs in ELF objects,
-//! C array literals, raw files and `.tar` exports; [`report`] is `cargo mlf inspect`;
+//! documents them, the import tree); [`source`] finds blobs in ELF objects, C array literals,
+//! raw files and `.tar` exports; `cli::blob` makes `cargo mlf inspect`'s report of them and
+//! `testing::blob` writes them for tests;
 //! [`device::device_modules_in_code`] lets the MLF reader refuse code that carries device
 //! modules. Every read is bounds-checked and bounded by the blob's `nbytes`.
 

@@ -106,7 +106,7 @@ pub enum ModuleClass {
     Unknown,
 }
 
-/// Every type key [`decode`] reads, with its class: in the legacy layout, where payloads carry no
+/// Every type key the payload decoder reads, with its class: in the legacy layout, where payloads carry no
 /// length, exactly the keys the reader can step over.
 pub const DECODED_KEYS: &[(&str, ModuleClass)] = {
     use ModuleClass::*;

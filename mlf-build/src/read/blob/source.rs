@@ -11,8 +11,10 @@ use super::abi::{Abi, AbiScan};
 use super::c_array::find_blob_arrays;
 use super::{Layout, blob_extent, sniff_layout};
 use crate::error::{Context, Error, ErrorKind, Result};
-use crate::read::archive::{Archive, MAX_ARCHIVE_BYTES, gunzip, is_gzip, is_tar, read_limited};
+use crate::read::archive::{Archive, MAX_ARCHIVE_BYTES, read_limited};
 use crate::read::detect::Detected;
+use crate::read::detect::gunzip;
+use crate::read::sniff::{is_gzip, is_tar};
 use crate::support::bytes::Bytes;
 
 /// A blob found in a file.

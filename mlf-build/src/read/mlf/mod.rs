@@ -15,19 +15,19 @@ use crate::error::{Context, Error, Result};
 use crate::model::*;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
 
-/// Options for reading an MLF.
+/// Options for reading a model.
 #[derive(Clone, Debug, Default)]
-pub struct MlfOptions {
-    /// Which module of a v7 archive with several modules to read.
+pub struct ReadOptions {
+    /// Which module of an MLF (metadata version 7) that holds several to read.
     pub module: Option<String>,
 }
 
 /// Reads the model of an MLF archive.
-pub fn read(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
+pub fn read(archive: &Archive, opts: &ReadOptions) -> Result<ModelDesc> {
     read_inner(archive, opts).in_file(archive.path())
 }
 
-fn read_inner(archive: &Archive, opts: &MlfOptions) -> Result<ModelDesc> {
+fn read_inner(archive: &Archive, opts: &ReadOptions) -> Result<ModelDesc> {
     let Some(meta_bytes) = archive.get("metadata.json") else {
         let has_code = archive.names().any(|n| n.starts_with("codegen/"));
         return Err(if has_code {
