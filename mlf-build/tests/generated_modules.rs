@@ -1,0 +1,85 @@
+//! Golden files of generated modules: one per executor and parameter placement the
+//! repository's models cover (graph: embedded, resident, streamed, two inputs and outputs,
+//! constants linked into the C; AOT: the C interface, a packed entry, a USMP build, each
+//! placement it allows; kmodels V3 and V4), generated exactly as `build.rs` generates them.
+//!
+//! What depends on where the checkout is — the hash in the output folder's names and the
+//! symbol prefix derived from it — is replaced by `HASH` and `mlf_PREFIX_`. Review a change with
+//! `cargo insta review` (or set `INSTA_UPDATE=always` and read the diff of `tests/snapshots/`).
+
+use std::path::{Path, PathBuf};
+
+use mlf_build::Placement;
+
+const HOST: &str = if cfg!(target_os = "macos") { "aarch64-apple-darwin" } else { "x86_64-unknown-linux-gnu" };
+
+fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
+}
+
+/// Replaces what depends on the checkout's location: `-<16 hex digits>` (the hash in a built
+/// model's key) and `mlf_<8 hex digits>_` (the symbol prefix).
+fn normalise(text: &str, out_dir: &Path) -> String {
+    let text = text.replace(&out_dir.display().to_string(), "$OUT_DIR");
+    let root = mlf_fixtures::workspace_root().canonicalize().unwrap();
+    let text = text.replace(&root.display().to_string(), "$ROOT");
+    let hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("mlf_") && rest.len() > 13 && hex(&rest[4..12]) && rest.as_bytes()[12] == b'_' {
+            out.push_str("mlf_PREFIX_");
+            rest = &rest[13..];
+        } else if c == '-' && rest.len() > 17 && hex(&rest[1..17]) && !hex(&rest[17..18]) {
+            out.push_str("-HASH");
+            rest = &rest[17..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// The module `build.rs` generates for `model` with parameters in `placement`.
+fn generated(model: &Path, placement: Placement) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().canonicalize().unwrap();
+    let built = mlf_build::Model::open(model)
+        .params(placement)
+        .build_into(model, &out_dir, "mlf-snapshots", HOST, HOST, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    normalise(&std::fs::read_to_string(&built.rust_file).unwrap(), &out_dir)
+}
+
+fn check(name: &str, model: &Path, placements: &[Placement]) {
+    for &p in placements {
+        insta::assert_snapshot!(format!("{name}_{p}"), generated(model, p));
+    }
+}
+
+#[test]
+fn graph_modules() {
+    check("graph_digits", &mlf_fixtures::digits_tar(), &Placement::ALL);
+    check("graph_multi_io", &models().join("multi-io-graph.tar"), &[Placement::Embedded]);
+    check("graph_linked_constants", &models().join("digits-graph-linked.tar"), &[Placement::Embedded]);
+}
+
+#[test]
+fn aot_modules() {
+    check("aot_c_interface", &models().join("digits-aot-c.tar"), &[Placement::Embedded]);
+    check("aot_packed", &models().join("digits-aot-packed.tar"), &Placement::ALL);
+    check("aot_usmp", &models().join("digits-aot-usmp.tar"), &Placement::ALL);
+}
+
+#[test]
+fn kmodel_modules() {
+    use mlf_fixtures::kmodel_synth::{v3_fc, v4_conv};
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [("kmodel_v3_fully_connected", v3_fc()), ("kmodel_v4_kpu_conv", v4_conv().0)] {
+        let path = dir.path().join(format!("{name}.kmodel"));
+        std::fs::write(&path, bytes).unwrap();
+        let (_, tokens) = mlf_build::__private::kmodel_module(&path, "/models/net.kmodel").unwrap();
+        insta::assert_snapshot!(name, mlf_build::__private::codegen::pretty(&tokens, "").unwrap());
+    }
+}
