@@ -124,11 +124,9 @@ pub mod __private {
         pub use crate::plan::{aot, graph, pack, split};
     }
 
-    /// Generated code, for tests.
+    /// Generated code, for the macro and tests.
     pub mod codegen {
-        #[cfg(feature = "build")]
-        pub use crate::codegen::pretty;
-        pub use crate::codegen::{graph, kmodel};
+        pub use crate::codegen::{IncludePath, graph, kmodel, render, tvm::ParamCode};
     }
 
     /// Writers of TVM formats, for tests and fuzzing.

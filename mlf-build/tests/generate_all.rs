@@ -17,6 +17,8 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::__private::codegen::{IncludePath, render};
+
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// Every MLF case: (case name, model path, MLF module).
@@ -105,8 +107,9 @@ fn generate_mlf(out: &Path) {
 fn generate_kmodel(out: &Path, scratch: &Path) {
     for (case, path) in kmodel_cases(scratch) {
         let dir = out.join("kmodel").join(&case);
-        let text = mlf_build::__private::kmodel_module(&path, path.to_str().unwrap())
-            .and_then(|(_, tokens)| mlf_build::__private::codegen::pretty(&tokens, ""));
+        let include = IncludePath::Absolute(path.to_str().unwrap().to_string());
+        let text =
+            mlf_build::__private::kmodel_module(&path, &include).and_then(|(_, tokens)| render::text(&tokens, &[]));
         match text {
             Ok(text) => write(&dir.join("module.rs"), text),
             Err(e) => write(&dir.join("error.txt"), e.to_string()),

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::__private::codegen::{IncludePath, render};
 use mlf_build::Placement;
 
 const HOST: &str = if cfg!(target_os = "macos") { "aarch64-apple-darwin" } else { "x86_64-unknown-linux-gnu" };
@@ -79,7 +80,9 @@ fn kmodel_modules() {
     for (name, bytes) in [("kmodel_v3_fully_connected", v3_fc()), ("kmodel_v4_kpu_conv", v4_conv().0)] {
         let path = dir.path().join(format!("{name}.kmodel"));
         std::fs::write(&path, bytes).unwrap();
-        let (_, tokens) = mlf_build::__private::kmodel_module(&path, "/models/net.kmodel").unwrap();
-        insta::assert_snapshot!(name, mlf_build::__private::codegen::pretty(&tokens, "").unwrap());
+        let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
+        let (_, tokens) = mlf_build::__private::kmodel_module(&path, &include).unwrap();
+        let header = ["The items of `pub mod net` that `include_model!(\"models/net.kmodel\")` expands to.".into()];
+        insta::assert_snapshot!(name, render::text(&tokens, &header).unwrap());
     }
 }

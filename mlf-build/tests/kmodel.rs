@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::__private::codegen::IncludePath;
 use mlf_build::__private::inspect::{inspect_path, report_json};
 use mlf_build::ErrorKind;
 use mlf_build::Executor;
@@ -58,7 +59,7 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
                     other => panic!("{other}: read"),
                 };
                 assert!(d.blockers[0].contains(want), "{}: {:?}", c.name, d.blockers);
-                assert!(mlf_build::__private::kmodel_module(&p, "x").is_err());
+                assert!(mlf_build::__private::kmodel_module(&p, &IncludePath::Absolute("x".into())).is_err());
             }
             Err(e) => {
                 let ErrorKind::Kmodel(k) = &e.kind else { panic!("{}: {e}", c.name) };
@@ -103,7 +104,7 @@ fn v5_is_described_with_a_blocker_and_codegen_refuses_it() {
     let v5 = k.v5.as_ref().unwrap();
     assert_eq!(v5.modules[0].kind, "stackvm");
     assert_eq!(v5.modules[0].sections.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), [".rdata", ".text"]);
-    let e = mlf_build::__private::kmodel_module(&p, "x").unwrap_err();
+    let e = mlf_build::__private::kmodel_module(&p, &IncludePath::Absolute("x".into())).unwrap_err();
     assert!(e.to_string().contains("V5"), "{e}");
 }
 

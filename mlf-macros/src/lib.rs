@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mlf_build::__private::codegen::{IncludePath, render};
 use mlf_build::__private::{FileKind, NotLocated};
 use proc_macro::TokenStream;
 use proc_macro2::Span;
@@ -112,9 +113,23 @@ fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, Str
     }
 }
 
+/// Where the generated module embeds the model file from: the path as written, below the
+/// crate's folder (`concat!(env!("CARGO_MANIFEST_DIR"), "/…")`), unless it is absolute or the
+/// test hook moved the folder.
+fn include_path(args: &Args, path: &Path) -> Result<IncludePath, String> {
+    let rel = args.path.value();
+    let hooked = std::env::var_os("MLF_MACROS_MANIFEST_DIR").is_some();
+    if Path::new(&rel).is_relative() && !hooked {
+        return Ok(IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: format!("/{rel}") });
+    }
+    let path = path.to_str().ok_or_else(|| format!("{}: model path is not UTF-8", path.display()))?;
+    Ok(IncludePath::Absolute(path.to_string()))
+}
+
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
-    let include = path.to_str().ok_or_else(|| format!("{}: model path is not UTF-8", path.display()))?;
-    let (default_name, items) = mlf_build::__private::kmodel_module(path, include).map_err(|e| e.to_string())?;
+    let include = include_path(args, path)?;
+    let (default_name, items) = mlf_build::__private::kmodel_module(path, &include).map_err(|e| e.to_string())?;
+    let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     Ok(quote! {
         #[allow(clippy::all, dead_code)]

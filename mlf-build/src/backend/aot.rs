@@ -6,7 +6,7 @@ use serde_json::json;
 use super::aot_pool::take_out_constant_pool;
 use super::tvm::{inspect_body, inspect_external, line, output_bytes, static_array_refusal};
 use super::{Backend, BoxKind, Generate, Generated, Picture, PlanBox, Toolchain};
-use crate::codegen::aot::{SAFETY, module_tokens};
+use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc};
 use crate::plan::aot::{AotPlan, plan};
@@ -107,7 +107,6 @@ impl Backend for AotBackend<'_> {
         };
         Ok(Generated {
             tokens,
-            safety: SAFETY,
             arena_bytes: p.arena_bytes,
             param_ram_bytes: param_ram,
             summary: self.summary(&p, opts, param_ram),

@@ -5,7 +5,8 @@ use serde_json::json;
 
 use super::tvm::{inspect_body, inspect_external, output_bytes, static_array_refusal};
 use super::{Backend, BoxKind, Generate, Generated, Picture, PlanBox, Toolchain};
-use crate::codegen::graph::{GraphCodegen, ParamCode, SAFETY, module_tokens};
+use crate::codegen::graph::{GraphCodegen, module_tokens};
+use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};
 use crate::model::{GraphExec, ModelDesc, NodeOp};
 use crate::plan::graph::{GraphPlan, plan};
@@ -103,7 +104,6 @@ impl Backend for GraphBackend<'_> {
         let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {
             tokens,
-            safety: SAFETY,
             arena_bytes: p.arena_bytes,
             param_ram_bytes: param_ram,
             summary: self.summary(&p, opts, param_ram),

@@ -80,10 +80,11 @@ impl Backend for KmodelBackend<'_> {
     }
 
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
+        let model_file =
+            opts.model_file.ok_or_else(|| Error::invalid("no path to embed the kmodel from (a bug in mlf)"))?;
         let report = self.memory(opts.module_name, opts.target, opts.mlf_module)?;
         Ok(Generated {
-            tokens: module_tokens(self.desc, self.exec, opts.model_file, opts.file_name)?,
-            safety: "",
+            tokens: module_tokens(self.desc, self.exec, model_file, opts.file_name)?,
             arena_bytes: report.ram.arena,
             param_ram_bytes: 0,
             summary: format!("kmodel V{} `{}` from {}", self.exec.version, self.desc.name, opts.file_name),

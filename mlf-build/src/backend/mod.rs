@@ -13,7 +13,8 @@ mod tvm;
 
 use proc_macro2::TokenStream;
 
-use crate::codegen::common::ParamCode;
+use crate::codegen::IncludePath;
+use crate::codegen::tvm::ParamCode;
 use crate::error::Result;
 use crate::model::{Executor, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
@@ -84,8 +85,8 @@ pub struct Generate<'a> {
     pub module_name: &'a str,
     /// The model file's name, for documentation.
     pub file_name: &'a str,
-    /// The path `include_bytes!` reads the model file from (a kmodel, which the module embeds).
-    pub model_file: &'a str,
+    /// Where `include_bytes!` reads the model file from (a kmodel, which the module embeds).
+    pub model_file: Option<&'a IncludePath>,
     /// The target triple the C is compiled for.
     pub target: &'a str,
     /// The MLF module read from a multi-module archive, if one was chosen.
@@ -94,10 +95,9 @@ pub struct Generate<'a> {
 
 /// A generated module and what the build reports about it.
 pub struct Generated {
-    /// The module's items.
+    /// The module's items (with the markers of comments and empty lines, see
+    /// [`crate::codegen::render`]).
     pub tokens: TokenStream,
-    /// The justification written above its `unsafe` block.
-    pub safety: &'static str,
     /// Static RAM the module allocates.
     pub arena_bytes: u64,
     /// Static RAM for external parameters (resident region or staging buffer).

@@ -6,13 +6,15 @@ use std::path::Path;
 use proc_macro2::TokenStream;
 
 use crate::backend::{self, Generate};
-use crate::codegen::common::ParamCode;
+use crate::codegen::IncludePath;
+use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Result};
 use crate::read::kmodel;
 
 /// The module `include_model!` emits for the kmodel at `path`: its default module name and its
-/// items, which embed the file from `include_path` (as `include_bytes!` takes it).
-pub fn kmodel_module(path: &Path, include_path: &str) -> Result<(String, TokenStream)> {
+/// items, which embed the file from `include_path`. The items still carry the markers of
+/// comments and empty lines (`codegen::render::tokens` drops them, `codegen::render::text` writes them out).
+pub fn kmodel_module(path: &Path, include_path: &IncludePath) -> Result<(String, TokenStream)> {
     let desc = kmodel::read(path)?;
     let name = desc.default_module_name(path);
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -22,7 +24,7 @@ pub fn kmodel_module(path: &Path, include_path: &str) -> Result<(String, TokenSt
             params: ParamCode::Embedded(&[]),
             module_name: &name,
             file_name,
-            model_file: include_path,
+            model_file: Some(include_path),
             target: "",
             mlf_module: None,
         })

@@ -48,6 +48,12 @@ impl Layout {
         self.root.join(&self.key)
     }
 
+    /// The file an embedded parameter named `name` (sanitised) is written to, and its path
+    /// relative to `OUT_DIR` (with a leading `/`), for `include_bytes!(concat!(env!("OUT_DIR"), …))`.
+    pub fn param_file(&self, name: &str) -> (PathBuf, String) {
+        (self.work_dir().join("params").join(format!("{name}.bin")), format!("/mlf/{}/params/{name}.bin", self.key))
+    }
+
     /// The generated module.
     pub fn rust_file(&self) -> PathBuf {
         self.root.join(format!("{}.rs", self.key))

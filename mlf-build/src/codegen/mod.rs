@@ -1,58 +1,66 @@
-//! Rust code generation: reads only the model description (and the plan), writes tokens.
-//! [`pretty`] formats them with `prettyplease` when they are written to a file.
-
-#[cfg(feature = "build")]
-use proc_macro2::TokenStream;
-
-#[cfg(feature = "build")]
-use crate::error::{Error, Result};
+//! Rust code generation: reads the model description and its plan, and returns the generated
+//! module as tokens ([`render`] turns them into what is compiled). Nothing here touches the file
+//! system: files the module embeds are named by [`IncludePath`]s the caller chooses.
+//!
+//! Every module is laid out by [`skeleton`]; [`graph`], [`aot`] and [`kmodel`] fill it in for
+//! their executor, [`tvm`] holds what the two TVM executors share.
 
 pub mod aot;
-pub mod common;
 pub mod graph;
 pub mod kmodel;
+pub mod render;
+pub mod skeleton;
+pub mod tvm;
 
-/// Formats generated tokens as readable Rust source. Every `unsafe {` block gets the comment
-/// `// SAFETY: <safety>` above it (comments are not tokens, so they are added here).
-#[cfg(feature = "build")]
-pub fn pretty(tokens: &TokenStream, safety: &str) -> Result<String> {
-    let file: syn::File = syn::parse2(tokens.clone())
-        .map_err(|e| Error::invalid(format!("generated code does not parse (a bug in mlf): {e}")))?;
-    let text = prettyplease::unparse(&file);
-    let mut out = String::with_capacity(text.len() + 256);
-    for line in text.lines() {
-        if line.trim() == "unsafe {" {
-            let indent = &line[..line.len() - line.trim_start().len()];
-            for chunk in wrap(&format!("SAFETY: {safety}"), 96 - indent.len().min(60)) {
-                out.push_str(&format!("{indent}// {chunk}\n"));
-            }
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    Ok(out)
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+/// A file `include_bytes!` embeds: a path under a folder cargo names in an environment variable
+/// of the crate being compiled (`OUT_DIR`, `CARGO_MANIFEST_DIR`), or an absolute path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IncludePath {
+    /// `concat!(env!(var), path)`; `path` starts with `/`.
+    InEnv {
+        /// The environment variable.
+        var: &'static str,
+        /// The path below its folder.
+        path: String,
+    },
+    /// An absolute path.
+    Absolute(String),
 }
 
-#[cfg(feature = "build")]
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split_whitespace() {
-        let last = lines.last_mut().expect("one line");
-        if !last.is_empty() && last.len() + 1 + word.len() > width {
-            lines.push(word.to_string());
-        } else {
-            if !last.is_empty() {
-                last.push(' ');
-            }
-            last.push_str(word);
+impl IncludePath {
+    /// A path below `OUT_DIR` (`/mlf/…`).
+    pub fn out_dir(path: impl Into<String>) -> IncludePath {
+        IncludePath::InEnv { var: "OUT_DIR", path: path.into() }
+    }
+
+    /// The argument of `include_bytes!`.
+    pub fn tokens(&self) -> TokenStream {
+        match self {
+            IncludePath::InEnv { var, path } => quote!(concat!(env!(#var), #path)),
+            IncludePath::Absolute(path) => quote!(#path),
         }
     }
-    lines
+
+    /// The file's name.
+    pub fn file_name(&self) -> &str {
+        let path = match self {
+            IncludePath::InEnv { path, .. } | IncludePath::Absolute(path) => path,
+        };
+        path.rsplit(['/', '\\']).next().unwrap_or(path)
+    }
 }
 
 /// A `usize` literal without suffix.
-pub fn usize_lit(n: usize) -> proc_macro2::Literal {
-    proc_macro2::Literal::usize_unsuffixed(n)
+pub fn usize_lit(n: usize) -> Literal {
+    Literal::usize_unsuffixed(n)
+}
+
+/// An integer literal without suffix.
+pub fn lit(n: u64) -> Literal {
+    Literal::u64_unsuffixed(n)
 }
 
 /// A Rust identifier token.

@@ -1,0 +1,199 @@
+//! The layout every generated module shares, whatever runs the model: the name and shape
+//! constants, the typed `Inputs`/`Outputs`, the executor's constants, declarations and statics,
+//! the static state handed out once at a time, and `Model` with `take()` and `run()`.
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::quote;
+
+use super::render::blank;
+use super::{ident, lit, usize_lit};
+use crate::error::{Context, Result};
+use crate::model::{ModelDesc, TensorInfo};
+use crate::support::names;
+
+/// A field of the static state or of `Model`.
+pub struct Field {
+    /// Its name.
+    pub name: Ident,
+    /// Its type.
+    pub ty: TokenStream,
+    /// Its initial value.
+    pub init: TokenStream,
+    /// What it holds (its documentation).
+    pub what: String,
+}
+
+impl Field {
+    /// A field `name: ty` starting as `init`, holding `what`.
+    pub fn new(name: &str, ty: TokenStream, init: TokenStream, what: impl Into<String>) -> Field {
+        Field { name: ident(name), ty, init, what: what.into() }
+    }
+}
+
+/// What a module is made of besides what every module has.
+pub struct Module<'a> {
+    /// The model.
+    pub desc: &'a ModelDesc,
+    /// The documentation of `NAME`.
+    pub name_doc: String,
+    /// Constants after the interface (`ARENA_BYTES` first), one item each.
+    pub consts: Vec<TokenStream>,
+    /// Declarations: the C functions the module calls, embedded files, tables.
+    pub decls: Vec<TokenStream>,
+    /// Statics the run reads: dtypes, shapes, parameters.
+    pub statics: Vec<TokenStream>,
+    /// The fields of the static state.
+    pub state: Vec<Field>,
+    /// The documentation of `Model`.
+    pub model_doc: String,
+    /// The fields of `Model` besides its state.
+    pub model_fields: Vec<Field>,
+    /// Methods of `Model` between `take()` and `run()`.
+    pub methods: Vec<TokenStream>,
+    /// The documentation and signature of `run()`.
+    pub run_sig: TokenStream,
+    /// The body of `run()`.
+    pub run_body: TokenStream,
+}
+
+/// The Rust element type of a tensor, or an error naming it.
+pub fn elem_type(t: &TensorInfo) -> Result<TokenStream> {
+    let ty = t.dtype.require_rust_type().at(format!("tensor {}", t.name))?;
+    let id = ident(ty);
+    Ok(quote!(#id))
+}
+
+/// `pub const <IDENT>_SHAPE` for a tensor (`kind`: `input` or `output`).
+fn shape_const(t: &TensorInfo, kind: &str) -> TokenStream {
+    let c = ident(&format!("{}_SHAPE", names::const_ident(&t.ident)));
+    let dims = t.shape.iter().map(|&d| Literal::usize_unsuffixed(d as usize));
+    let rank = usize_lit(t.shape.len());
+    let doc =
+        format!(" Shape of {kind} `{}` ({}, raw name `{}`; shape from {}).", t.ident, t.dtype, t.name, t.shape_source);
+    quote! {
+        #[doc = #doc]
+        pub const #c: [usize; #rank] = [#(#dims),*];
+    }
+}
+
+/// The fields of `Inputs` or `Outputs` (`what`: `Input` or `Output`).
+fn tensor_fields(ts: &[TensorInfo], what: &str) -> Result<Vec<TokenStream>> {
+    ts.iter()
+        .map(|t| {
+            let f = ident(&t.ident);
+            let ty = elem_type(t)?;
+            let n = lit(t.numel());
+            let doc = format!(" {what} `{}`: {} {:?}, flattened row-major.", t.name, t.dtype, t.shape);
+            Ok(quote! {
+                #[doc = #doc]
+                pub #f: &'a [#ty; #n]
+            })
+        })
+        .collect()
+}
+
+/// `NAME`, one `<IDENT>_SHAPE` per input and output, and the `Inputs`/`Outputs` structs.
+fn interface(desc: &ModelDesc, name_doc: &str) -> Result<Vec<TokenStream>> {
+    let name = &desc.name;
+    let mut items = vec![quote! {
+        #[doc = #name_doc]
+        pub const NAME: &str = #name;
+    }];
+    items.extend(desc.inputs.iter().map(|t| shape_const(t, "input")));
+    items.extend(desc.outputs.iter().map(|t| shape_const(t, "output")));
+    let in_fields = tensor_fields(&desc.inputs, "Input")?;
+    let out_fields = tensor_fields(&desc.outputs, "Output")?;
+    items.push(quote! {
+        /// The model's inputs, borrowed for one run.
+        #[derive(Clone, Copy, Debug)]
+        pub struct Inputs<'a> {
+            #(#in_fields,)*
+        }
+    });
+    items.push(quote! {
+        /// The model's outputs, borrowed from the model's static memory until the next run.
+        #[derive(Clone, Copy, Debug)]
+        pub struct Outputs<'a> {
+            #(#out_fields,)*
+        }
+    });
+    Ok(items)
+}
+
+/// A field's declaration, documented with what it holds.
+fn field_decl(f: &Field) -> TokenStream {
+    let (name, ty, what) = (&f.name, &f.ty, format!(" {}", f.what));
+    quote!(#[doc = #what] #name: #ty,)
+}
+
+/// The state: its struct and the static that hands it out once at a time.
+fn state(fields: &[Field]) -> [TokenStream; 2] {
+    let decls = fields.iter().map(field_decl);
+    let inits = fields.iter().map(|f| {
+        let (name, init) = (&f.name, &f.init);
+        quote!(#name: #init,)
+    });
+    [
+        quote! {
+            /// The model's static memory.
+            struct State {
+                #(#decls)*
+            }
+        },
+        quote! {
+            /// The one [`State`]: [`Model::take`] hands it out, dropping the `Model` gives it back.
+            static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { #(#inits)* });
+        },
+    ]
+}
+
+/// `Model` and its `impl`.
+fn model(m: &Module<'_>) -> [TokenStream; 2] {
+    let doc = &m.model_doc;
+    let decls = m.model_fields.iter().map(field_decl);
+    let inits = m.model_fields.iter().map(|f| {
+        let (name, init) = (&f.name, &f.init);
+        quote!(#name: #init,)
+    });
+    let blank = blank();
+    let methods = m.methods.iter().map(|method| quote!(#method #blank));
+    let (run_sig, run_body) = (&m.run_sig, &m.run_body);
+    [
+        quote! {
+            #[doc = #doc]
+            pub struct Model {
+                /// The model's static memory, taken from [`STATE`].
+                state: ::mlf_runtime::Taken<State>,
+                #(#decls)*
+            }
+        },
+        quote! {
+            impl Model {
+                /// Takes the model (its static memory). `None` while another `Model` of this kind
+                /// is alive.
+                pub fn take() -> Option<Model> {
+                    STATE.take().map(|state| Model { state, #(#inits)* })
+                }
+
+                #blank
+                #(#methods)*
+
+                #run_sig {
+                    #run_body
+                }
+            }
+        },
+    ]
+}
+
+/// The module's items, each set apart by an empty line.
+pub fn module(m: Module<'_>) -> Result<TokenStream> {
+    let mut items = interface(m.desc, &m.name_doc)?;
+    items.extend(m.consts.iter().cloned());
+    items.extend(m.decls.iter().cloned());
+    items.extend(m.statics.iter().cloned());
+    items.extend(state(&m.state));
+    items.extend(model(&m));
+    let blank = blank();
+    Ok(quote!(#(#items #blank)*))
+}
