@@ -66,185 +66,31 @@ impl Graph {
         if nodes_j.len() > MAX_NODES {
             return Err(root.get("nodes")?.err(format!("{} nodes, more than the limit {MAX_NODES}", nodes_j.len())));
         }
-        let n_nodes = nodes_j.len();
         // node_row_ptr first: it gives the number of outputs of every node.
-        let rp_j = root.get("node_row_ptr")?;
-        let rp_items = rp_j.array()?;
-        if rp_items.len() != n_nodes + 1 {
-            return Err(rp_j.err(format!("has {} items, expected nodes + 1 = {}", rp_items.len(), n_nodes + 1)));
-        }
-        let mut node_row_ptr = Vec::with_capacity(rp_items.len());
-        for (i, item) in rp_items.iter().enumerate() {
-            let v = item.u64()? as usize;
-            if i == 0 && v != 0 {
-                return Err(item.err("must start at 0"));
-            }
-            if i > 0 && v < node_row_ptr[i - 1] {
-                return Err(item.err("node_row_ptr must not decrease"));
-            }
-            if v > MAX_NODES * 16 {
-                return Err(item.err("too many entries"));
-            }
-            node_row_ptr.push(v);
-        }
-        let num_entries = node_row_ptr[n_nodes];
-
-        let entry_ref = |j: &J<'_>| -> Result<EntryRef> {
-            let parts = j.array()?;
-            if !(2..=3).contains(&parts.len()) {
-                return Err(j.err("expected [node_id, output_index(, version)]"));
-            }
-            let node = parts[0].index(n_nodes)?;
-            let outs = node_row_ptr[node + 1] - node_row_ptr[node];
-            let index = parts[1].index(outs.max(1))?;
-            if index >= outs {
-                return Err(parts[1].err(format!("node {node} has {outs} outputs")));
-            }
-            Ok(EntryRef { node, index })
-        };
-
-        let mut nodes = Vec::with_capacity(n_nodes);
+        let node_row_ptr = row_ptr(&root, nodes_j.len())?;
+        let num_entries = node_row_ptr[nodes_j.len()];
+        let mut nodes = Vec::with_capacity(nodes_j.len());
         for (nid, nj) in nodes_j.iter().enumerate() {
-            let name = nj.get("name")?.str()?.to_string();
-            let op_str = nj.get("op")?.str()?;
-            let mut inputs = Vec::new();
-            if let Some(ins) = nj.opt("inputs")? {
-                for i in ins.array()? {
-                    let r = entry_ref(&i)?;
-                    if r.node >= nid {
-                        return Err(
-                            i.err(format!("input refers to node {} which does not come before node {nid}", r.node))
-                        );
-                    }
-                    inputs.push(r);
-                }
-            }
-            let num_outputs = node_row_ptr[nid + 1] - node_row_ptr[nid];
-            let op = match op_str {
-                "null" => {
-                    if !inputs.is_empty() {
-                        return Err(nj.get("inputs")?.err("a null node has no inputs"));
-                    }
-                    if num_outputs != 1 {
-                        return Err(
-                            nj.err(format!("a null node has exactly one output, node_row_ptr gives {num_outputs}"))
-                        );
-                    }
-                    NodeOp::Null
-                }
-                "tvm_op" => {
-                    let attrs = nj.get("attrs")?;
-                    let func_name = attrs.get("func_name")?.str()?.to_string();
-                    let num_str = |key: &str| -> Result<Option<usize>> {
-                        let Some(v) = attrs.opt(key)? else { return Ok(None) };
-                        // Attr values are strings ("2"); accept numbers too.
-                        let n = match v.v.as_str() {
-                            Some(s) => s.parse::<usize>().map_err(|_| v.err(format!("{s:?} is not a count")))?,
-                            None => v.u64()? as usize,
-                        };
-                        Ok(Some(n))
-                    };
-                    if let Some(n) = num_str("num_inputs")? {
-                        if n != inputs.len() {
-                            return Err(attrs
-                                .get("num_inputs")?
-                                .err(format!("says {n} but the node has {} inputs", inputs.len())));
-                        }
-                    }
-                    if let Some(n) = num_str("num_outputs")? {
-                        if n != num_outputs {
-                            return Err(attrs
-                                .get("num_outputs")?
-                                .err(format!("says {n} but node_row_ptr gives {num_outputs}")));
-                        }
-                    }
-                    let flatten_data = num_str("flatten_data")?.unwrap_or(0) != 0;
-                    match func_name.as_str() {
-                        "__nop" => NodeOp::Nop,
-                        "__copy" => {
-                            return Err(attrs.get("func_name")?.err(
-                                "__copy (a cross-device copy) cannot occur in a CPU-only model; this graph needs several devices",
-                            ))
-                        }
-                        "" => return Err(attrs.get("func_name")?.err("empty function name")),
-                        _ => NodeOp::Call { func_name, flatten_data },
-                    }
-                }
-                other => {
-                    return Err(nj.get("op")?.err(format!("unknown op {other:?} (expected \"null\" or \"tvm_op\")")));
-                }
-            };
-            nodes.push(Node { name, op, inputs, num_outputs });
+            nodes.push(node(nj, nid, &node_row_ptr)?);
         }
-
         let arg_nodes = root
             .get("arg_nodes")?
             .array()?
             .iter()
             .map(|a| {
-                let n = a.index(n_nodes)?;
+                let n = a.index(nodes.len())?;
                 if nodes[n].op != NodeOp::Null {
                     return Err(a.err(format!("arg node {n} is not a null node")));
                 }
                 Ok(n)
             })
             .collect::<Result<Vec<_>>>()?;
-        let heads = root.get("heads")?.array()?.iter().map(entry_ref).collect::<Result<Vec<_>>>()?;
+        let heads =
+            root.get("heads")?.array()?.iter().map(|h| entry_ref(h, &node_row_ptr)).collect::<Result<Vec<_>>>()?;
         if heads.is_empty() {
             return Err(root.get("heads")?.err("the graph has no outputs"));
         }
-
-        let attrs = root.get("attrs")?;
-        let typed = |key: &str, tag: &str| -> Result<Vec<J<'_>>> {
-            let a = attrs.get(key)?;
-            let pair = a.array()?;
-            if pair.len() != 2 {
-                return Err(a.err("expected [type_tag, values]"));
-            }
-            let t = pair[0].str()?;
-            if t != tag {
-                return Err(pair[0].err(format!("type tag {t:?}, expected {tag:?}")));
-            }
-            let values = pair[1].array()?;
-            if values.len() != num_entries {
-                return Err(pair[1].err(format!("{} values, expected one per entry ({num_entries})", values.len())));
-            }
-            Ok(values)
-        };
-        let dltype = typed("dltype", "list_str")?
-            .iter()
-            .map(|d| DType::parse(d.str()?).map_err(|e| d.err(e.kind.to_string())))
-            .collect::<Result<Vec<_>>>()?;
-        let storage_id =
-            typed("storage_id", "list_int")?.iter().map(|s| s.index(num_entries.max(1))).collect::<Result<Vec<_>>>()?;
-        let mut shape = Vec::with_capacity(num_entries);
-        for s in typed("shape", "list_shape")? {
-            let dims = s.array()?;
-            if dims.len() > MAX_NDIM {
-                return Err(s.err(format!("{} dimensions, more than {MAX_NDIM}", dims.len())));
-            }
-            let dims = dims.iter().map(|d| d.u64()).collect::<Result<Vec<_>>>()?;
-            if dtype::numel(&dims).and_then(|n| n.checked_mul(16)).is_none() {
-                return Err(s.err("tensor size overflows"));
-            }
-            shape.push(dims);
-        }
-        if let Some(scope) = attrs.opt("storage_scope")? {
-            for v in typed("storage_scope", "list_str")? {
-                let s = v.str()?;
-                if !s.is_empty() && s != "global" {
-                    return Err(v.err(format!("storage scope {s:?} is not supported (only \"global\")")));
-                }
-            }
-            let _ = scope;
-        }
-        if attrs.has("device_index") {
-            for v in typed("device_index", "list_int")? {
-                if v.i64()? != 1 {
-                    return Err(v.err("only CPU (device 1) entries are supported"));
-                }
-            }
-        }
+        let (dltype, storage_id, shape) = entry_attrs(&root.get("attrs")?, num_entries)?;
         let g = Graph { nodes, arg_nodes, heads, node_row_ptr, dltype, storage_id, shape };
         g.check_aliases()?;
         Ok(g)
@@ -301,6 +147,166 @@ impl Graph {
         }
         Ok(())
     }
+}
+
+/// `node_row_ptr`: `nodes + 1` non-decreasing entry offsets from 0.
+fn row_ptr(root: &J<'_>, n_nodes: usize) -> Result<Vec<usize>> {
+    let rp_j = root.get("node_row_ptr")?;
+    let rp_items = rp_j.array()?;
+    if rp_items.len() != n_nodes + 1 {
+        return Err(rp_j.err(format!("has {} items, expected nodes + 1 = {}", rp_items.len(), n_nodes + 1)));
+    }
+    let mut node_row_ptr = Vec::with_capacity(rp_items.len());
+    for (i, item) in rp_items.iter().enumerate() {
+        let v = item.u64()? as usize;
+        if i == 0 && v != 0 {
+            return Err(item.err("must start at 0"));
+        }
+        if i > 0 && v < node_row_ptr[i - 1] {
+            return Err(item.err("node_row_ptr must not decrease"));
+        }
+        if v > MAX_NODES * 16 {
+            return Err(item.err("too many entries"));
+        }
+        node_row_ptr.push(v);
+    }
+    Ok(node_row_ptr)
+}
+
+/// A reference `[node_id, output_index(, version)]` to an existing output.
+fn entry_ref(j: &J<'_>, node_row_ptr: &[usize]) -> Result<EntryRef> {
+    let parts = j.array()?;
+    if !(2..=3).contains(&parts.len()) {
+        return Err(j.err("expected [node_id, output_index(, version)]"));
+    }
+    let node = parts[0].index(node_row_ptr.len() - 1)?;
+    let outs = node_row_ptr[node + 1] - node_row_ptr[node];
+    let index = parts[1].index(outs.max(1))?;
+    if index >= outs {
+        return Err(parts[1].err(format!("node {node} has {outs} outputs")));
+    }
+    Ok(EntryRef { node, index })
+}
+
+/// Node `nid`: its inputs (each an earlier node's output) and what it does.
+fn node(nj: &J<'_>, nid: usize, node_row_ptr: &[usize]) -> Result<Node> {
+    let name = nj.get("name")?.str()?.to_string();
+    let op_str = nj.get("op")?.str()?;
+    let mut inputs = Vec::new();
+    if let Some(ins) = nj.opt("inputs")? {
+        for i in ins.array()? {
+            let r = entry_ref(&i, node_row_ptr)?;
+            if r.node >= nid {
+                return Err(i.err(format!("input refers to node {} which does not come before node {nid}", r.node)));
+            }
+            inputs.push(r);
+        }
+    }
+    let num_outputs = node_row_ptr[nid + 1] - node_row_ptr[nid];
+    let op = match op_str {
+        "null" => {
+            if !inputs.is_empty() {
+                return Err(nj.get("inputs")?.err("a null node has no inputs"));
+            }
+            if num_outputs != 1 {
+                return Err(nj.err(format!("a null node has exactly one output, node_row_ptr gives {num_outputs}")));
+            }
+            NodeOp::Null
+        }
+        "tvm_op" => tvm_op(&nj.get("attrs")?, inputs.len(), num_outputs)?,
+        other => {
+            return Err(nj.get("op")?.err(format!("unknown op {other:?} (expected \"null\" or \"tvm_op\")")));
+        }
+    };
+    Ok(Node { name, op, inputs, num_outputs })
+}
+
+/// What a `tvm_op` node with `inputs` inputs and `num_outputs` outputs calls, from its attrs.
+fn tvm_op(attrs: &J<'_>, inputs: usize, num_outputs: usize) -> Result<NodeOp> {
+    let func_name = attrs.get("func_name")?.str()?.to_string();
+    let num_str = |key: &str| -> Result<Option<usize>> {
+        let Some(v) = attrs.opt(key)? else { return Ok(None) };
+        // Attr values are strings ("2"); accept numbers too.
+        let n = match v.v.as_str() {
+            Some(s) => s.parse::<usize>().map_err(|_| v.err(format!("{s:?} is not a count")))?,
+            None => v.u64()? as usize,
+        };
+        Ok(Some(n))
+    };
+    if let Some(n) = num_str("num_inputs")? {
+        if n != inputs {
+            return Err(attrs.get("num_inputs")?.err(format!("says {n} but the node has {inputs} inputs")));
+        }
+    }
+    if let Some(n) = num_str("num_outputs")? {
+        if n != num_outputs {
+            return Err(attrs.get("num_outputs")?.err(format!("says {n} but node_row_ptr gives {num_outputs}")));
+        }
+    }
+    let flatten_data = num_str("flatten_data")?.unwrap_or(0) != 0;
+    match func_name.as_str() {
+        "__nop" => Ok(NodeOp::Nop),
+        "__copy" => Err(attrs
+            .get("func_name")?
+            .err("__copy (a cross-device copy) cannot occur in a CPU-only model; this graph needs several devices")),
+        "" => Err(attrs.get("func_name")?.err("empty function name")),
+        _ => Ok(NodeOp::Call { func_name, flatten_data }),
+    }
+}
+
+/// The per-entry attributes: dtype, storage id and shape (and checks of the storage scope and
+/// device of every entry).
+fn entry_attrs(attrs: &J<'_>, num_entries: usize) -> Result<(Vec<DType>, Vec<usize>, Vec<Vec<u64>>)> {
+    let typed = |key: &str, tag: &str| -> Result<Vec<J<'_>>> {
+        let a = attrs.get(key)?;
+        let pair = a.array()?;
+        if pair.len() != 2 {
+            return Err(a.err("expected [type_tag, values]"));
+        }
+        let t = pair[0].str()?;
+        if t != tag {
+            return Err(pair[0].err(format!("type tag {t:?}, expected {tag:?}")));
+        }
+        let values = pair[1].array()?;
+        if values.len() != num_entries {
+            return Err(pair[1].err(format!("{} values, expected one per entry ({num_entries})", values.len())));
+        }
+        Ok(values)
+    };
+    let dltype = typed("dltype", "list_str")?
+        .iter()
+        .map(|d| DType::parse(d.str()?).map_err(|e| d.err(e.kind.to_string())))
+        .collect::<Result<Vec<_>>>()?;
+    let storage_id =
+        typed("storage_id", "list_int")?.iter().map(|s| s.index(num_entries.max(1))).collect::<Result<Vec<_>>>()?;
+    let mut shape = Vec::with_capacity(num_entries);
+    for s in typed("shape", "list_shape")? {
+        let dims = s.array()?;
+        if dims.len() > MAX_NDIM {
+            return Err(s.err(format!("{} dimensions, more than {MAX_NDIM}", dims.len())));
+        }
+        let dims = dims.iter().map(|d| d.u64()).collect::<Result<Vec<_>>>()?;
+        if dtype::numel(&dims).and_then(|n| n.checked_mul(16)).is_none() {
+            return Err(s.err("tensor size overflows"));
+        }
+        shape.push(dims);
+    }
+    if attrs.opt("storage_scope")?.is_some() {
+        for v in typed("storage_scope", "list_str")? {
+            let s = v.str()?;
+            if !s.is_empty() && s != "global" {
+                return Err(v.err(format!("storage scope {s:?} is not supported (only \"global\")")));
+            }
+        }
+    }
+    if attrs.has("device_index") {
+        for v in typed("device_index", "list_int")? {
+            if v.i64()? != 1 {
+                return Err(v.err("only CPU (device 1) entries are supported"));
+            }
+        }
+    }
+    Ok((dltype, storage_id, shape))
 }
 
 #[cfg(test)]
