@@ -4,8 +4,9 @@
 use serde_json::json;
 
 use super::aot_pool::take_out_constant_pool;
+use super::api::{Backend, Generate, Generated, Toolchain};
+use super::picture::{BoxKind, Picture, PlanBox};
 use super::tvm::{inspect_body, inspect_external, line, output_bytes, static_array_refusal};
-use super::{Backend, BoxKind, Generate, Generated, Picture, PlanBox, Toolchain};
 use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc};

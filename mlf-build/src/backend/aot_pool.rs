@@ -1,6 +1,6 @@
 //! Taking the USMP constant pool of an AOT model out of its C, for external parameters.
 
-use super::Toolchain;
+use super::api::Toolchain;
 use crate::error::{Error, Result};
 use crate::model::{AotCall, AotExec, CFile, CSource, ConstantKind, Executor, MainPool, ModelDesc};
 use crate::plan::split::Split;

@@ -3,8 +3,9 @@
 
 use serde_json::json;
 
+use super::api::{Backend, Generate, Generated, Toolchain};
+use super::picture::{BoxKind, Picture, PlanBox};
 use super::tvm::{inspect_body, inspect_external, output_bytes, static_array_refusal};
-use super::{Backend, BoxKind, Generate, Generated, Picture, PlanBox, Toolchain};
 use crate::codegen::graph::{GraphCodegen, module_tokens};
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};

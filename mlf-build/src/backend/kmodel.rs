@@ -4,8 +4,9 @@
 
 use serde_json::json;
 
+use super::api::{Backend, Generate, Generated, Toolchain};
+use super::picture::Picture;
 use super::tvm::line;
-use super::{Backend, Generate, Generated, Picture, Toolchain};
 use crate::codegen::kmodel::{module_tokens, step_table_bytes};
 use crate::error::{Error, Result};
 use crate::model::{KmodelExec, ModelDesc};

@@ -6,107 +6,18 @@
 
 mod aot;
 mod aot_pool;
+mod api;
 mod graph;
 mod kmodel;
 mod picture;
 mod tvm;
 
-use proc_macro2::TokenStream;
-
-use crate::codegen::IncludePath;
-use crate::codegen::tvm::ParamCode;
 use crate::error::Result;
 use crate::model::{Executor, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
-use crate::plan::split::Split;
 
+pub use api::{Backend, Generate, Generated, Toolchain};
 pub use picture::{BoxKind, Picture, PlanBox};
-
-/// What a backend does with a model.
-pub trait Backend {
-    /// `graph`, `aot` or `kmodel`.
-    fn kind(&self) -> &'static str;
-
-    /// Whether the build step builds this model (compiles C, writes a module into `OUT_DIR`);
-    /// an error that says why not and what to do instead otherwise (then `include_model!`
-    /// generates the module itself).
-    fn check_build_step(&self) -> Result<()>;
-
-    /// C functions the model calls that its C or objects must define (checked when linking).
-    fn required_functions(&self) -> &[String];
-
-    /// Why the model's parameters cannot live outside the program image, if they cannot.
-    fn external_refusal(&self) -> Option<String>;
-
-    /// The parameter files of external parameters and, when taking them out changes the code
-    /// (an AOT constant pool), the model whose code no longer holds them.
-    fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)>;
-
-    /// Plans the model's memory and generates its module.
-    fn generate(&self, opts: &Generate<'_>) -> Result<Generated>;
-
-    /// The memory report of the model as planned, before its C is measured.
-    fn memory(&self, module_name: &str, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport>;
-
-    /// The picture of the model's memory plan (`name`: the module name, shown in the title).
-    fn picture(&self, name: &str) -> Result<Picture>;
-
-    /// The interface name `inspect` reports.
-    fn interface(&self) -> &'static str;
-
-    /// `inspect`'s section of this executor: its key in the JSON report and its value.
-    fn inspect_json(&self) -> (&'static str, serde_json::Value);
-
-    /// `inspect`'s table lines right after the executor line (`entry`, `workspace`).
-    fn inspect_head(&self, out: &mut String);
-
-    /// `inspect`'s table lines after the inputs and outputs: parameters, memory, code.
-    fn inspect_body(&self, out: &mut String);
-
-    /// `inspect`'s table lines after the facts and warnings: whether parameters can be external.
-    fn inspect_tail(&self, out: &mut String);
-}
-
-/// Compiles the model's C when a backend needs what the compiler makes of it.
-pub trait Toolchain {
-    /// Compiles `text` (the C file `member`) alone and returns the bytes of the static object
-    /// `symbol` as the compiler laid it out for the target.
-    fn static_bytes(&self, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>>;
-}
-
-/// What the build gives a backend to generate a module.
-pub struct Generate<'a> {
-    /// Prefix the model's C symbols are renamed with (`mlf_<hash>_`).
-    pub symbol_prefix: &'a str,
-    /// Where the module finds its parameters: embedded files, or external files read at run
-    /// time, resident or streamed.
-    pub params: ParamCode<'a>,
-    /// The module name `include_model!` uses.
-    pub module_name: &'a str,
-    /// The model file's name, for documentation.
-    pub file_name: &'a str,
-    /// Where `include_bytes!` reads the model file from (a kmodel, which the module embeds).
-    pub model_file: Option<&'a IncludePath>,
-    /// The target triple the C is compiled for.
-    pub target: &'a str,
-    /// The MLF module read from a multi-module archive, if one was chosen.
-    pub mlf_module: Option<&'a str>,
-}
-
-/// A generated module and what the build reports about it.
-pub struct Generated {
-    /// The module's items (with the markers of comments and empty lines, see
-    /// [`crate::codegen::render`]).
-    pub tokens: TokenStream,
-    /// Static RAM the module allocates.
-    pub arena_bytes: u64,
-    /// Static RAM for external parameters (resident region or staging buffer).
-    pub param_ram_bytes: u64,
-    /// One line for the module's documentation.
-    pub summary: String,
-    /// The memory report of the plan the module was generated from (C not measured).
-    pub report: MemoryReport,
-}
 
 /// The backend of `desc`'s executor.
 pub fn of(desc: &ModelDesc) -> Box<dyn Backend + '_> {

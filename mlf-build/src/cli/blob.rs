@@ -111,11 +111,26 @@ fn factory_io(f: &Factory, warnings: &mut Vec<String>) -> Option<FactoryIo> {
     Some(FactoryIo { inputs, outputs, nodes: graph.nodes.len(), operators })
 }
 
+/// The report of a scanned export and the blobs it holds: the JSON report and the table.
 fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
+    let (mut warnings, blockers) = findings(scan, blobs);
+    let primary: Option<(&Found, &Blob)> = scan.found.first().zip(blobs.first());
+    let factory = primary.and_then(|(_, b)| {
+        b.modules.iter().find_map(|m| match &m.decoded {
+            Payload::Factory(f) => Some((m.type_key.as_str(), f)),
+            _ => None,
+        })
+    });
+    let io = factory.and_then(|(_, f)| factory_io(f, &mut warnings));
+    let r = Report { path, scan, primary, factory, io, warnings, blockers };
+    (r.json(), r.table())
+}
+
+/// Why the export cannot be built, and what else was found (other blobs, payload warnings).
+fn findings(scan: &Scan, blobs: &[Blob]) -> (Vec<String>, Vec<String>) {
     let mut warnings: Vec<String> = Vec::new();
     let mut blockers: Vec<String> = Vec::new();
-    let abi = &scan.abi;
-    if abi.generation == Generation::TvmFfi {
+    if scan.abi.generation == Generation::TvmFfi {
         blockers.push(TVM_FFI_REFUSAL.to_string());
     }
     blockers.push(
@@ -123,7 +138,6 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
          (tvm.micro.export_model_library_format, TVM ≤ 0.18)"
             .to_string(),
     );
-    let primary: Option<(&Found, &Blob)> = scan.found.first().zip(blobs.first());
     for (f, b) in scan.found.iter().zip(blobs).skip(1) {
         warnings.push(format!(
             "another blob at {} ({} layout, {} bytes, {} modules) is not reported in detail",
@@ -145,145 +159,161 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         }
         warnings.extend(b.warnings.iter().cloned());
     }
+    (warnings, blockers)
+}
 
-    let mut v = json!({
-        "format": "tvm-module",
-        "file": path.display().to_string(),
-        "container": scan.container,
-        "layout": primary.map(|(_, b)| b.layout.name()),
-        "modules": primary.map(|(_, b)| b.modules.iter().map(module_json).collect::<Vec<_>>()).unwrap_or_default(),
-        "import_tree": primary.map(|(_, b)| match &b.import_tree {
-            Some(t) => t.to_json(&b.modules),
-            None => implicit_root_json(&b.modules),
-        }),
-        "abi": {"generation": abi.generation.name(), "description": abi.generation.describe(), "evidence": abi.evidence},
-        "buildable": false,
-    });
-    let obj = v.as_object_mut().expect("object literal");
-    if !scan.members.is_empty() {
-        obj.insert(
-            "members".into(),
-            scan.members.iter().map(|(n, k)| json!({"name": n, "kind": k})).collect::<Vec<_>>().into(),
-        );
-    }
-    if let Some((f, b)) = primary {
-        obj.insert(
-            "blob".into(),
-            json!({
-                "symbol": f.symbol, "member": f.member, "location": f.location,
-                "bytes": b.bytes.len(), "tvm_versions": b.layout.tvm_versions(),
-                "framing": b.framing,
+/// What the report of an export is made from.
+struct Report<'a> {
+    path: &'a Path,
+    scan: &'a Scan,
+    /// The first blob found, with where it was.
+    primary: Option<(&'a Found, &'a Blob)>,
+    /// The graph executor factory among its modules, with its type key.
+    factory: Option<(&'a str, &'a Factory)>,
+    /// The factory graph's inputs and outputs.
+    io: Option<FactoryIo>,
+    warnings: Vec<String>,
+    blockers: Vec<String>,
+}
+
+impl Report<'_> {
+    /// The JSON report.
+    fn json(&self) -> Value {
+        let (path, scan, primary, abi) = (self.path, self.scan, self.primary, &self.scan.abi);
+        let mut v = json!({
+            "format": "tvm-module",
+            "file": path.display().to_string(),
+            "container": scan.container,
+            "layout": primary.map(|(_, b)| b.layout.name()),
+            "modules": primary.map(|(_, b)| b.modules.iter().map(module_json).collect::<Vec<_>>()).unwrap_or_default(),
+            "import_tree": primary.map(|(_, b)| match &b.import_tree {
+                Some(t) => t.to_json(&b.modules),
+                None => implicit_root_json(&b.modules),
             }),
-        );
-    }
-    let factory = primary.and_then(|(_, b)| {
-        b.modules.iter().find_map(|m| match &m.decoded {
-            Payload::Factory(f) => Some((m.type_key.as_str(), f)),
-            _ => None,
-        })
-    });
-    let mut io = None;
-    if let Some((key, f)) = factory {
-        obj.insert("executor".into(), json!(if f.graph_json.is_some() { "graph" } else { "aot" }));
-        obj.insert("factory".into(), json!(key));
-        obj.insert("module_name".into(), json!(f.module_name));
-        obj.insert(
-            "params".into(),
-            json!({"count": f.params.len(), "bytes": f.params.iter().map(|p| p.data.len() as u64).sum::<u64>()}),
-        );
-        io = factory_io(f, &mut warnings);
-        if let Some(io) = &io {
-            obj.insert("inputs".into(), io.inputs.clone().into());
-            obj.insert("outputs".into(), io.outputs.clone().into());
-            obj.insert("graph".into(), json!({"nodes": io.nodes, "operators": io.operators}));
-        }
-    }
-    obj.insert("blockers".into(), blockers.clone().into());
-    obj.insert("warnings".into(), warnings.clone().into());
-
-    // The table.
-    let mut s = String::new();
-    let line = |s: &mut String, k: &str, v: String| {
-        let _ = writeln!(s, "{k:<12} {v}");
-    };
-    line(&mut s, "file", path.display().to_string());
-    line(&mut s, "format", format!("TVM module export ({})", scan.container));
-    line(&mut s, "abi", abi.generation.describe().to_string());
-    for e in &abi.evidence {
-        line(&mut s, "", format!("evidence: {e}"));
-    }
-    for (n, k) in &scan.members {
-        line(&mut s, "member", format!("{n} ({k})"));
-    }
-    match primary {
-        None => line(&mut s, "blob", "none (the module imports nothing, so export_library embedded no blob)".into()),
-        Some((f, b)) => {
-            line(
-                &mut s,
-                "blob",
-                format!(
-                    "{}, {} layout ({}), {} bytes, {}",
-                    f.place(),
-                    b.layout.name(),
-                    b.layout.tvm_versions(),
-                    b.bytes.len(),
-                    f.location
-                ),
+            "abi": {"generation": abi.generation.name(), "description": abi.generation.describe(), "evidence": abi.evidence},
+            "buildable": false,
+        });
+        let obj = v.as_object_mut().expect("object literal");
+        if !scan.members.is_empty() {
+            obj.insert(
+                "members".into(),
+                scan.members.iter().map(|(n, k)| json!({"name": n, "kind": k})).collect::<Vec<_>>().into(),
             );
-            let _ = writeln!(s, "\nmodules\n  {:<3} {:<26} {:<16} {:>9}  detail", "#", "type key", "class", "bytes");
+        }
+        if let Some((f, b)) = primary {
+            obj.insert(
+                "blob".into(),
+                json!({
+                    "symbol": f.symbol, "member": f.member, "location": f.location,
+                    "bytes": b.bytes.len(), "tvm_versions": b.layout.tvm_versions(),
+                    "framing": b.framing,
+                }),
+            );
+        }
+        if let Some((key, f)) = self.factory {
+            obj.insert("executor".into(), json!(if f.graph_json.is_some() { "graph" } else { "aot" }));
+            obj.insert("factory".into(), json!(key));
+            obj.insert("module_name".into(), json!(f.module_name));
+            obj.insert(
+                "params".into(),
+                json!({"count": f.params.len(), "bytes": f.params.iter().map(|p| p.data.len() as u64).sum::<u64>()}),
+            );
+            if let Some(io) = &self.io {
+                obj.insert("inputs".into(), io.inputs.clone().into());
+                obj.insert("outputs".into(), io.outputs.clone().into());
+                obj.insert("graph".into(), json!({"nodes": io.nodes, "operators": io.operators}));
+            }
+        }
+        obj.insert("blockers".into(), self.blockers.clone().into());
+        obj.insert("warnings".into(), self.warnings.clone().into());
+        v
+    }
+
+    /// The readable table.
+    fn table(&self) -> String {
+        let (scan, abi) = (self.scan, &self.scan.abi);
+        let mut s = String::new();
+        line(&mut s, "file", self.path.display().to_string());
+        line(&mut s, "format", format!("TVM module export ({})", scan.container));
+        line(&mut s, "abi", abi.generation.describe().to_string());
+        for e in &abi.evidence {
+            line(&mut s, "", format!("evidence: {e}"));
+        }
+        for (n, k) in &scan.members {
+            line(&mut s, "member", format!("{n} ({k})"));
+        }
+        match self.primary {
+            None => {
+                line(&mut s, "blob", "none (the module imports nothing, so export_library embedded no blob)".into())
+            }
+            Some((f, b)) => blob_table(&mut s, f, b),
+        }
+        if let Some((key, f)) = self.factory {
+            factory_table(&mut s, key, f, self.io.as_ref());
+        }
+        s.push('\n');
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        for b in &self.blockers {
+            let _ = writeln!(s, "cannot build: {b}");
+        }
+        s
+    }
+}
+
+/// One line of the table: key, value.
+fn line(s: &mut String, k: &str, v: String) {
+    let _ = writeln!(s, "{k:<12} {v}");
+}
+
+/// The table's lines on a blob: where it is, its modules and their import tree.
+fn blob_table(s: &mut String, f: &Found, b: &Blob) {
+    let place = format!(
+        "{}, {} layout ({}), {} bytes, {}",
+        f.place(),
+        b.layout.name(),
+        b.layout.tvm_versions(),
+        b.bytes.len(),
+        f.location
+    );
+    line(s, "blob", place);
+    let _ = writeln!(s, "\nmodules\n  {:<3} {:<26} {:<16} {:>9}  detail", "#", "type key", "class", "bytes");
+    for m in &b.modules {
+        let d = detail(m);
+        let d = if d.is_null() { String::new() } else { d.to_string() };
+        let d = if d.len() > 100 { format!("{}…", d.chars().take(100).collect::<String>()) } else { d };
+        let _ = writeln!(s, "  {:<3} {:<26} {:<16} {:>9}  {d}", m.index, m.type_key, m.class().name(), m.bytes());
+    }
+    s.push_str("\nimport tree\n");
+    match &b.import_tree {
+        Some(t) => {
+            for l in t.to_lines(&b.modules) {
+                let _ = writeln!(s, "  {l}");
+            }
+        }
+        None => {
+            s.push_str("  (no _import_tree: every module is an import of the host library)\n");
             for m in &b.modules {
-                let d = detail(m);
-                let d = if d.is_null() { String::new() } else { d.to_string() };
-                let d = if d.len() > 100 { format!("{}…", d.chars().take(100).collect::<String>()) } else { d };
-                let _ =
-                    writeln!(s, "  {:<3} {:<26} {:<16} {:>9}  {d}", m.index, m.type_key, m.class().name(), m.bytes());
-            }
-            s.push_str("\nimport tree\n");
-            match &b.import_tree {
-                Some(t) => {
-                    for l in t.to_lines(&b.modules) {
-                        let _ = writeln!(s, "  {l}");
-                    }
-                }
-                None => {
-                    s.push_str("  (no _import_tree: every module is an import of the host library)\n");
-                    for m in &b.modules {
-                        let _ = writeln!(s, "  _lib → {} {}", m.index, m.type_key);
-                    }
-                }
+                let _ = writeln!(s, "  _lib → {} {}", m.index, m.type_key);
             }
         }
     }
-    if let Some((key, f)) = factory {
-        let _ = writeln!(s, "\n{key} (module {:?})", f.module_name);
-        if let Some(io) = &io {
-            for (title, list) in [("inputs", &io.inputs), ("outputs", &io.outputs)] {
-                let _ = writeln!(s, "{title}");
-                for (i, t) in list.iter().enumerate() {
-                    let _ = writeln!(
-                        s,
-                        "  {:<3} {:<28} {:<9} {}",
-                        i,
-                        t["name"].as_str().unwrap_or(""),
-                        t["dtype"].as_str().unwrap_or(""),
-                        t["shape"]
-                    );
-                }
+}
+
+/// The table's lines on a graph executor factory: its inputs, outputs, graph and parameters.
+fn factory_table(s: &mut String, key: &str, f: &Factory, io: Option<&FactoryIo>) {
+    let _ = writeln!(s, "\n{key} (module {:?})", f.module_name);
+    if let Some(io) = io {
+        for (title, list) in [("inputs", &io.inputs), ("outputs", &io.outputs)] {
+            let _ = writeln!(s, "{title}");
+            for (i, t) in list.iter().enumerate() {
+                let (name, dtype) = (t["name"].as_str().unwrap_or(""), t["dtype"].as_str().unwrap_or(""));
+                let _ = writeln!(s, "  {:<3} {:<28} {:<9} {}", i, name, dtype, t["shape"]);
             }
-            line(&mut s, "graph", format!("{} nodes, {} operator calls", io.nodes, io.operators));
         }
-        line(
-            &mut s,
-            "parameters",
-            format!("{} tensors, {} bytes", f.params.len(), f.params.iter().map(|p| p.data.len() as u64).sum::<u64>()),
-        );
+        line(s, "graph", format!("{} nodes, {} operator calls", io.nodes, io.operators));
     }
-    s.push('\n');
-    for w in &warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
-    for b in &blockers {
-        let _ = writeln!(s, "cannot build: {b}");
-    }
-    (v, s)
+    let bytes: u64 = f.params.iter().map(|p| p.data.len() as u64).sum();
+    line(s, "parameters", format!("{} tensors, {bytes} bytes", f.params.len()));
 }

@@ -94,7 +94,38 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         Err(e) => return Err(error(e, version)),
     };
     let req = model.requirements();
-    let (header, constants_bytes) = match &model {
+    let (header, constants_bytes) = header_fields(&model);
+    let trailing_bytes = (bytes.len() - model.len()) as u64;
+    let exec = KmodelExec {
+        version,
+        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
+        file_bytes: bytes.len() as u64,
+        model_bytes: model.len() as u64,
+        trailing_bytes,
+        steps: infos,
+        main_bytes: req.main,
+        kpu_bytes: req.kpu,
+        kpu_rows: req.kpu.div_ceil(64),
+        scratch_bytes: req.scratch,
+        macs: req.macs,
+        constants_bytes,
+        header,
+        v5: None,
+    };
+    let mut desc = describe(path, bytes, exec);
+    desc.memory =
+        MemoryInfo { workspace_bytes: req.main, constants_bytes, io_bytes: 0, operator_workspace: Vec::new() };
+    describe_input(&mut desc, &model, &steps);
+    describe_outputs(&mut desc, &model, &steps);
+    if trailing_bytes > 0 {
+        desc.warnings.push(format!("{trailing_bytes} bytes follow the model and are ignored"));
+    }
+    Ok(desc)
+}
+
+/// The header's fields as recorded (name, value), and the bytes of a V4 constants section.
+fn header_fields(model: &Model<'_>) -> (Vec<(String, u64)>, u64) {
+    match model {
         Model::V3(m) => {
             let h = &m.header;
             let header = vec![
@@ -117,28 +148,12 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
             ];
             (header, m.constants.len() as u64)
         }
-    };
-    let trailing_bytes = (bytes.len() - model.len()) as u64;
-    let exec = KmodelExec {
-        version,
-        compiler: if version == 3 { "nncase v0.1" } else { "nncase v0.2" },
-        file_bytes: bytes.len() as u64,
-        model_bytes: model.len() as u64,
-        trailing_bytes,
-        steps: infos,
-        main_bytes: req.main,
-        kpu_bytes: req.kpu,
-        kpu_rows: req.kpu.div_ceil(64),
-        scratch_bytes: req.scratch,
-        macs: req.macs,
-        constants_bytes,
-        header,
-        v5: None,
-    };
-    let mut desc = describe(path, bytes, exec);
-    desc.memory =
-        MemoryInfo { workspace_bytes: req.main, constants_bytes, io_bytes: 0, operator_workspace: Vec::new() };
-    match &model {
+    }
+}
+
+/// The model's input: its shape from the first layer (V3) or the input table (V4).
+fn describe_input(desc: &mut ModelDesc, model: &Model<'_>, steps: &[Step<'_>]) {
+    match model {
         Model::V3(m) => {
             let s = m.input.shape;
             let (shape, src) = if matches!(steps[0], Step::V3(v3::Layer::FullyConnected { .. })) {
@@ -165,24 +180,25 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
             }
         }
     }
+}
+
+/// The model's outputs: their dtypes and sizes from the output table, their shapes from the
+/// layer or node that writes them (else `[1, n]`).
+fn describe_outputs(desc: &mut ModelDesc, model: &Model<'_>, steps: &[Step<'_>]) {
     let n_out = model.outputs();
     for i in 0..n_out {
-        let (pool, start, size, dt) = model.output(i, &steps).expect("output");
+        let (pool, start, size, dt) = model.output(i, steps).expect("output");
         let name = if n_out == 1 { "output".to_string() } else { format!("output{i}") };
         let numel = size as u64 / dt.bytes() as u64;
         let shape = match model {
-            Model::V3(_) => v3_output_shape(&steps, start, numel),
-            Model::V4(_) => v4_output_shape(&steps, &v4::MemRange { pool, dtype: dt, start, size }),
+            Model::V3(_) => v3_output_shape(steps, start, numel),
+            Model::V4(_) => v4_output_shape(steps, &v4::MemRange { pool, dtype: dt, start, size }),
         };
         let (shape, src) =
             shape.unwrap_or_else(|| (vec![1, numel], "output byte size (kmodels record no output shapes)".to_string()));
         desc.facts.push(Fact { what: format!("{name} shape"), value: format!("{shape:?}"), source: src.clone() });
         desc.outputs.push(tensor(&name, dt, shape, &src));
     }
-    if trailing_bytes > 0 {
-        desc.warnings.push(format!("{trailing_bytes} bytes follow the model and are ignored"));
-    }
-    Ok(desc)
 }
 
 /// The description of a kmodel around `exec`: named after the file, hashed over the model's

@@ -5,7 +5,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::{Kernels, Params, Tensors};
+use super::parts::{Kernels, Params, Tensors};
 use crate::codegen::render::{blank, comment};
 use crate::codegen::tvm::{ParamCode, bytes};
 use crate::codegen::{ident, lit, usize_lit};

@@ -1,8 +1,8 @@
 //! Where a graph's buffers go in the arena: three layouts computed and the smallest chosen, then
 //! every entry, output and copy given its place; and TVM's own figures for comparison.
 
+use super::types::{CopyIn, OutputPlace, PlacedBuffer, Slot, TvmPlan};
 use super::usage::{Buffer, Usage};
-use super::{CopyIn, OutputPlace, PlacedBuffer, Slot, TvmPlan};
 use crate::error::{Error, Result};
 use crate::model::{ArgBinding, Graph, ModelDesc};
 use crate::plan::pack::{self, Interval, align_up};

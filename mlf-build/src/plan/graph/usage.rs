@@ -2,11 +2,32 @@
 //! aliases), which are written by a call or bound to an input or parameter, when each is live,
 //! the calls with their scratch memory, and the entries grouped into buffers that share a place.
 
-use super::operator_scratch;
-use crate::error::Result;
+use super::types::OpCall;
+use crate::error::{Error, Result};
 use crate::model::{ArgBinding, Graph, GraphExec, ModelDesc, NodeOp};
-use crate::plan::graph::OpCall;
-use crate::plan::pack::Interval;
+use crate::plan::pack::{Interval, alignment_slack};
+
+/// Scratch bytes operator function `func` needs from `TVMBackendAllocWorkspace` with allocations
+/// aligned to `align`: the sum of its constant allocations as read from its C (an upper bound
+/// of its peak), or, when the C is not available or sizes are computed, the metadata figure
+/// plus alignment slack.
+pub fn operator_scratch(desc: &ModelDesc, func: &str, align: u64) -> Result<u64> {
+    if let Some((_, f)) = desc.code.definition(func) {
+        if let Some(n) = f.workspace_upper_bound(align) {
+            return Ok(n);
+        }
+        let meta = desc.memory.operator_workspace.iter().find(|(n, _)| n == func).map(|(_, b)| *b);
+        return meta.map(|m| m + alignment_slack(align, f.workspace_allocs.len() as u64)).ok_or_else(|| {
+            Error::unsupported(format!("{func} allocates workspace of computed size and metadata records none for it"))
+        });
+    }
+    let meta = desc.memory.operator_workspace.iter().find(|(n, _)| n == func).map(|(_, b)| *b).unwrap_or(0);
+    Ok(meta + if meta > 0 { alignment_slack(align, ALLOCATIONS_WITHOUT_C) } else { 0 })
+}
+
+/// Live allocations assumed for an operator whose C is not available (LLVM objects), to size the
+/// alignment slack added to its metadata workspace figure.
+const ALLOCATIONS_WITHOUT_C: u64 = 8;
 
 /// How a graph uses its entries (indexed by entry id).
 pub(super) struct Usage {

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::Layout;
+use super::layout::Layout;
 
 /// Why tvm-ffi code is refused, for `mlf_build::open`'s refusal and `cargo mlf inspect`'s
 /// blocker alike.

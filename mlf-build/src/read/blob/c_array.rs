@@ -3,7 +3,7 @@
 //! initialiser. Comments and string literals are skipped, so the name inside the system-lib
 //! registration call is not mistaken for a definition.
 
-use super::Layout;
+use super::layout::Layout;
 use crate::error::{Error, Result};
 use crate::read::csource::parse_c_int;
 

@@ -2,9 +2,11 @@
 //! object with the blob symbol) is present, its modules must not be dropped silently: the MLF
 //! reader turns them into blockers that name each module.
 
+use super::layout::{LEGACY_SYMBOL, LIB_KEY};
+use super::parse;
 use super::payload::ModuleClass;
 use super::source::{scan_c, scan_object};
-use super::{LIB_KEY, parse};
+use super::tree::Blob;
 use crate::error::{Context, ErrorKind, Result};
 use crate::model::Code;
 
@@ -20,7 +22,7 @@ pub struct EmbeddedModule {
 }
 
 fn mentions_blob(data: &[u8]) -> bool {
-    [super::LEGACY_SYMBOL.as_bytes(), b"library_bin"].iter().any(|n| data.windows(n.len()).any(|w| w == *n))
+    [LEGACY_SYMBOL.as_bytes(), b"library_bin"].iter().any(|n| data.windows(n.len()).any(|w| w == *n))
 }
 
 /// Every module other than the host library (`_lib`) in a blob carried by the code: C sources
@@ -29,7 +31,7 @@ fn mentions_blob(data: &[u8]) -> bool {
 /// alike; objects the `object` crate cannot read are left to the linker.
 pub fn device_modules_in_code(code: &Code) -> Result<Vec<EmbeddedModule>> {
     let mut out = Vec::new();
-    let mut add = |member: &str, blob: super::Blob| {
+    let mut add = |member: &str, blob: Blob| {
         for m in blob.modules {
             if m.type_key != LIB_KEY {
                 out.push(EmbeddedModule { member: member.to_string(), bytes: m.bytes(), type_key: m.type_key });

@@ -7,9 +7,9 @@
 //! n_modules × { str kind; if kind != "_lib": str payload }
 //! ```
 
+use super::layout::{LIB_KEY, Layout};
 use super::payload::{self, Ctx, Framing, Payload};
-use super::tree::ImportTree;
-use super::{Blob, LIB_KEY, Layout, Module};
+use super::tree::{Blob, ImportTree, Module};
 use crate::error::{Error, Result};
 use crate::read::dmlc;
 use crate::support::bytes::{Bytes, Reader};

@@ -9,9 +9,9 @@
 //!
 //! Payloads carry no length: each is decoded ([`super::payload`]) to find the next key.
 
+use super::layout::{IMPORT_TREE_KEY, Layout};
 use super::payload::{self, Ctx, Framing, Payload};
-use super::tree::ImportTree;
-use super::{Blob, IMPORT_TREE_KEY, Layout, Module};
+use super::tree::{Blob, ImportTree, Module};
 use crate::error::{Error, Result};
 use crate::read::dmlc;
 use crate::support::bytes::{Bytes, Reader};

@@ -111,7 +111,7 @@ pub enum ModuleClass {
 pub const DECODED_KEYS: &[(&str, ModuleClass)] = {
     use ModuleClass::*;
     &[
-        (super::LIB_KEY, HostLibrary),
+        (super::layout::LIB_KEY, HostLibrary),
         ("GraphExecutorFactory", Executor),
         ("GraphRuntimeFactory", Executor),
         ("AotExecutorFactory", Executor),

@@ -9,7 +9,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 
 use super::abi::{Abi, AbiScan};
 use super::c_array::find_blob_arrays;
-use super::{Layout, blob_extent, sniff_layout};
+use super::layout::{Layout, blob_extent, sniff_layout};
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::read::archive::{Archive, MAX_ARCHIVE_BYTES, read_limited};
 use crate::read::detect::Detected;

@@ -1,4 +1,4 @@
-//! The import tree: a CSR list of each module's imports (`row_ptr` has one more item than there
+//! A blob's modules and their import tree: a CSR list of each module's imports (`row_ptr` has one more item than there
 //! are modules; module `i` imports `child_indices[row_ptr[i]..row_ptr[i + 1]]`).
 //!
 //! TVM numbers modules so that every import comes after its importer (it refuses to export
@@ -6,8 +6,58 @@
 
 use serde_json::{Value, json};
 
-use super::Module;
+use super::layout::{LIB_KEY, Layout};
+use super::payload::{Framing, ModuleClass, Payload};
 use crate::error::{Error, Result};
+use crate::support::bytes::Bytes;
+
+/// A parsed blob.
+#[derive(Clone, Debug)]
+pub struct Blob {
+    /// Its layout.
+    pub layout: Layout,
+    /// The whole blob, `nbytes` header included (exactly `8 + nbytes` bytes).
+    pub bytes: Bytes,
+    /// The modules, in index order (root = index 0, DFS order as TVM numbers them). In the
+    /// legacy layout the `_import_tree` entry is not a module.
+    pub modules: Vec<Module>,
+    /// The import tree (CSR). `None` for a legacy blob without `_import_tree` (TVM ≤ 0.6 or a
+    /// root without imports), where every module is an import of the host library.
+    pub import_tree: Option<ImportTree>,
+    /// The payload framing variant that read this blob, when a payload depended on it (device
+    /// modules' function info, `metal`); `None` otherwise.
+    pub framing: Option<Framing>,
+    /// Non-fatal findings (payloads of the tvm-ffi layout that could not be decoded, …).
+    pub warnings: Vec<String>,
+}
+
+/// One module of a blob.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// Its index in the module list (and the import tree).
+    pub index: usize,
+    /// The type key (`GraphExecutorFactory`, `cuda`, `_lib`, `relax.VMExecutable`, …).
+    pub type_key: String,
+    /// Offset of its key's length field inside the blob.
+    pub offset: usize,
+    /// The payload bytes as stored: everything after the key up to the next entry (legacy), or
+    /// the contents of the payload string (tvm-ffi). Empty for `_lib`.
+    pub payload: Bytes,
+    /// What the payload holds, where its format is known.
+    pub decoded: Payload,
+}
+
+impl Module {
+    /// The payload size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.payload.len() as u64
+    }
+
+    /// What kind of module this is.
+    pub fn class(&self) -> ModuleClass {
+        ModuleClass::of(&self.type_key)
+    }
+}
 
 /// Deepest nesting [`ImportTree::to_json`] renders; deeper imports are marked `"truncated"`.
 pub const MAX_RENDER_DEPTH: usize = 64;
@@ -178,7 +228,7 @@ enum Shown {
 pub fn implicit_root_json(modules: &[Module]) -> Value {
     let imports: Vec<Value> =
         modules.iter().map(|m| json!({"index": m.index, "type_key": m.type_key, "imports": []})).collect();
-    json!({"index": null, "type_key": super::LIB_KEY, "implicit": true, "imports": imports})
+    json!({"index": null, "type_key": LIB_KEY, "implicit": true, "imports": imports})
 }
 
 #[cfg(test)]
@@ -192,7 +242,7 @@ mod tests {
                 type_key: format!("m{index}"),
                 offset: 0,
                 payload: crate::support::bytes::Bytes::new(Vec::new()),
-                decoded: super::super::Payload::Opaque,
+                decoded: Payload::Opaque,
             })
             .collect()
     }

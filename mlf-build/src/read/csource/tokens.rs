@@ -13,6 +13,7 @@ pub(super) enum Tok {
     Punct(char),
 }
 
+/// The tokens of `text` with their byte spans; `#include`s go to `includes`.
 pub(super) fn tokenize(text: &str, includes: &mut Vec<Include>) -> (Vec<Tok>, Vec<(usize, usize)>) {
     let b = text.as_bytes();
     let mut toks = Vec::new();
@@ -21,7 +22,6 @@ pub(super) fn tokenize(text: &str, includes: &mut Vec<Include>) -> (Vec<Tok>, Ve
     let mut at_line_start = true;
     // Stack of conditional regions: true = active.
     let mut cond: Vec<(bool, bool)> = Vec::new(); // (active, is_cplusplus)
-    let active = |cond: &Vec<(bool, bool)>| cond.iter().all(|(a, _)| *a);
     while i < b.len() {
         let c = b[i];
         if c == b'\n' {
@@ -34,44 +34,7 @@ pub(super) fn tokenize(text: &str, includes: &mut Vec<Include>) -> (Vec<Tok>, Ve
             continue;
         }
         if c == b'#' && at_line_start {
-            // A directive, with line continuations.
-            let start = i;
-            while i < b.len() && b[i] != b'\n' {
-                if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            let line = String::from_utf8_lossy(&b[start..i]);
-            let d = line.trim_start_matches('#').trim();
-            let (word, rest) = d.split_once(char::is_whitespace).unwrap_or((d, ""));
-            let rest = rest.trim();
-            match word {
-                "ifdef" => cond.push((rest != "__cplusplus", rest == "__cplusplus")),
-                "if" | "ifndef" => cond.push((true, false)),
-                "else" => {
-                    if let Some(top) = cond.last_mut() {
-                        if top.1 {
-                            top.0 = !top.0;
-                        }
-                    }
-                }
-                "endif" => {
-                    cond.pop();
-                }
-                "include" if active(&cond) => {
-                    let r = rest.trim();
-                    let (angled, inner) = if let Some(x) = r.strip_prefix('<') {
-                        (true, x.split('>').next().unwrap_or(""))
-                    } else if let Some(x) = r.strip_prefix('"') {
-                        (false, x.split('"').next().unwrap_or(""))
-                    } else {
-                        (false, r)
-                    };
-                    includes.push(Include { path: inner.to_string(), angled });
-                }
-                _ => {}
-            }
+            i = directive(b, i, &mut cond, includes);
             continue;
         }
         at_line_start = false;
@@ -136,6 +99,55 @@ pub(super) fn tokenize(text: &str, includes: &mut Vec<Include>) -> (Vec<Tok>, Ve
         }
     }
     (toks, spans)
+}
+
+/// Whether every open conditional region is active (a `#ifdef __cplusplus` region is not).
+fn active(cond: &[(bool, bool)]) -> bool {
+    cond.iter().all(|(a, _)| *a)
+}
+
+/// Reads the preprocessor directive at `start` (with line continuations): opens or closes a
+/// conditional region on `cond` (active, is `__cplusplus`), records an active `#include`, and
+/// returns where the line ends.
+fn directive(b: &[u8], start: usize, cond: &mut Vec<(bool, bool)>, includes: &mut Vec<Include>) -> usize {
+    let mut i = start;
+    while i < b.len() && b[i] != b'\n' {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
+            i += 1;
+        }
+        i += 1;
+    }
+    let line = String::from_utf8_lossy(&b[start..i.min(b.len())]);
+    let d = line.trim_start_matches('#').trim();
+    let (word, rest) = d.split_once(char::is_whitespace).unwrap_or((d, ""));
+    let rest = rest.trim();
+    match word {
+        "ifdef" => cond.push((rest != "__cplusplus", rest == "__cplusplus")),
+        "if" | "ifndef" => cond.push((true, false)),
+        "else" => {
+            if let Some(top) = cond.last_mut() {
+                if top.1 {
+                    top.0 = !top.0;
+                }
+            }
+        }
+        "endif" => {
+            cond.pop();
+        }
+        "include" if active(cond) => {
+            let r = rest.trim();
+            let (angled, inner) = if let Some(x) = r.strip_prefix('<') {
+                (true, x.split('>').next().unwrap_or(""))
+            } else if let Some(x) = r.strip_prefix('"') {
+                (false, x.split('"').next().unwrap_or(""))
+            } else {
+                (false, r)
+            };
+            includes.push(Include { path: inner.to_string(), angled });
+        }
+        _ => {}
+    }
+    i
 }
 
 pub(super) fn is_open(t: &Tok) -> bool {

@@ -1,6 +1,6 @@
 //! An AOT MLF module: which entry point to call and how, its pools and its workspace.
 
-use super::aot_io::resolve_aot_io;
+use super::aot_io::{Sources, resolve_aot_io};
 use crate::error::{Context, Error, Result};
 use crate::model::*;
 use crate::read::archive::Archive;
@@ -33,7 +33,107 @@ pub(super) fn read_aot(
         [format!("tvmgen_{cm}___tvm_main__"), format!("tvmgen_{cm}_run_model"), "tvm__run_func".to_string()];
     let run = desc.code.definition(&run_sym).map(|(s, f)| (s.member.clone(), f.clone()));
     let main = main_syms.iter().find_map(|s| desc.code.definition(s).map(|(src, f)| (src.member.clone(), f.clone())));
-    let (call, style, entry_fn): (AotCall, String, CFunction) = match (&run, &main) {
+    let (call, style, entry_fn) =
+        entry_point(desc, run.as_ref(), main.as_ref(), header.as_ref(), &header_name, &run_sym, &main_syms)?;
+    desc.fact("AOT entry", style.clone(), "C source definitions");
+
+    // --- USMP pools inside the C --------------------------------------------------------------
+    let usmp = usmp_pools(desc);
+    if let Some(u) = &usmp {
+        desc.fact(
+            "workspace",
+            format!(
+                "USMP pools inside the C: global_workspace {} bytes{}",
+                u.workspace_bytes,
+                u.constant_bytes.map(|c| format!(", global_const_workspace {c} bytes")).unwrap_or_default()
+            ),
+            "C source",
+        );
+    }
+
+    // --- Inputs and outputs ---------------------------------------------------------------
+    // The number of tensors the entry takes: the unpacked function's parameters (for a packed
+    // `run` wrapper, those of the unpacked main it forwards to), minus USMP pool parameters.
+    let unpacked = match &call {
+        AotCall::Unpacked { .. } => Some(entry_fn.clone()),
+        _ => main.as_ref().map(|(_, f)| f.clone()).filter(|f| !f.is_packed()),
+    };
+    let entry_arity = unpacked.as_ref().map(|f| f.params.iter().filter(|p| !is_pool_param(&p.name)).count());
+    let typed_entry = unpacked.unwrap_or_else(|| entry_fn.clone());
+    let sources =
+        Sources { module, header: header.as_ref(), relay, main_meta: &main_meta, entry_arity, entry_fn: &typed_entry };
+    resolve_aot_io(desc, &sources)?;
+
+    // --- Workspace for non-USMP builds ---------------------------------------------------
+    let (workspace_bytes, workspace_source) = if usmp.is_some() {
+        (0, "none: USMP pools are inside the C".to_string())
+    } else if let Some(ws) = header.as_ref().and_then(|h| h.workspace_size) {
+        (
+            ws.max(main_meta.workspace_size_bytes),
+            format!("{header_name} TVMGEN_{}_WORKSPACE_SIZE", cm.to_ascii_uppercase()),
+        )
+    } else {
+        (main_meta.workspace_size_bytes, "metadata.json workspace_size_bytes".to_string())
+    };
+    // Live allocations at once: the main's own allocations plus the deepest kernel.
+    let main_allocs = main.as_ref().map(|(_, f)| f.workspace_allocs.len() as u64).unwrap_or(0);
+    let kernel_allocs = desc
+        .code
+        .sources
+        .iter()
+        .flat_map(|s| s.scan.functions.iter())
+        .filter(|f| f.defined && !main_syms.contains(&f.name))
+        .map(|f| f.workspace_allocs.len() as u64)
+        .max()
+        .unwrap_or(0);
+    let external_pools = external_pools(header.as_ref(), &header_name, &cm)?;
+    desc.executor = Executor::Aot(AotExec {
+        call,
+        style,
+        usmp,
+        external_pools,
+        header: header.map(|_| header_name.clone()),
+        workspace_bytes,
+        workspace_source,
+        max_live_allocations: main_allocs + kernel_allocs,
+        main_pools: Vec::new(),
+    });
+    Ok(())
+}
+
+/// USMP pool parameters of an AOT main (`global_workspace_1_var`, `global_const_workspace_0_var`).
+fn is_pool_param(name: &str) -> bool {
+    name.ends_with("_var") && (name.contains("workspace") || name.contains("pool"))
+}
+
+fn usmp_pools(desc: &ModelDesc) -> Option<UsmpPools> {
+    let mut ws = None;
+    let mut cs = None;
+    for s in &desc.code.sources {
+        for g in &s.scan.globals {
+            if g.name == "global_workspace" && !g.is_extern {
+                ws = g.array_len.or(Some(0));
+            }
+            if g.name == "global_const_workspace" && !g.is_extern {
+                cs = Some(desc.memory.constants_bytes);
+            }
+        }
+    }
+    ws.map(|workspace_bytes| UsmpPools { workspace_bytes, constant_bytes: cs })
+}
+
+/// How to call the model: the `run` wrapper when it takes structs or is packed, else the main
+/// function (packed or unpacked), with a description of the style and the C function called.
+fn entry_point(
+    desc: &ModelDesc,
+    run: Option<&(String, CFunction)>,
+    main: Option<&(String, CFunction)>,
+    header: Option<&InterfaceHeader>,
+    header_name: &str,
+    run_sym: &str,
+    main_syms: &[String],
+) -> Result<(AotCall, String, CFunction)> {
+    Ok(match (run, main) {
         (Some((member, f)), _) if f.is_packed() => {
             (AotCall::Packed { symbol: f.name.clone() }, format!("packed {} (in {member})", f.name), f.clone())
         }
@@ -50,7 +150,7 @@ pub(super) fn read_aot(
                 return Err(Error::unsupported(
                     "inputs and outputs live inside the workspace pool (tir.usmp.use_workspace_io); rebuild without it",
                 )
-                .in_member(header_name.clone()));
+                .in_member(header_name));
             }
             (
                 AotCall::CInterface { symbol: f.name.clone(), pools },
@@ -93,57 +193,13 @@ pub(super) fn read_aot(
                 main_syms.join(", ")
             )));
         }
-    };
-    desc.fact("AOT entry", style.clone(), "C source definitions");
+    })
+}
 
-    // --- USMP pools inside the C --------------------------------------------------------------
-    let usmp = usmp_pools(desc);
-    if let Some(u) = &usmp {
-        desc.fact(
-            "workspace",
-            format!(
-                "USMP pools inside the C: global_workspace {} bytes{}",
-                u.workspace_bytes,
-                u.constant_bytes.map(|c| format!(", global_const_workspace {c} bytes")).unwrap_or_default()
-            ),
-            "C source",
-        );
-    }
-
-    // --- Inputs and outputs ---------------------------------------------------------------
-    // The number of tensors the entry takes: the unpacked function's parameters (for a packed
-    // `run` wrapper, those of the unpacked main it forwards to), minus USMP pool parameters.
-    let unpacked = match &call {
-        AotCall::Unpacked { .. } => Some(entry_fn.clone()),
-        _ => main.as_ref().map(|(_, f)| f.clone()).filter(|f| !f.is_packed()),
-    };
-    let entry_arity = unpacked.as_ref().map(|f| f.params.iter().filter(|p| !is_pool_param(&p.name)).count());
-    let typed_entry = unpacked.unwrap_or_else(|| entry_fn.clone());
-    resolve_aot_io(desc, module, header.as_ref(), relay, &main_meta, entry_arity, &typed_entry)?;
-
-    // --- Workspace for non-USMP builds ---------------------------------------------------
-    let (workspace_bytes, workspace_source) = if usmp.is_some() {
-        (0, "none: USMP pools are inside the C".to_string())
-    } else if let Some(ws) = header.as_ref().and_then(|h| h.workspace_size) {
-        (
-            ws.max(main_meta.workspace_size_bytes),
-            format!("{header_name} TVMGEN_{}_WORKSPACE_SIZE", cm.to_ascii_uppercase()),
-        )
-    } else {
-        (main_meta.workspace_size_bytes, "metadata.json workspace_size_bytes".to_string())
-    };
-    // Live allocations at once: the main's own allocations plus the deepest kernel.
-    let main_allocs = main.as_ref().map(|(_, f)| f.workspace_allocs.len() as u64).unwrap_or(0);
-    let kernel_allocs = desc
-        .code
-        .sources
-        .iter()
-        .flat_map(|s| s.scan.functions.iter())
-        .filter(|f| f.defined && !main_syms.contains(&f.name))
-        .map(|f| f.workspace_allocs.len() as u64)
-        .max()
-        .unwrap_or(0);
-    let external_pools = header
+/// The pools the application must provide (`struct tvmgen_<m>_workspace_pools`), sized from
+/// the header's `#define`s.
+fn external_pools(header: Option<&InterfaceHeader>, header_name: &str, cm: &str) -> Result<Vec<(String, u64)>> {
+    Ok(header
         .as_ref()
         .map(|h| {
             h.workspace_pools
@@ -153,44 +209,11 @@ pub(super) fn read_aot(
                         format!("TVMGEN_{}_{}_WORKSPACE_POOL_SIZE", cm.to_ascii_uppercase(), p.to_ascii_uppercase());
                     let size = h.defines.iter().find(|(n, _)| *n == key).map(|(_, v)| *v);
                     size.map(|s| (p.clone(), s)).ok_or_else(|| {
-                        Error::missing(format!("#define {key} for workspace pool {p}")).in_member(header_name.clone())
+                        Error::missing(format!("#define {key} for workspace pool {p}")).in_member(header_name)
                     })
                 })
                 .collect::<Result<Vec<_>>>()
         })
         .transpose()?
-        .unwrap_or_default();
-    desc.executor = Executor::Aot(AotExec {
-        call,
-        style,
-        usmp,
-        external_pools,
-        header: header.map(|_| header_name.clone()),
-        workspace_bytes,
-        workspace_source,
-        max_live_allocations: main_allocs + kernel_allocs,
-        main_pools: Vec::new(),
-    });
-    Ok(())
-}
-
-/// USMP pool parameters of an AOT main (`global_workspace_1_var`, `global_const_workspace_0_var`).
-fn is_pool_param(name: &str) -> bool {
-    name.ends_with("_var") && (name.contains("workspace") || name.contains("pool"))
-}
-
-fn usmp_pools(desc: &ModelDesc) -> Option<UsmpPools> {
-    let mut ws = None;
-    let mut cs = None;
-    for s in &desc.code.sources {
-        for g in &s.scan.globals {
-            if g.name == "global_workspace" && !g.is_extern {
-                ws = g.array_len.or(Some(0));
-            }
-            if g.name == "global_const_workspace" && !g.is_extern {
-                cs = Some(desc.memory.constants_bytes);
-            }
-        }
-    }
-    ws.map(|workspace_bytes| UsmpPools { workspace_bytes, constant_bytes: cs })
+        .unwrap_or_default())
 }

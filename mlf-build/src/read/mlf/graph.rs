@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::output_names;
+use super::outputs::output_names;
 use crate::error::{Context, Error, Result};
 use crate::model::*;
 use crate::read::archive::Archive;
@@ -85,11 +85,18 @@ pub(super) fn read_graph(
         })
         .collect();
 
-    // Outputs: heads, named from relay `output_tensor_names` or TVM's convention.
+    desc.outputs = graph_outputs(&graph, relay, module)?;
+    let functions = called_functions(&graph, desc, gname)?;
+    desc.executor = Executor::Graph(GraphExec { graph, bindings, functions });
+    Ok(())
+}
+
+/// The outputs: the heads, named from relay `output_tensor_names` or TVM's convention.
+fn graph_outputs(graph: &Graph, relay: Option<&RelayMain>, module: &ModuleMeta) -> Result<Vec<TensorInfo>> {
     let out_names = output_names(graph.heads.len(), relay, module);
     let raw: Vec<&str> = out_names.iter().map(String::as_str).collect();
     let idents = names::unique_idents(&raw).at("outputs")?;
-    desc.outputs = graph
+    Ok(graph
         .heads
         .iter()
         .zip(out_names.iter().zip(idents))
@@ -103,9 +110,11 @@ pub(super) fn read_graph(
                 shape_source: "graph config".into(),
             }
         })
-        .collect();
+        .collect())
+}
 
-    // Every called function must be a packed function defined by the code.
+/// The functions the graph calls, each checked to be a packed function the code defines.
+fn called_functions(graph: &Graph, desc: &ModelDesc, gname: &str) -> Result<Vec<String>> {
     let mut functions = Vec::new();
     for (nid, node) in graph.nodes.iter().enumerate() {
         if let NodeOp::Call { func_name, flatten_data } = &node.op {
@@ -135,6 +144,5 @@ pub(super) fn read_graph(
             }
         }
     }
-    desc.executor = Executor::Graph(GraphExec { graph, bindings, functions });
-    Ok(())
+    Ok(functions)
 }

@@ -5,9 +5,9 @@ mod aot;
 mod aot_io;
 mod code;
 mod graph;
+mod outputs;
 
 use super::archive::Archive;
-use super::graph::default_output_names;
 use super::metadata::{ExecutorKind, Metadata, ModuleMeta};
 use super::params;
 use super::relay::{self, RelayMain};
@@ -120,22 +120,4 @@ fn content_hash(archive: &Archive) -> u64 {
         h = fnv1a(h, archive.get(name).map(|b| b.as_slice()).unwrap_or_default());
     }
     h
-}
-
-/// Output names: relay `output_tensor_names`, else metadata (single output), else `output` /
-/// `output<i>` (TVM's convention).
-pub(super) fn output_names(n: usize, relay: Option<&RelayMain>, module: &ModuleMeta) -> Vec<String> {
-    if let Some(names) = relay.and_then(|r| r.output_names.as_ref()) {
-        if names.len() == n {
-            return names.clone();
-        }
-    }
-    if n == 1 {
-        if let Some(main) = module.memory.cpu_main() {
-            if main.outputs.len() == 1 {
-                return vec![main.outputs[0].name.clone()];
-            }
-        }
-    }
-    default_output_names(n)
 }
