@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::model::{Executor, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
 
-pub use api::{Backend, Generate, Generated, Toolchain};
+pub use api::{Backend, Generate, Toolchain};
 pub use picture::{BoxKind, Picture, PlanBox};
 
 /// The backend of `desc`'s executor.

@@ -254,9 +254,12 @@ fn tvm_op(attrs: &J<'_>, inputs: usize, num_outputs: usize) -> Result<NodeOp> {
     }
 }
 
+/// Every entry's dtype, storage id and shape.
+type EntryAttrs = (Vec<DType>, Vec<usize>, Vec<Vec<u64>>);
+
 /// The per-entry attributes: dtype, storage id and shape (and checks of the storage scope and
 /// device of every entry).
-fn entry_attrs(attrs: &J<'_>, num_entries: usize) -> Result<(Vec<DType>, Vec<usize>, Vec<Vec<u64>>)> {
+fn entry_attrs(attrs: &J<'_>, num_entries: usize) -> Result<EntryAttrs> {
     let typed = |key: &str, tag: &str| -> Result<Vec<J<'_>>> {
         let a = attrs.get(key)?;
         let pair = a.array()?;

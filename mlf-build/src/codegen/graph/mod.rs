@@ -83,7 +83,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
 mod tests {
     use super::*;
     use crate::model::Executor;
-    use crate::plan::graph::CopyIn;
+    use crate::plan::graph::{CopyIn, Slot};
     use crate::plan::split::Split;
 
     fn digits() -> ModelDesc {

@@ -64,6 +64,7 @@ pub fn refusal(path: &Path, detected: &Detected) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn symbol_names_select_layouts() {

@@ -10,7 +10,7 @@ mod outputs;
 use super::archive::Archive;
 use super::metadata::{ExecutorKind, Metadata, ModuleMeta};
 use super::params;
-use super::relay::{self, RelayMain};
+use super::relay;
 use crate::error::{Context, Error, Result};
 use crate::model::*;
 use crate::support::hash::{FNV_OFFSET, fnv1a};
