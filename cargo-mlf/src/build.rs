@@ -19,7 +19,6 @@ use mlf_build::__private::budget::{self, Budget};
 use mlf_build::__private::manifest::{Manifest, ModelEntry, TABLE};
 use mlf_build::__private::size::human;
 use mlf_build::Error;
-use mlf_build::Executor;
 use mlf_build::MemoryReport;
 use serde_json::{Value, json};
 
@@ -265,7 +264,7 @@ fn check_model(
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&path));
     }
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
-    if matches!(desc.executor, Executor::Kmodel(_)) {
+    if !mlf_build::__private::has_build_step(&desc) {
         let report = mlf_build::__private::memory_report(&desc, &name, target, entry.module.as_deref(), None)?;
         return Ok((report, desc));
     }
@@ -356,6 +355,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
         std::fs::create_dir_all(dir).in_file(dir)?;
     }
     let mut problems = 0;
+    let out = Out { json: cargo.json, emit: &emit };
     for pkg in &packages {
         for target in &targets {
             let check_dir = target_dir.join("mlf-check").join(target);
@@ -369,8 +369,14 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                 let pb = if cargo.json { ProgressBar::hidden() } else { spinner(&label) };
                 let result = check_model(pkg, entry, target, &host, &check_dir, &pb);
                 pb.finish_and_clear();
-                let (report, desc) = match result {
-                    Ok(r) => r,
+                match result {
+                    Ok((report, desc)) => {
+                        problems += out.model(pkg, &report, &entry.budget(i, &pkg.manifest_path))?;
+                        if let Some(dir) = plan_svg {
+                            out.picture(dir, pkg, &report, &desc)?;
+                        }
+                        reports.push(report);
+                    }
                     Err(e) => {
                         let e = if e.file.is_none() {
                             e.in_file(&pkg.manifest_path).at(format!("{TABLE}.models[{i}]"))
@@ -378,91 +384,123 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                             e
                         };
                         problems += 1;
-                        report_error(cargo.json, pkg, &label, &e, &emit);
-                        continue;
-                    }
-                };
-                let b = entry.budget(i, &pkg.manifest_path);
-                let verdict = budget::check_model(&report, &b);
-                if cargo.json {
-                    let mut v = serde_json::to_value(&report).map_err(|e| Error::invalid(e.to_string()))?;
-                    let obj = v.as_object_mut().expect("a report is an object");
-                    let mut head = serde_json::Map::new();
-                    head.insert("reason".into(), "mlf-model-report".into());
-                    head.insert("package".into(), pkg.name.clone().into());
-                    head.insert("manifest_path".into(), pkg.manifest_path.display().to_string().into());
-                    head.extend(std::mem::take(obj));
-                    head.insert("budget".into(), budget_json(&b));
-                    head.insert("within_budget".into(), verdict.is_ok().into());
-                    emit(Value::Object(head));
-                } else {
-                    eprint!("{report}");
-                    if let Some(line) = budget_line(&b, report.ram.total, report.flash.total) {
-                        eprintln!("  {:<22}{line}", "budget");
+                        out.error(pkg, &label, &e);
                     }
                 }
-                if let Err(e) = verdict {
-                    problems += 1;
-                    report_error(cargo.json, pkg, &report.model, &e, &emit);
-                }
-                if let Some(dir) = plan_svg {
-                    match mlf_build::__private::svg::plan_svg(&desc, &report.model) {
-                        Ok(svg) => {
-                            let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
-                            std::fs::write(&file, svg).in_file(&file)?;
-                            if !cargo.json {
-                                eprintln!("  {:<22}{}", "plan picture", file.display());
-                            }
-                        }
-                        Err(e) if !cargo.json => eprintln!("  {:<22}none: {e}", "plan picture"),
-                        Err(_) => {}
-                    }
-                }
-                reports.push(report);
             }
-            let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
-            let totals = Totals::of(&reports);
-            let verdict = if reports.len() == pkg.manifest.models.len() {
-                budget::check_crate(&pkg.name, &reports, &crate_budget)
-            } else {
-                Ok(())
-            };
-            if cargo.json {
-                emit(json!({
-                    "reason": "mlf-package-report",
-                    "package": pkg.name,
-                    "manifest_path": pkg.manifest_path.display().to_string(),
-                    "target": target,
-                    "models": reports.iter().map(|r| r.model.clone()).collect::<Vec<_>>(),
-                    "ram": totals.ram,
-                    "flash": totals.flash,
-                    "external_param_bytes": totals.external_param_bytes,
-                    "budget": budget_json(&crate_budget),
-                    "within_budget": verdict.is_ok(),
-                }));
-            } else if reports.len() > 1 || !crate_budget.is_empty() {
-                eprintln!(
-                    "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes",
-                    pkg.name, totals.ram, totals.flash, totals.external_param_bytes
-                );
-                if let Some(line) = budget_line(&crate_budget, totals.ram, totals.flash) {
-                    eprintln!("  {:<22}{line}", "budget");
-                }
-            }
-            if let Err(e) = verdict {
-                problems += 1;
-                report_error(cargo.json, pkg, "", &e, &emit);
-            }
+            problems += out.package(pkg, target, &reports);
         }
     }
     Ok(problems)
 }
 
-fn report_error(json: bool, pkg: &Selected, model: &str, e: &Error, emit: &dyn Fn(Value)) {
-    if json {
-        emit(json!({"reason": "mlf-error", "package": pkg.name, "model": model, "message": e.to_string()}));
+/// Where the reports go: JSON lines on stdout (`--message-format json`), or the human report
+/// on stderr.
+struct Out<'a> {
+    json: bool,
+    emit: &'a dyn Fn(Value),
+}
+
+impl Out<'_> {
+    /// One model's report and budget verdict; returns the number of problems (0 or 1).
+    fn model(&self, pkg: &Selected, report: &MemoryReport, b: &Budget) -> Result<usize, Error> {
+        let verdict = budget::check_model(report, b);
+        if self.json {
+            let mut v = serde_json::to_value(report).map_err(|e| Error::invalid(e.to_string()))?;
+            let obj = v.as_object_mut().expect("a report is an object");
+            let mut head = serde_json::Map::new();
+            head.insert("reason".into(), "mlf-model-report".into());
+            head.insert("package".into(), pkg.name.clone().into());
+            head.insert("manifest_path".into(), pkg.manifest_path.display().to_string().into());
+            head.extend(std::mem::take(obj));
+            head.insert("budget".into(), budget_json(b));
+            head.insert("within_budget".into(), verdict.is_ok().into());
+            (self.emit)(Value::Object(head));
+        } else {
+            eprint!("{report}");
+            if let Some(line) = budget_line(b, report.ram.total, report.flash.total) {
+                eprintln!("  {:<22}{line}", "budget");
+            }
+        }
+        match verdict {
+            Ok(()) => Ok(0),
+            Err(e) => {
+                self.error(pkg, &report.model, &e);
+                Ok(1)
+            }
+        }
     }
-    eprintln!("error: {e}");
+
+    /// The picture of a model's plan, written to `dir/<package>-<model>.svg`.
+    fn picture(
+        &self,
+        dir: &Path,
+        pkg: &Selected,
+        report: &MemoryReport,
+        desc: &mlf_build::ModelDesc,
+    ) -> Result<(), Error> {
+        match mlf_build::__private::svg::plan_svg(desc, &report.model) {
+            Ok(svg) => {
+                let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
+                std::fs::write(&file, svg).in_file(&file)?;
+                if !self.json {
+                    eprintln!("  {:<22}{}", "plan picture", file.display());
+                }
+            }
+            Err(e) if !self.json => eprintln!("  {:<22}none: {e}", "plan picture"),
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The package's totals and its crate budget verdict (when every model was checked);
+    /// returns the number of problems (0 or 1).
+    fn package(&self, pkg: &Selected, target: &str, reports: &[MemoryReport]) -> usize {
+        let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
+        let totals = Totals::of(reports);
+        let verdict = if reports.len() == pkg.manifest.models.len() {
+            budget::check_crate(&pkg.name, reports, &crate_budget)
+        } else {
+            Ok(())
+        };
+        if self.json {
+            (self.emit)(json!({
+                "reason": "mlf-package-report",
+                "package": pkg.name,
+                "manifest_path": pkg.manifest_path.display().to_string(),
+                "target": target,
+                "models": reports.iter().map(|r| r.model.clone()).collect::<Vec<_>>(),
+                "ram": totals.ram,
+                "flash": totals.flash,
+                "external_param_bytes": totals.external_param_bytes,
+                "budget": budget_json(&crate_budget),
+                "within_budget": verdict.is_ok(),
+            }));
+        } else if reports.len() > 1 || !crate_budget.is_empty() {
+            eprintln!(
+                "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes",
+                pkg.name, totals.ram, totals.flash, totals.external_param_bytes
+            );
+            if let Some(line) = budget_line(&crate_budget, totals.ram, totals.flash) {
+                eprintln!("  {:<22}{line}", "budget");
+            }
+        }
+        match verdict {
+            Ok(()) => 0,
+            Err(e) => {
+                self.error(pkg, "", &e);
+                1
+            }
+        }
+    }
+
+    /// A problem: a JSON line (with `--message-format json`) and `error: …` on stderr.
+    fn error(&self, pkg: &Selected, model: &str, e: &Error) {
+        if self.json {
+            (self.emit)(json!({"reason": "mlf-error", "package": pkg.name, "model": model, "message": e.to_string()}));
+        }
+        eprintln!("error: {e}");
+    }
 }
 
 #[cfg(test)]

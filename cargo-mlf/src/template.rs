@@ -10,12 +10,9 @@ use mlf_build::TensorInfo;
 /// A template: (relative path, contents).
 pub type Template = [(&'static str, &'static str)];
 
-/// `templates/run`.
-pub const RUN: [(&str, &str); 3] = [
-    ("Cargo.toml", include_str!("../../templates/run/Cargo.toml")),
-    ("build.rs", include_str!("../../templates/run/build.rs")),
-    ("src/main.rs", include_str!("../../templates/run/src/main.rs")),
-];
+/// `templates/run`: the manifest of the crate `cargo mlf run` builds (its `build.rs` and
+/// `main.rs` are generated code).
+pub const RUN: [(&str, &str); 1] = [("Cargo.toml", include_str!("../../templates/run/Cargo.toml"))];
 
 /// `templates/host`: a host program that runs a model and prints its outputs (`cargo mlf new`).
 pub const HOST: [(&str, &str); 4] = [

@@ -95,7 +95,7 @@ pub mod __private {
     pub use crate::read::sniff::{FileKind, sniff};
 
     // cargo mlf: reports, budgets, the manifest table, pictures, inspection.
-    pub use crate::backend::{BoxKind, Picture, PlanBox, memory_report};
+    pub use crate::backend::{BoxKind, Picture, PlanBox, has_build_step, memory_report};
     #[cfg(feature = "build")]
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]

@@ -28,6 +28,11 @@ pub fn of(desc: &ModelDesc) -> Box<dyn Backend + '_> {
     }
 }
 
+/// Whether the build step builds `desc` (a kmodel has none: `include_model!` reads it).
+pub fn has_build_step(desc: &ModelDesc) -> bool {
+    of(desc).check_build_step().is_ok()
+}
+
 /// The memory report of `desc` from its description and plan alone, with the C's section sizes
 /// when it was compiled. A kmodel is not planned: its figures come from the description.
 pub fn memory_report(

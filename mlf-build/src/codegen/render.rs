@@ -88,9 +88,9 @@ pub fn text(ts: &TokenStream, header: &[String]) -> crate::error::Result<String>
             for chunk in wrap(&text, 100usize.saturating_sub(indent.len() + 3).max(40)) {
                 out.push_str(&format!("{indent}// {chunk}\n"));
             }
-        } else if trimmed.starts_with("/// ") && line.chars().count() > 100 {
+        } else if (trimmed.starts_with("/// ") || trimmed.starts_with("//! ")) && line.chars().count() > 100 {
             for chunk in wrap(&trimmed[4..], 100 - indent.len() - 4) {
-                out.push_str(&format!("{indent}/// {chunk}\n"));
+                out.push_str(&format!("{indent}{} {chunk}\n", &trimmed[..3]));
             }
         } else {
             out.push_str(line);

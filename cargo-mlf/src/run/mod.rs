@@ -4,7 +4,7 @@
 //! cargo. Inputs are `.npy` or raw little-endian files; outputs are written as `output<i>.npy`
 //! (or `output<i>.bin` with `--raw`) in output order.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use mlf_build::Error;
@@ -12,7 +12,12 @@ use mlf_build::ModelDesc;
 
 use crate::io_error::InFile;
 use crate::npy;
-use crate::template;
+
+mod code;
+mod runner;
+
+use runner::build_runner;
+pub use runner::{deps, deps_no_std};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
@@ -161,156 +166,4 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
             })
         })
         .collect()
-}
-
-/// A built runner: its executable and, for external parameters, the split its build step wrote.
-pub struct Runner {
-    /// The executable.
-    pub exe: PathBuf,
-    /// The split folder the build step wrote (external parameters).
-    pub split_dir: Option<PathBuf>,
-}
-
-/// Renders the runner crate for `desc` and builds it.
-pub fn build_runner(
-    desc: &ModelDesc,
-    model: &Path,
-    module: Option<&str>,
-    work: &Path,
-    placement: mlf_build::Placement,
-    release: bool,
-) -> Result<Runner, Error> {
-    let key = mlf_build::__private::Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
-    let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
-    let dir = work.join(&key);
-    let is_kmodel = matches!(desc.format, mlf_build::ModelFormat::Kmodel { .. });
-    if is_kmodel && placement.is_external() {
-        return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
-    }
-    let model_lit = format!("{:?}", model.display().to_string());
-    let split_dir = placement.is_external().then(|| dir.join("split"));
-    let build_step = if is_kmodel {
-        "    // A kmodel needs no build step.".to_string()
-    } else {
-        let m = module.map(|m| format!(".module({m:?})")).unwrap_or_default();
-        let p = match &split_dir {
-            Some(d) => format!(
-                "\n        .params(mlf_build::Placement::{placement:?})\n        .split_dir({:?})",
-                d.display().to_string()
-            ),
-            None => String::new(),
-        };
-        format!(
-            "    mlf_build::Model::open({model_lit}){m}{p}\n        .compile()\n        .unwrap_or_else(|e| panic!(\"{{e}}\"));"
-        )
-    };
-    let source_arg = desc.inputs.len() + 1;
-    let (param_setup, run_extra) = match placement {
-        mlf_build::Placement::Embedded => (String::new(), String::new()),
-        p => {
-            let open = format!(
-                "    let from = &args[{source_arg}];\n    let mut source: Box<dyn mlf_runtime::params::ParamSource> = if std::path::Path::new(from).is_dir() {{\n        Box::new(mlf_runtime::params::Folder::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }} else {{\n        Box::new(mlf_runtime::params::PackedArchive::open(from).unwrap_or_else(|e| fail(&e.to_string())))\n    }};\n"
-            );
-            match p {
-                mlf_build::Placement::Resident => (
-                    format!("{open}    net.load(&mut *source).unwrap_or_else(|e| fail(&e.to_string()));"),
-                    String::new(),
-                ),
-                _ => (open, ", &mut *source".to_string()),
-            }
-        }
-    };
-    let mut read_inputs = String::new();
-    let mut fields = Vec::new();
-    for (i, t) in desc.inputs.iter().enumerate() {
-        let read = template::read_call(t, "read", &format!("&args[{}]", i + 1))?;
-        read_inputs.push_str(&format!("    let {} = {read};\n", t.ident));
-        fields.push(format!("{}: &{}", t.ident, t.ident));
-    }
-    let mut write_outputs = String::new();
-    for (i, t) in desc.outputs.iter().enumerate() {
-        template::elem_type(t)?;
-        write_outputs.push_str(&format!("    write(out_dir, {i}, mlf_runtime::as_bytes(&out.{}[..]));\n", t.ident));
-    }
-    let (runtime_dep, build_dep) = deps();
-    let vars = [
-        ("crate_name", crate_name.clone()),
-        ("runtime_dep", runtime_dep),
-        ("build_dep", build_dep),
-        ("build_step", build_step),
-        ("model_display", model.display().to_string()),
-        ("model_path", model_lit),
-        ("arg_count", (desc.inputs.len() + 1 + placement.is_external() as usize).to_string()),
-        (
-            "input_usage",
-            desc.inputs
-                .iter()
-                .map(|t| format!("<{}>", t.ident))
-                .chain(placement.is_external().then(|| "<params folder or archive>".to_string()))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        ("param_setup", param_setup),
-        ("run_extra", run_extra),
-        ("read_inputs", read_inputs),
-        ("input_fields", fields.join(", ")),
-        ("write_outputs", write_outputs),
-    ];
-    template::render_dir(&template::RUN, &dir, &vars)?;
-    let target_dir = work.join("target");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building {} with cargo (crate {})", model.display(), dir.display());
-    let mut build = Command::new(&cargo);
-    build
-        .arg("build")
-        .arg("--quiet")
-        .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir);
-    if release {
-        build.arg("--release");
-    }
-    let status = build.status().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
-    if !status.success() {
-        return Err(Error::invalid(format!("building the generated crate failed ({status}); see the messages above"))
-            .in_file(model));
-    }
-    Ok(Runner {
-        exe: target_dir
-            .join(if release { "release" } else { "debug" })
-            .join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
-        split_dir,
-    })
-}
-
-/// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
-/// present (a checkout), else the published crates.
-pub fn deps() -> (String, String) {
-    deps_with(true)
-}
-
-/// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
-pub fn deps_no_std() -> (String, String) {
-    deps_with(false)
-}
-
-/// mlf-runtime with `macros`, and with `std` (default features on) or without (off).
-fn deps_with(std: bool) -> (String, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
-    let version = env!("CARGO_PKG_VERSION");
-    let (no_default, features) =
-        if std { ("", r#""macros", "std""#) } else { ("default-features = false, ", r#""macros""#) };
-    match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
-        Some(r) => (
-            format!(
-                "{{ path = {:?}, {no_default}features = [{features}] }}",
-                r.join("mlf-runtime").display().to_string()
-            ),
-            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
-        ),
-        None => {
-            (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\""))
-        }
-    }
 }
