@@ -109,8 +109,18 @@ fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, Str
     match kind {
         FileKind::Kmodel => kmodel(args, &path),
         FileKind::Mlf => mlf(args, &path),
-        _ => Err(format!("{} is not a model that can be included (it is a {kind:?} file)", path.display())),
+        FileKind::TvmModule => Err(not_a_model(&path, "a TVM module export (export_library output)")),
+        FileKind::Params => Err(not_a_model(&path, "a TVM parameter file")),
+        FileKind::ParamPack => Err(not_a_model(&path, "a folder or archive of external parameters (cargo mlf split)")),
     }
+}
+
+/// The error for a file mlf reads that is not a model (`what` says what it is).
+fn not_a_model(path: &Path, what: &str) -> String {
+    format!(
+        "{} is {what}, not a model that can be included: include_model! takes an MLF archive or a kmodel (`cargo mlf inspect` shows what the file holds)",
+        path.display()
+    )
 }
 
 /// Where the generated module embeds the model file from: the path as written, below the

@@ -1,13 +1,45 @@
 //! Every misuse of `include_model!` is a compile error at the macro call, with a message that
-//! says what to do. Model files for the kmodel cases are small byte files in `tests/ui/files/`
-//! (no ../shared needed).
+//! says what to do: one case per error the macro can give (`tests/ui/*.rs` without a build
+//! script, `tests/ui/out_dir/*.rs` with an `OUT_DIR` as a build script leaves it). Model files
+//! for the kmodel cases are small byte files in `tests/ui/files/` (no ../shared needed).
+//!
+//! Not covered: a crate built without cargo (no `CARGO_MANIFEST_DIR`) and a model path that is
+//! not UTF-8, which trybuild cannot set up.
+
+use std::path::Path;
+
+use mlf_build::__private::Layout;
+use mlf_build::Placement;
+
+/// An `OUT_DIR` in which the build step generated a module for the digits model from another
+/// version of the file (its fingerprint differs), with parameters embedded.
+fn out_dir_with_a_stale_module(root: &Path) -> std::path::PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-out-dir");
+    let _ = std::fs::remove_dir_all(&out);
+    let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
+    // trybuild compiles the cases in a package named after this one.
+    let layout = Layout::new(&out, "mlf-macros-tests", &model, None, Placement::Embedded);
+    let (side, contents) = layout.side_file_for("digits", "0000000000000000", "an older digits model");
+    std::fs::create_dir_all(side.parent().unwrap()).unwrap();
+    std::fs::write(&side, contents).unwrap();
+    std::fs::write(layout.rust_file(), "").unwrap();
+    out
+}
 
 #[test]
 fn macro_errors() {
     // trybuild compiles the cases in a crate under target/: resolve model paths against this
     // crate instead.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // SAFETY: set before any thread of this test process reads the environment.
-    unsafe { std::env::set_var("MLF_MACROS_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR")) };
+    unsafe { std::env::set_var("MLF_MACROS_MANIFEST_DIR", root) };
+    {
+        let t = trybuild::TestCases::new();
+        t.compile_fail("tests/ui/*.rs");
+    }
+    let out_dir = out_dir_with_a_stale_module(root);
+    // SAFETY: as above; the first cases have been compiled (when `t` was dropped).
+    unsafe { std::env::set_var("OUT_DIR", out_dir) };
     let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*.rs");
+    t.compile_fail("tests/ui/out_dir/*.rs");
 }

@@ -1,2 +1,3 @@
-mlf_runtime::include_model!("model.tar", params = external);
+// An option include_model! does not have.
+mlf_runtime::include_model!("../examples/digits/model/digits.tar", colour = "red");
 fn main() {}

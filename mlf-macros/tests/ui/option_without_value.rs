@@ -1,0 +1,2 @@
+mlf_runtime::include_model!("../examples/digits/model/digits.tar", name digits);
+fn main() {}

@@ -1,0 +1,3 @@
+// The placement is a string.
+mlf_runtime::include_model!("../examples/digits/model/digits.tar", params = resident);
+fn main() {}
