@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(b) = blob::parse(&bytes, layout) {
                 assert_eq!(b.to_bytes(), b.bytes.as_slice(), "write(read(x)) != x");
                 for m in &b.modules {
-                    if let Some(p) = blob::write::encode_payload(&m.decoded, layout) {
+                    if let Some(p) = mlf_build::__private::testing::blob::encode_payload(&m.decoded, layout) {
                         let _ = p.len();
                     }
                 }

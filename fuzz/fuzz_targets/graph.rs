@@ -3,7 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(g) = mlf_build::__private::read::graph::Graph::parse(data) {
+    if let Ok(g) = mlf_build::__private::model::Graph::parse(data) {
         for h in &g.heads {
             let e = g.eid(*h);
             let _ = g.entry_bytes(e);
