@@ -1,6 +1,6 @@
 //! The build step, the only part of mlf-build that writes files or runs the C compiler: it
 //! owns the layout of `OUT_DIR/mlf/`, compiles the model's C, writes the generated module and
-//! parameter files, measures the library, and checks budgets. [`layout`] and [`include`] are
+//! parameter files, measures the library, and checks budgets. [`layout`] and [`include`](mod@include) are
 //! what `include_model!` needs, and need no more than the model description.
 
 pub mod include;
