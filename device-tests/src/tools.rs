@@ -54,29 +54,42 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
+/// Every tool some device test needs.
+const ALL_TOOLS: [Need; 6] = [
+    Need::Target("thumbv7em-none-eabihf"),
+    Need::Target("thumbv6m-none-eabi"),
+    Need::Target("riscv64gc-unknown-none-elf"),
+    Need::QemuArm,
+    Need::QemuRiscv,
+    Need::ArmGcc,
+];
+
 /// Checks that everything `needs` lists is there. When something is missing: with `CI=true` a
-/// missing tool panics, naming it; otherwise (and for absent fixtures) one line says what the
-/// skipped test needs and `false` is returned. The line goes straight to the terminal (the
-/// test harness would hide it) once per test program.
+/// missing tool panics, naming it; otherwise (and for absent fixtures) the test is skipped:
+/// `false` is returned, and the first skip of the test program prints one line naming every
+/// device tool missing on this machine. The line goes straight to the terminal (the test
+/// harness would hide it).
 pub fn require(test: &str, needs: &[Need]) -> bool {
     let missing: Vec<Need> = needs.iter().copied().filter(|n| !n.present()).collect();
     if missing.is_empty() {
         return true;
     }
-    let tools: Vec<String> = missing.iter().filter(|n| **n != Need::Fixtures).map(|n| n.install()).collect();
-    if !tools.is_empty() && in_ci() {
+    let tool_missing = missing.iter().any(|n| *n != Need::Fixtures);
+    if tool_missing && in_ci() {
+        let tools: Vec<String> = missing.iter().filter(|n| **n != Need::Fixtures).map(|n| n.install()).collect();
         panic!("{test}: CI=true and the device tests need {}: run .ci/device-tools", tools.join(", "));
     }
-    let what: Vec<String> = missing.iter().map(|n| n.install()).collect();
-    let line = if tools.is_empty() {
-        format!("SKIP device tests needing {} (e.g. {test})\n", what.join(", "))
-    } else {
-        format!("SKIP device tests (e.g. {test}): install {} — `.ci/device-tools` installs them all\n", what.join(", "))
-    };
-    static ONCE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = ONCE.lock().unwrap_or_else(|e| e.into_inner());
-    if !said.contains(&what.join(",")) {
-        said.push(what.join(","));
+    static SAID: std::sync::Mutex<[bool; 2]> = std::sync::Mutex::new([false; 2]);
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    let kind = usize::from(tool_missing);
+    if !said[kind] {
+        said[kind] = true;
+        let line = if tool_missing {
+            let all: Vec<String> = ALL_TOOLS.iter().filter(|n| !n.present()).map(|n| n.install()).collect();
+            format!("SKIP device tests: install {} (`.ci/device-tools` installs them all)\n", all.join(", "))
+        } else {
+            format!("SKIP device tests needing ../shared/fixtures (e.g. {test}): it is not present\n")
+        };
         let _ = std::io::stderr().write_all(line.as_bytes());
     }
     false
