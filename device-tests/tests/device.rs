@@ -86,7 +86,11 @@ fn an_empty_partition_is_a_clear_failure() {
     let without = programs::Program { partition: None, ..*p };
     let o = programs::run_program(&without);
     assert_eq!(o.run.status, Some(1), "{}", o.run.stdout);
-    assert!(o.run.stdout.contains("error=no") && o.run.stdout.contains("result=FAIL"), "{}", o.run.stdout);
+    assert!(
+        o.run.stdout.contains("error=partition-has-no-archive") && o.run.stdout.contains("result=FAIL"),
+        "{}",
+        o.run.stdout
+    );
 }
 
 #[test]

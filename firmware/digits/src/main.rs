@@ -30,11 +30,14 @@ extern "C" fn expf(x: f32) -> f32 {
 #[entry]
 fn main() -> ! {
     let mut report = Report::start(env!("CARGO_PKG_NAME"));
-    let Some(mut model) = digits::Model::take() else { report.fail("take") };
+    let Some(mut model) = digits::Model::take() else { report.fail("take", None) };
     for case in &CASES {
-        let Some(pixels) = decode::<f32, 64>(case.inputs[0]) else { report.fail("input size") };
+        let Some(pixels) = decode::<f32, 64>(case.inputs[0]) else { report.fail("input-size", None) };
         let (out, cost) = measure(|| model.run(&digits::Inputs { pixels: &pixels }));
-        let Ok(out) = out else { report.fail("run") };
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => report.fail("run", Some(&e)),
+        };
         report.case(compare(out.output, case.outputs[0], TOLERANCE), BIT_EXACT, &cost);
     }
     report.finish()

@@ -13,17 +13,20 @@ macro_rules! kmodel_program {
         fn main() -> ! {
             use device_support::check::compare;
             let mut report = device_support::Report::start(stringify!($m));
-            let Some(mut model) = $m::Model::take() else { report.fail("take") };
-            let Some(first) = $input(CASES[0].inputs[0]) else { report.fail("input size") };
+            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
+            let Some(first) = $input(CASES[0].inputs[0]) else { report.fail("input-size", None) };
             let (out, cost) = device_support::measure(|| model.run(&$m::Inputs { input: &first }).map(|_| ()));
-            if out.is_err() {
-                report.fail("run");
+            if let Err(e) = out {
+                report.fail("run", Some(&e));
             }
             report.first_run(&cost);
             for case in &CASES {
-                let Some(input) = $input(case.inputs[0]) else { report.fail("input size") };
+                let Some(input) = $input(case.inputs[0]) else { report.fail("input-size", None) };
                 let (out, cost) = device_support::measure(|| model.run(&$m::Inputs { input: &input }));
-                let Ok(out) = out else { report.fail("run") };
+                let out = match out {
+                    Ok(out) => out,
+                    Err(e) => report.fail("run", Some(&e)),
+                };
                 report.case(compare(out.output, case.outputs[0], TOLERANCE), $bit_exact, &cost);
             }
             report.finish()

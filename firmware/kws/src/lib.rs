@@ -10,11 +10,14 @@ macro_rules! kws_program {
         fn main() -> ! {
             use device_support::check::{compare, decode};
             let mut report = device_support::Report::start(stringify!($m));
-            let Some(mut model) = $m::Model::take() else { report.fail("take") };
+            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
             for case in &CASES {
-                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input size") };
+                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
                 let (out, cost) = device_support::measure(|| model.run(&$m::Inputs { input_1: &input }));
-                let Ok(out) = out else { report.fail("run") };
+                let out = match out {
+                    Ok(out) => out,
+                    Err(e) => report.fail("run", Some(&e)),
+                };
                 report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
             }
             report.finish()

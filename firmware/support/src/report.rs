@@ -80,9 +80,15 @@ impl Report {
         self.overflowed |= cost.stack_overflowed;
     }
 
-    /// Prints an error that stops the program (a run or a load that failed) and ends it.
-    pub fn fail(&self, what: &str) -> ! {
-        Line::new().text("mlf-device").field("model", self.model).field("error", what).field("result", "FAIL").print();
+    /// Prints an error that stops the program and ends it: `what` (one word, such as `run`)
+    /// failed, with what the runtime's error says when there is one.
+    pub fn fail(&self, what: &str, error: Option<&mlf_runtime::Error>) -> ! {
+        let mut line = Line::new();
+        line.text("mlf-device").field("model", self.model).field("error", what).field("result", "FAIL");
+        if let Some(e) = error {
+            describe(&mut line, e);
+        }
+        line.print();
         exit(1)
     }
 
@@ -112,4 +118,29 @@ fn cost_fields(line: &mut Line, cost: &Cost) {
     if cost.stack_overflowed {
         line.field("stack_overflowed", "yes");
     }
+}
+
+/// The runtime error's variant and fields, without `core::fmt` (which would add about 12 KB
+/// of formatting code to every program's flash).
+fn describe(line: &mut Line, e: &mlf_runtime::Error) {
+    use mlf_runtime::Error;
+    match e {
+        Error::Busy => line.field("cause", "busy"),
+        Error::OperatorFailed { index, function, code, message } => line
+            .field("cause", "operator-failed")
+            .count("operator", u64::from(*index))
+            .field("function", function)
+            .text(" code=")
+            .text(if *code < 0 { "-" } else { "" })
+            .number(u64::from(code.unsigned_abs()))
+            .text(" message: ")
+            .text(message.as_str()),
+        Error::WorkspaceExhausted { requested, available } => {
+            line.field("cause", "workspace-exhausted").count("requested", *requested).count("available", *available)
+        }
+        Error::BadWorkspaceFree => line.field("cause", "bad-workspace-free"),
+        Error::Param(p) => line.field("cause", "parameter").field("id", p.id.as_str()).field("path", p.path.as_str()),
+        Error::Kmodel(_) => line.field("cause", "kmodel"),
+        _ => line.field("cause", "other"),
+    };
 }

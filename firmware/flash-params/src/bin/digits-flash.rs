@@ -14,15 +14,18 @@ include!(concat!(env!("OUT_DIR"), "/digits_flash.rs"));
 #[entry]
 fn main() -> ! {
     let mut report = Report::start("digits_flash");
-    let Ok(mut source) = FlashArchive::new(partition::params()) else { report.fail("no archive in the partition") };
-    let Some(mut model) = digits_flash::Model::take() else { report.fail("take") };
-    if model.load(&mut source).is_err() {
-        report.fail("load");
+    let Ok(mut source) = FlashArchive::new(partition::params()) else { report.fail("partition-has-no-archive", None) };
+    let Some(mut model) = digits_flash::Model::take() else { report.fail("take", None) };
+    if let Err(e) = model.load(&mut source) {
+        report.fail("load", Some(&e));
     }
     for case in &CASES {
-        let Some(pixels) = decode::<f32, 64>(case.inputs[0]) else { report.fail("input size") };
+        let Some(pixels) = decode::<f32, 64>(case.inputs[0]) else { report.fail("input-size", None) };
         let (out, cost) = measure(|| model.run(&digits_flash::Inputs { pixels: &pixels }));
-        let Ok(out) = out else { report.fail("run") };
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => report.fail("run", Some(&e)),
+        };
         report.case(compare(out.output, case.outputs[0], TOLERANCE), false, &cost);
     }
     report.finish()

@@ -14,12 +14,15 @@ include!(concat!(env!("OUT_DIR"), "/kws_flash.rs"));
 #[entry]
 fn main() -> ! {
     let mut report = Report::start("kws_flash");
-    let Ok(mut source) = FlashArchive::new(partition::params()) else { report.fail("no archive in the partition") };
-    let Some(mut model) = kws_flash::Model::take() else { report.fail("take") };
+    let Ok(mut source) = FlashArchive::new(partition::params()) else { report.fail("partition-has-no-archive", None) };
+    let Some(mut model) = kws_flash::Model::take() else { report.fail("take", None) };
     for case in &CASES {
-        let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input size") };
+        let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
         let (out, cost) = measure(|| model.run(&kws_flash::Inputs { input_1: &input }, &mut source));
-        let Ok(out) = out else { report.fail("run") };
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => report.fail("run", Some(&e)),
+        };
         report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
     }
     report.finish()
