@@ -61,6 +61,7 @@ pub struct Model {
     module: Option<String>,
     name: Option<String>,
     params: Params,
+    fp_contract: bool,
     configure: Option<ConfigureCc>,
 }
 
@@ -116,7 +117,14 @@ pub struct Sidecar {
 impl Model {
     /// A model at `path` (relative paths are resolved from `CARGO_MANIFEST_DIR`).
     pub fn open(path: impl AsRef<Path>) -> Model {
-        Model { path: path.as_ref().to_path_buf(), module: None, name: None, params: Params::Embedded, configure: None }
+        Model {
+            path: path.as_ref().to_path_buf(),
+            module: None,
+            name: None,
+            params: Params::Embedded,
+            fp_contract: false,
+            configure: None,
+        }
     }
 
     /// Chooses a module of an MLF that holds several.
@@ -135,6 +143,17 @@ impl Model {
     /// Chooses where the parameters live.
     pub fn params(mut self, params: Params) -> Model {
         self.params = params;
+        self
+    }
+
+    /// Lets the C compiler contract `a*b+c` into fused multiply-adds (`true`: the compiler's
+    /// own default, a little faster on FPUs with FMA, e.g. Cortex-M4F). By default (`false`)
+    /// mlf compiles the model's C with `-ffp-contract=off`, so float outputs are bit-identical
+    /// on every target and to the reference vectors; with contraction they differ in the last
+    /// bits on targets with FMA. `fp_contract = true` in the model's `[package.metadata.mlf]`
+    /// entry does the same.
+    pub fn fp_contract(mut self, allow: bool) -> Model {
+        self.fp_contract = allow;
         self
     }
 
@@ -199,6 +218,7 @@ impl Model {
             target: target.to_string(),
             host: host.to_string(),
             cargo_metadata,
+            fp_contract: self.fp_contract,
             configure: self.configure.as_deref(),
         };
         // External parameters: the split, and for AOT the model whose C no longer holds its
