@@ -22,10 +22,9 @@ fn main() {
         let mem = m.requirements().for_backend(mlf_kmodel::Backend::K210);
         writeln!(
             f,
-            "pub mod {} {{ pub const FILE: &str = {path:?}; pub const LEN: usize = {}; pub const STEPS: usize = {}; \
-             pub const MAIN: usize = {}; pub const SCRATCH: usize = {}; pub const INPUT: usize = {}; }}",
+            "pub mod {} {{ pub const STEPS: usize = {}; pub const MAIN: usize = {}; pub const SCRATCH: usize = {}; \
+             pub const INPUT: usize = {}; }}",
             name.to_lowercase(),
-            bytes.len(),
             m.steps(),
             mem.main,
             mem.scratch,
