@@ -20,15 +20,18 @@ fn main() {
         let bytes = std::fs::read(&path).unwrap();
         let m = mlf_kmodel::Model::parse(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
         let mem = m.requirements().for_backend(mlf_kmodel::Backend::K210);
+        let dev = m.requirements().for_backend(mlf_kmodel::Backend::DeviceModel);
         writeln!(
             f,
             "pub mod {} {{ pub const STEPS: usize = {}; pub const MAIN: usize = {}; pub const SCRATCH: usize = {}; \
-             pub const INPUT: usize = {}; }}",
+             pub const INPUT: usize = {}; pub const DEVICE_KPU_RAM: usize = {}; pub const DEVICE_SCRATCH: usize = {}; }}",
             name.to_lowercase(),
             m.steps(),
             mem.main,
             mem.scratch,
             m.input().bytes,
+            dev.kpu_ram,
+            dev.scratch,
         )
         .unwrap();
     }

@@ -2,7 +2,8 @@
 //! through `mlf_kmodel::kpu::k210`) for riscv64gc-unknown-none-elf, links it, and reads the ELF:
 //! the plans and main memories are zero-initialised statics in `.bss`, no static is a KPU RAM
 //! copy, and the static RAM the program allocates for them is what the parsed model says the
-//! K210 backend needs. Skips with one line when the target is not installed, unless `CI=true`.
+//! K210 backend needs; the device-model state, one static as generated modules have it, is in
+//! `.bss` too. Skips with one line when the target is not installed, unless `CI=true`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,6 +76,10 @@ fn the_k210_driver_builds_and_links_for_riscv64gc_with_its_memory_in_bss() {
             statics += size;
         }
     }
+    // The device-model state, one struct as generated modules have it, is zero too.
+    let (sec, kind, size, _) = section_of("DEVICE_STATE");
+    eprintln!("DEVICE_STATE: {size} bytes in {sec}");
+    assert_eq!(kind, SectionKind::UninitializedData, "DEVICE_STATE is in {sec}, not .bss");
     // Nothing of KPU RAM's size is allocated: the driver uses the chip's own.
     let biggest = file.symbols().map(|s| s.size()).max().unwrap_or(0);
     assert!(biggest < 64 * 1024, "a {biggest}-byte symbol: a KPU RAM copy?");

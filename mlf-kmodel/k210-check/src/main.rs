@@ -2,14 +2,15 @@
 //! `mlf_kmodel::kpu::k210`, with the statics a generated module has: the model 256-byte aligned,
 //! the plan and main memory zero-initialised, no KPU RAM copy. Built to prove that the driver
 //! compiles and links for riscv64gc-unknown-none-elf and where its memory lands; it is never run
-//! (no emulator has the KPU).
+//! (no emulator has the KPU). The V4 model also runs on the device model from one static that
+//! holds plan, main memory, emulated KPU RAM and scratch together, as generated modules do today.
 
 #![no_std]
 #![no_main]
 
 use mlf_kmodel::kpu::KpuBackend;
 use mlf_kmodel::kpu::k210::{Hardware, K210};
-use mlf_kmodel::{KmodelError, Plan};
+use mlf_kmodel::{KmodelError, Memory, Options, Plan};
 use mlf_runtime::{Arena, TakeOnce};
 
 mod models {
@@ -32,6 +33,27 @@ static PLAN_V4: TakeOnce<Plan<'static, { models::v4::STEPS }>> = TakeOnce::new(P
 #[unsafe(no_mangle)]
 static MAIN_V4: TakeOnce<Arena<{ models::v4::MAIN }>> = TakeOnce::new(Arena::new());
 
+/// The device-model state as one struct, the way generated modules keep it.
+struct DeviceState {
+    plan: Plan<'static, { models::v4::STEPS }>,
+    main: Arena<{ models::v4::MAIN }>,
+    kpu: Arena<{ models::v4::DEVICE_KPU_RAM }>,
+    scratch: Arena<{ models::v4::DEVICE_SCRATCH }>,
+}
+
+#[unsafe(no_mangle)]
+static DEVICE_STATE: TakeOnce<DeviceState> =
+    TakeOnce::new(DeviceState { plan: Plan::new(), main: Arena::new(), kpu: Arena::new(), scratch: Arena::new() });
+
+/// The V4 model on the device model.
+fn run_device_model() -> Result<u8, KmodelError> {
+    let mut state = DEVICE_STATE.take().ok_or(KmodelError::OutputLayout)?;
+    let DeviceState { plan, main, kpu, scratch } = &mut *state;
+    let memory = Memory { main: &mut main.0, kpu: &mut kpu.0, scratch: &mut scratch.0 };
+    plan.run(&MODEL_V4.0, memory, &[0u8; models::v4::INPUT], Options::default())?;
+    Ok(plan.output(&main.0, &kpu.0, 0)?[0])
+}
+
 fn run() -> Result<u8, KmodelError> {
     let mut kpu = K210::new(Hardware::take().ok_or(KmodelError::OutputLayout)?);
     let (mut plan, mut main) = (PLAN_V3.take().ok_or(KmodelError::OutputLayout)?, MAIN_V3.take().unwrap());
@@ -48,7 +70,7 @@ fn run() -> Result<u8, KmodelError> {
 
 #[riscv_rt::entry]
 fn main() -> ! {
-    let r = run();
+    let r = (run(), run_device_model());
     core::hint::black_box(&r);
     loop {
         core::hint::spin_loop();
