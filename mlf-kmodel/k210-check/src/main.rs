@@ -13,6 +13,7 @@ use mlf_kmodel::kpu::k210::{Hardware, K210};
 use mlf_kmodel::{KmodelError, Memory, Options, Plan};
 use mlf_runtime::{Arena, TakeOnce};
 
+#[allow(dead_code)] // each model module carries every figure; not all are used for both
 mod models {
     include!(concat!(env!("OUT_DIR"), "/models.rs"));
 }
