@@ -152,7 +152,7 @@ fn main() {
         // A packed archive of the split the resident build wrote.
         let split = res.params.clone().expect("cargo mlf run names the split it read");
         let packed = work().join(format!("{}.params.tar", name.replace(' ', "_")));
-        mlf_build::__private::pack_folder(&split, &packed).unwrap();
+        mlf_build::pack_folder(&split, &packed).unwrap();
         let tar = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
         let streamed = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
         let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);

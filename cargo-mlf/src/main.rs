@@ -50,7 +50,8 @@ enum Command {
     /// host. `build.target` in `.cargo/config.toml` is not read: pass `--target` (or set
     /// `CARGO_BUILD_TARGET`) so that the check and the build agree.
     Build(build::Args),
-    /// Create a crate that runs a model: a host program, or a `#![no_std]` firmware skeleton.
+    /// Create a crate that runs a model: a host program, Cortex-M firmware or K210 firmware
+    /// (both run in QEMU by `cargo run`).
     New(new::Args),
     /// Show a model's static memory plan, and draw it as SVG.
     Plan(plan::Args),

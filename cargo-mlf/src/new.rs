@@ -1,7 +1,8 @@
-//! `cargo mlf new NAME [--model PATH] [--template host|firmware]`: a new crate from
-//! `templates/host` (a program that runs the model and prints its outputs) or
-//! `templates/firmware` (a `#![no_std]` skeleton), with the model copied into `models/`, listed
-//! in `[package.metadata.mlf]`, and built by `build.rs`.
+//! `cargo mlf new NAME [--model PATH] [--template host|firmware|k210]`: a new crate from
+//! `templates/host` (a program that runs the model and prints its outputs), `templates/firmware`
+//! (Cortex-M4F firmware that `cargo run` runs in QEMU) or `templates/k210` (a kmodel on a K210,
+//! RV64GC, run in QEMU the same way), with the model copied into `models/`, listed in
+//! `[package.metadata.mlf]`, and built by `build.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -20,8 +21,22 @@ const DIGITS_TAR: &[u8] = include_bytes!("../../examples/digits/model/digits.tar
 pub enum Kind {
     /// A program for this computer that runs the model on input files and prints its outputs.
     Host,
-    /// A `#![no_std]` firmware skeleton: static model, no allocator, panic handler.
+    /// Cortex-M4F firmware (`thumbv7em-none-eabihf`): static model, no allocator, result
+    /// printed through semihosting; `cargo run` runs it in QEMU.
     Firmware,
+    /// A kmodel on a Kendryte K210 (`riscv64gc-unknown-none-elf`); `cargo run` runs it in QEMU.
+    K210,
+}
+
+impl Kind {
+    /// The template's name.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Host => "host",
+            Kind::Firmware => "firmware",
+            Kind::K210 => "k210",
+        }
+    }
 }
 
 /// Arguments of `new`.
@@ -48,18 +63,25 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Error> {
     let dir = args.path.clone().unwrap_or_else(|| PathBuf::from(&args.name));
     let created = create(&args.name, args.model.as_deref(), args.template, &dir, args.module.as_deref())?;
-    let kind = match args.template {
-        Kind::Host => "host",
-        Kind::Firmware => "firmware",
-    };
     eprintln!(
-        "     Created {kind} crate `{}` in {} with model {} (module `{}`)",
+        "     Created {} crate `{}` in {} with model {} (module `{}`)",
+        args.template.name(),
         args.name,
         dir.display(),
         created.model_path,
         created.module
     );
-    eprintln!("        Next: cd {} && cargo mlf build && cargo run", dir.display());
+    match args.template {
+        Kind::Host => eprintln!("        Next: cd {} && cargo mlf build && cargo run", dir.display()),
+        Kind::Firmware => eprintln!(
+            "        Next: cd {} && cargo run   (builds for thumbv7em-none-eabihf with arm-none-eabi-gcc, runs in qemu-system-arm)",
+            dir.display()
+        ),
+        Kind::K210 => eprintln!(
+            "        Next: cd {} && cargo run   (builds for riscv64gc-unknown-none-elf, runs in qemu-system-riscv64)",
+            dir.display()
+        ),
+    }
     Ok(())
 }
 
@@ -94,6 +116,11 @@ pub fn create(
                 .ok_or_else(|| Error::invalid("the model path has no file name").in_file(p))?;
             (file_name, Some(canonical))
         }
+        None if kind == Kind::K210 => {
+            return Err(Error::invalid(
+                "the k210 template runs a kmodel: give one with --model PATH.kmodel (no kmodel is bundled)",
+            ));
+        }
         None => ("digits.tar".to_string(), None),
     };
     if file_name.chars().any(|c| c.is_control() || matches!(c, '"' | '\\' | '{' | '}')) {
@@ -114,6 +141,12 @@ pub fn create(
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&staged));
     }
+    if kind == Kind::K210 && !matches!(desc.executor, mlf_build::Executor::Kmodel(_)) {
+        return Err(Error::unsupported(
+            "the k210 template runs kmodels; for a TVM model use --template firmware (Cortex-M), or add mlf-build and a RISC-V C compiler to a k210 crate (its README says how)",
+        )
+        .in_file(&staged));
+    }
     let module_name = desc.default_module_name(&staged);
     let model_path = format!("models/{file_name}");
 
@@ -121,7 +154,7 @@ pub fn create(
     copy_model(&staged, &dir.join(&model_path))?;
     let (runtime_dep, build_dep) = match kind {
         Kind::Host => crate::run::deps(),
-        Kind::Firmware => crate::run::deps_no_std(),
+        Kind::Firmware | Kind::K210 => crate::run::deps_no_std(),
     };
     let mut vars = vec![
         ("crate_name", name.to_string()),
@@ -140,6 +173,10 @@ pub fn create(
         Kind::Firmware => {
             vars.extend(firmware_vars(&desc)?);
             template::render_dir(&template::FIRMWARE, dir, &vars)?;
+        }
+        Kind::K210 => {
+            vars.extend(firmware_vars(&desc)?);
+            template::render_dir(&template::K210, dir, &vars)?;
         }
     }
     Ok(Created { model_path, module: module_name })

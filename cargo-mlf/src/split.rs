@@ -84,7 +84,7 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
 
 /// Runs `pack`.
 pub fn pack(args: PackArgs) -> Result<(), Error> {
-    let n = mlf_build::__private::pack_folder(&args.dir, &args.out)?;
+    let n = mlf_build::pack_folder(&args.dir, &args.out)?;
     eprintln!("packed {n} files from {} into {}", args.dir.display(), args.out.display());
     Ok(())
 }

@@ -22,12 +22,26 @@ pub const HOST: [(&str, &str); 4] = [
     ("README.md", include_str!("../../templates/host/README.md")),
 ];
 
-/// `templates/firmware`: a `#![no_std]` firmware skeleton (`cargo mlf new --template firmware`).
-pub const FIRMWARE: [(&str, &str); 4] = [
+/// `templates/firmware`: Cortex-M4F firmware run by `cargo run` in QEMU (`cargo mlf new
+/// --template firmware`).
+pub const FIRMWARE: [(&str, &str); 6] = [
     ("Cargo.toml", include_str!("../../templates/firmware/Cargo.toml")),
+    (".cargo/config.toml", include_str!("../../templates/firmware/.cargo/config.toml")),
+    ("memory.x", include_str!("../../templates/firmware/memory.x")),
     ("build.rs", include_str!("../../templates/firmware/build.rs")),
     ("src/main.rs", include_str!("../../templates/firmware/src/main.rs")),
     ("README.md", include_str!("../../templates/firmware/README.md")),
+];
+
+/// `templates/k210`: a kmodel on a Kendryte K210 (RV64GC), run by `cargo run` in QEMU (`cargo
+/// mlf new --template k210`).
+pub const K210: [(&str, &str); 6] = [
+    ("Cargo.toml", include_str!("../../templates/k210/Cargo.toml")),
+    (".cargo/config.toml", include_str!("../../templates/k210/.cargo/config.toml")),
+    ("memory.x", include_str!("../../templates/k210/memory.x")),
+    ("build.rs", include_str!("../../templates/k210/build.rs")),
+    ("src/main.rs", include_str!("../../templates/k210/src/main.rs")),
+    ("README.md", include_str!("../../templates/k210/README.md")),
 ];
 
 /// Replaces every `{{key}}`; a placeholder left over is an error (a bug in mlf).

@@ -70,6 +70,8 @@ pub use build::model::{Built, Model};
 #[cfg(feature = "build")]
 pub use build::script::compile_listed;
 #[cfg(feature = "build")]
+pub use build::split_folder::pack_folder;
+#[cfg(feature = "build")]
 pub use read::ReadOptions;
 
 /// Opens a model file (an MLF `.tar`, an extracted MLF directory, or a kmodel) and reads its
@@ -98,8 +100,6 @@ pub mod __private {
     pub use crate::backend::{BoxKind, Picture, PlanBox, has_build_step, memory_report};
     #[cfg(feature = "build")]
     pub use crate::build::compile::write_if_changed;
-    #[cfg(feature = "build")]
-    pub use crate::build::split_folder::pack_folder;
     #[cfg(feature = "build")]
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]

@@ -1,7 +1,7 @@
-//! Time per inference and KPU multiply-accumulates per second of the emulator on the YOLO and
-//! face kmodels of ../shared/fixtures (skipped when absent), with peers measured in the same
-//! run: the V3 and V4 compiles of the same YOLO, RFB-320 vs slim-320, and activation rounding
-//! variant B vs A.
+//! Time per inference and KPU multiply-accumulates per second of the device-model backend (the
+//! KPU emulated at register level) on the YOLO and face kmodels of ../shared/fixtures (skipped
+//! when absent), with peers measured in the same run: the V3 and V4 compiles of the same YOLO,
+//! RFB-320 vs slim-320, and activation rounding variant B vs A.
 //!
 //! `cargo bench -p mlf-kmodel` (set `KMODEL_BENCH_RUNS` to change the 10 timed runs).
 
@@ -61,7 +61,7 @@ fn main() {
     let read = |p: &str| std::fs::read(k.join(p)).unwrap();
     let dog = read("v3-20classes-yolo/input_dog_320x240_rgb_chw_u8.bin");
     let face = read("v4-fast-facedetect/input_face_320x240_rgb_chw_u8.bin");
-    println!("kmodel emulator, {runs} runs each after one warm-up (mean, best), on this host:");
+    println!("kmodel device-model backend, {runs} runs each after one warm-up (mean, best), on this host:");
     let b = ActivationRounding::NncaseV02;
     let v3 = bench("yolo V3 (nncase v0.1)", &read("v3-20classes-yolo/yolo.kmodel"), &dog, b, runs);
     let v4 = bench("yolo V4 (nncase v0.2)", &read("v4-20classes-yolo/yolo.kmodel"), &dog, b, runs);

@@ -214,6 +214,24 @@ pub enum KmodelError {
     },
     /// An output's bytes are not a whole number of elements, or are misaligned for `f32`.
     OutputLayout,
+    /// A KPU layer did not signal `calc_done` within the backend's polling limit.
+    KpuTimeout {
+        /// Layer or node index.
+        index: u32,
+    },
+    /// A layer's words point the KPU at a table outside the model.
+    KpuBus {
+        /// The KPU layer's position among the layers run (0 for the first).
+        index: u32,
+        /// The bus address.
+        address: u32,
+    },
+    /// The KPU cannot read the model where it is (on the K210: outside SRAM
+    /// 0x8000_0000..0x8060_0000, or not 256-byte aligned).
+    ModelPlacement {
+        /// The model's address.
+        address: u64,
+    },
 }
 
 impl fmt::Display for KmodelError {
@@ -291,6 +309,17 @@ impl fmt::Display for KmodelError {
             }
             KmodelError::NoSuchOutput { index } => write!(f, "the model has no output {index}"),
             KmodelError::OutputLayout => f.write_str("output bytes are not a whole, aligned number of elements"),
+            KmodelError::KpuTimeout { index } => {
+                at(f, index)?;
+                f.write_str(": the KPU did not signal calc_done")
+            }
+            KmodelError::KpuBus { index, address } => {
+                write!(f, "KPU layer {index}: a table address ({address:#x}) lies outside the model")
+            }
+            KmodelError::ModelPlacement { address } => write!(
+                f,
+                "the KPU cannot read the model at {address:#x} (on the K210 it must be in SRAM 0x80000000..0x80600000, 256-byte aligned)"
+            ),
         }
     }
 }

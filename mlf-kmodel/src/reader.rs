@@ -1,7 +1,7 @@
 //! A bounds-checked little-endian reader over a model's bytes. Every read past the end is a
 //! [`KmodelError::Truncated`] naming the part and the absolute offset.
 
-use super::error::{KmodelError, Part};
+use crate::error::{KmodelError, Part};
 
 /// Reads little-endian values from `data`, reporting offsets relative to the model start
 /// (`base` is the offset of `data[0]` in the model).

@@ -10,8 +10,11 @@ use mlf_runtime::params::{FlashArchive, Folder, PackedArchive, ParamErrorKind, P
 const A: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8];
 const B: &[u8] = &[9; 16];
 
+/// The identifier of A or B (`ParamRef` holds `&'static str`, as generated code does).
 fn id(data: &[u8]) -> &'static str {
-    Box::leak(format!("p{:016x}", xxh64(data)).into_boxed_str())
+    static IDS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| [A, B].map(|d| format!("p{:016x}", xxh64(d))));
+    &ids[usize::from(data != A)]
 }
 
 fn pref(data: &[u8]) -> ParamRef {
@@ -60,7 +63,7 @@ fn intact_sources_deliver_the_bytes() {
     let tar = t.path().join("p.tar");
     std::fs::write(&tar, pack(t.path())).unwrap();
     PackedArchive::open(&tar).unwrap().load(&pref(B), &mut [0u8; 16]).unwrap();
-    let mem: &'static [u8] = Box::leak(pack(t.path()).into_boxed_slice());
+    let mem: &[u8] = &pack(t.path());
     let flash = FlashArchive::new(mem).unwrap();
     assert_eq!(flash.bytes(&pref(A)).unwrap(), A);
 }
@@ -111,7 +114,7 @@ fn archive_errors() {
     // truncated inside a member
     std::fs::write(&tar, &good[..good.len() - 1024 - 600]).unwrap();
     assert_eq!(PackedArchive::open(&tar).unwrap_err().kind, ParamErrorKind::ArchiveTruncated);
-    let mem: &'static [u8] = Box::leak(good[..good.len() - 1024 - 600].to_vec().into_boxed_slice());
+    let mem: &[u8] = &good[..good.len() - 1024 - 600];
     let flash = FlashArchive::new(mem).unwrap();
     let e = flash.bytes(&b).unwrap_err();
     assert_eq!(e.kind, ParamErrorKind::ArchiveTruncated, "{e}");
@@ -120,13 +123,13 @@ fn archive_errors() {
     let without_b = pack(t.path());
     std::fs::write(&tar, &without_b).unwrap();
     assert_eq!(kind(&mut PackedArchive::open(&tar).unwrap(), &b), ParamErrorKind::Missing);
-    let mem: &'static [u8] = Box::leak(without_b.into_boxed_slice());
+    let mem: &[u8] = &without_b;
     let e = FlashArchive::new(mem).unwrap().bytes(&b).unwrap_err();
     assert_eq!(e.kind, ParamErrorKind::Missing);
     assert_eq!(e.path.as_str(), format!("params/{}.bin", b.id));
     // resized / corrupted member
     std::fs::write(t.path().join(format!("params/{}.bin", a.id)), [7u8; 9]).unwrap();
-    let mem: &'static [u8] = Box::leak(pack(t.path()).into_boxed_slice());
+    let mem: &[u8] = &pack(t.path());
     assert_eq!(
         FlashArchive::new(mem).unwrap().bytes(&a).unwrap_err().kind,
         ParamErrorKind::SizeMismatch { expected: 8, found: 9 }
@@ -136,11 +139,11 @@ fn archive_errors() {
     assert_eq!(kind(&mut PackedArchive::open(&tar).unwrap(), &a), ParamErrorKind::HashMismatch);
     // no configuration
     std::fs::remove_file(t.path().join("configure.json")).unwrap();
-    let mem: &'static [u8] = Box::leak(pack(t.path()).into_boxed_slice());
+    let mem: &[u8] = &pack(t.path());
     assert_eq!(FlashArchive::new(mem).unwrap_err().kind, ParamErrorKind::ConfigMissing);
     // garbage never panics
     for n in [0usize, 1, 511, 512, 513, 2000] {
-        let junk: &'static [u8] = Box::leak(vec![0x37u8; n].into_boxed_slice());
+        let junk: &[u8] = &vec![0x37u8; n];
         let _ = FlashArchive::new(junk);
     }
 }

@@ -22,7 +22,7 @@ fn repo(rel: &str) -> PathBuf {
 fn packed(name: &str) -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join(format!("{name}.tar"));
-    mlf_build::__private::pack_folder(&split_dir(name), &out).unwrap();
+    mlf_build::pack_folder(&split_dir(name), &out).unwrap();
     (t, out)
 }
 

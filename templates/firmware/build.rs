@@ -1,12 +1,12 @@
-//! Builds every model listed in `[package.metadata.mlf]` of Cargo.toml: compiles its C for the
-//! target, writes its typed Rust module for `include_model!`, and checks its memory budgets.
+//! Builds every model listed in `[package.metadata.mlf]` of Cargo.toml (compiles its C for the
+//! target with the C cross compiler, writes its typed Rust module for `include_model!`, checks
+//! its memory budgets), and puts memory.x where cortex-m-rt's link.x finds it.
+use std::path::PathBuf;
+
 fn main() {
     mlf_build::compile_listed().unwrap_or_else(|e| panic!("{e}"));
-    // On an operating system (this computer), the program starts from the C library's startup
-    // code, prints with its `write`, and the model's kernels take maths functions from libm.
-    // On a microcontroller (target_os = "none") the board's runtime crate provides the start.
-    if std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os != "none") {
-        println!("cargo::rustc-link-lib=c");
-        println!("cargo::rustc-link-lib=m");
-    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    std::fs::copy("memory.x", out.join("memory.x")).expect("memory.x");
+    println!("cargo::rustc-link-search={}", out.display());
+    println!("cargo::rerun-if-changed=memory.x");
 }

@@ -150,6 +150,10 @@ pub struct CompileJob<'a> {
     pub host: String,
     /// Emit `cargo:` link directives (true inside a build script).
     pub cargo_metadata: bool,
+    /// Let the C compiler contract `a*b+c` into fused multiply-adds (its own default). When
+    /// false (mlf's default) the C is compiled with `-ffp-contract=off`, so float results are
+    /// the same on every target, whether or not its FPU has a fused multiply-add.
+    pub fp_contract: bool,
     /// Extra configuration by the user.
     pub configure: Option<&'a dyn Fn(&mut cc::Build)>,
 }
@@ -176,6 +180,9 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
         .flag_if_supported("-std=gnu11")
         .flag("-include")
         .flag(rename.to_string_lossy().as_ref());
+    if !job.fp_contract {
+        build.flag_if_supported("-ffp-contract=off");
+    }
     Ok(build)
 }
 

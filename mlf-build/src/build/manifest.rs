@@ -11,6 +11,7 @@
 //! name = "digits"              # module name (optional: the model's name or file stem)
 //! module = "default"           # MLF module of a multi-module archive (optional)
 //! params = "embedded"          # parameter placement: "embedded" (default), "resident", "streamed"
+//! fp_contract = false          # true: let the C compiler fuse a*b+c (default: -ffp-contract=off)
 //! ram = "1 KiB"                # optional: this model's budget
 //! flash = "64 KiB"
 //! ```
@@ -62,6 +63,9 @@ pub struct ModelEntry {
     /// (external, loaded once into a static region) or `"streamed"` (external, loaded operator
     /// by operator into a staging buffer).
     pub params: Option<Placement>,
+    /// `true` lets the C compiler contract `a*b+c` into fused multiply-adds; by default the
+    /// model's C is compiled with `-ffp-contract=off` (see [`crate::Model::fp_contract`]).
+    pub fp_contract: Option<bool>,
     /// This model's static RAM budget.
     pub ram: Option<Size>,
     /// This model's flash budget.
@@ -324,6 +328,7 @@ mod tests {
             path = "models/two.tar"
             module = "other"
             params = "streamed"
+            fp_contract = true
             "#,
         )
         .unwrap()
@@ -336,6 +341,7 @@ mod tests {
         assert_eq!(m.models[1].module.as_deref(), Some("other"));
         assert_eq!(m.models[1].placement(), Placement::Streamed);
         assert_eq!(m.models[0].placement(), Placement::Embedded);
+        assert_eq!((m.models[0].fp_contract, m.models[1].fp_contract), (None, Some(true)));
         assert_eq!(Manifest::from_toml_str("[package]\nname = \"x\"\n").unwrap(), None);
     }
 

@@ -38,6 +38,7 @@ pub struct Model {
     name: Option<String>,
     params: Placement,
     split_dir: Option<PathBuf>,
+    fp_contract: bool,
     configure: Option<ConfigureCc>,
 }
 
@@ -96,6 +97,7 @@ impl Model {
             name: None,
             params: Placement::Embedded,
             split_dir: None,
+            fp_contract: false,
             configure: None,
         }
     }
@@ -130,6 +132,17 @@ impl Model {
         self
     }
 
+    /// Lets the C compiler contract `a*b+c` into fused multiply-adds (`true`: the compiler's
+    /// own default, a little faster on FPUs with FMA, e.g. Cortex-M4F). By default (`false`)
+    /// mlf compiles the model's C with `-ffp-contract=off`, so float outputs are bit-identical
+    /// on every target and to the reference vectors; with contraction they differ in the last
+    /// bits on targets with FMA. `fp_contract = true` in the model's `[package.metadata.mlf]`
+    /// entry does the same.
+    pub fn fp_contract(mut self, allow: bool) -> Model {
+        self.fp_contract = allow;
+        self
+    }
+
     /// Adjusts the `cc::Build` that compiles the model's C (flags, compiler, defines).
     pub fn configure_cc(mut self, f: impl Fn(&mut cc::Build) + 'static) -> Model {
         self.configure = Some(Box::new(f));
@@ -161,6 +174,7 @@ impl Model {
             target: target.to_string(),
             host: host.to_string(),
             cargo_metadata,
+            fp_contract: self.fp_contract,
             configure: self.configure.as_deref(),
         };
         // External parameters: the split, and for AOT the model whose C no longer holds its

@@ -118,7 +118,9 @@ pub fn compile_listed() -> Result<Vec<Built>> {
 impl ModelEntry {
     /// The entry as a configured [`Model`] (path resolved against `crate_dir`).
     pub fn to_model(&self, crate_dir: &Path) -> Result<Model> {
-        let mut m = Model::open(crate_dir.join(&self.path)).params(self.placement());
+        let mut m = Model::open(crate_dir.join(&self.path))
+            .params(self.placement())
+            .fp_contract(self.fp_contract.unwrap_or(false));
         if let Some(module) = &self.module {
             m = m.module(module.clone());
         }

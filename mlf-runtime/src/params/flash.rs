@@ -4,20 +4,20 @@ use super::tar::{self, TarError};
 use super::{ParamError, ParamErrorKind, ParamRef, ParamSource, member_name};
 use crate::message::Message;
 
-/// The archive `cargo mlf pack` writes, as bytes in memory or flash (`&'static [u8]`).
+/// The archive `cargo mlf pack` writes, as bytes in memory or flash (usually `&'static [u8]`).
 ///
 /// Identifiers are resolved to the members `params/<id>.bin` that the configuration names (`cargo
 /// mlf pack` refuses a folder whose `configure.json` maps an identifier anywhere else, so the
 /// member name is the configuration's answer and no JSON is parsed on the device). Parameters can
 /// also be used in place with [`FlashArchive::bytes`].
 #[derive(Clone, Copy, Debug)]
-pub struct FlashArchive {
-    data: &'static [u8],
+pub struct FlashArchive<'a> {
+    data: &'a [u8],
 }
 
-impl FlashArchive {
+impl<'a> FlashArchive<'a> {
     /// The archive in `data`. Checks that it holds a `configure.json`.
-    pub fn new(data: &'static [u8]) -> Result<Self, ParamError> {
+    pub fn new(data: &'a [u8]) -> Result<Self, ParamError> {
         match tar::find(data, b"configure.json") {
             Ok(_) => Ok(FlashArchive { data }),
             Err(TarError::Truncated) => Err(ParamError::new(ParamErrorKind::ArchiveTruncated, "", "configure.json")),
@@ -26,7 +26,7 @@ impl FlashArchive {
     }
 
     /// The bytes of parameter `p` inside the archive, checked for size and hash.
-    pub fn bytes(&self, p: &ParamRef) -> Result<&'static [u8], ParamError> {
+    pub fn bytes(&self, p: &ParamRef) -> Result<&'a [u8], ParamError> {
         let data = self.locate(p)?;
         if super::xxh64(data) != p.xxh64 {
             return Err(ParamError::new(ParamErrorKind::HashMismatch, p.id, self.path_of(p).as_str()));
@@ -35,7 +35,7 @@ impl FlashArchive {
     }
 
     /// The bytes of parameter `p` inside the archive, checked for size only.
-    fn locate(&self, p: &ParamRef) -> Result<&'static [u8], ParamError> {
+    fn locate(&self, p: &ParamRef) -> Result<&'a [u8], ParamError> {
         let mut name = [0u8; 64];
         let n = member_name(p.id, &mut name);
         let path = core::str::from_utf8(&name[..n]).unwrap_or("");
@@ -51,7 +51,7 @@ impl FlashArchive {
     }
 }
 
-impl ParamSource for FlashArchive {
+impl ParamSource for FlashArchive<'_> {
     /// Copies the member (size-checked; [`ParamSource::load`] checks the hash once).
     fn read(&mut self, p: &ParamRef, buf: &mut [u8]) -> Result<(), ParamError> {
         buf.copy_from_slice(self.locate(p)?);

@@ -27,9 +27,11 @@ impl<'a, const N: usize> Run<'a, N> {
     /// Starts a run over `arena`; workspace allocations are aligned to `align`.
     /// Fails with [`Error::Busy`] when another model is running.
     pub fn enter(arena: &'a mut [u8], align: usize) -> Result<Self, Error> {
-        let base = arena.as_mut_ptr();
+        // One pointer for the whole run: the session's workspace and the tensors placed here are
+        // both derived from it (reborrowing `arena` again would invalidate it).
         let len = arena.len();
-        let session = Session::enter(arena, align)?;
+        let base = arena.as_mut_ptr();
+        let session = Session::enter_raw(base, len, align)?;
         Ok(Run {
             session,
             base,

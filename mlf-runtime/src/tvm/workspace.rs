@@ -127,6 +127,14 @@ impl<'a> Session<'a> {
     /// Fails with [`Error::Busy`] when another model is running on this thread (or, without
     /// `std`, anywhere).
     pub fn enter(region: &'a mut [u8], align: usize) -> Result<Session<'a>, Error> {
+        let len = region.len();
+        Self::enter_raw(region.as_mut_ptr(), len, align)
+    }
+
+    /// [`Session::enter`] over `len` bytes at `base`, a pointer the caller keeps using (a
+    /// [`Run`](super::run::Run) places tensors through the same pointer, so both must share one
+    /// provenance: a second `&mut` to the region would invalidate the first pointer).
+    pub(crate) fn enter_raw(base: *mut u8, len: usize, align: usize) -> Result<Session<'a>, Error> {
         #[cfg(not(feature = "std"))]
         if !crate::cell::try_set(&BUSY) {
             return Err(Error::Busy);
@@ -137,9 +145,9 @@ impl<'a> Session<'a> {
             }
             *s = State::new();
             s.active = true;
-            s.base = region.as_mut_ptr();
-            s.region_len = region.len();
-            s.len = region.len();
+            s.base = base;
+            s.region_len = len;
+            s.len = len;
             s.align = align.max(16).next_power_of_two();
             true
         });

@@ -1,0 +1,118 @@
+//! The on-device tests: every program of `firmware/` built for its target and run under QEMU
+//! (Cortex-M4F on `mps2-an386`, Cortex-M0 on `microbit`, RV64GC on `virt`), each comparing its
+//! outputs with the reference vectors. Without QEMU, a Rust target or arm-none-eabi-gcc they
+//! are skipped with one line (`.ci/device-tools` installs them); with `CI=true` they fail.
+
+use device_tests::programs::{self, check};
+use device_tests::report::Fields;
+use device_tests::tools;
+
+fn summary(o: &programs::Outcome) -> &Fields {
+    o.report.summary(&o.run.stdout)
+}
+
+/// Every case bit-identical to the reference.
+fn all_bit_exact(o: &programs::Outcome) {
+    let s = summary(o);
+    assert_eq!(s.number("bit_exact"), s.number("cases"), "{}", o.run.stdout);
+}
+
+#[test]
+fn instruction_counter_reads_exactly_two_million() {
+    for name in ["calibrate-m4", "calibrate-m0", "calibrate-rv64"] {
+        let Some(o) = check("instruction_counter_reads_exactly_two_million", name) else { continue };
+        assert_eq!(summary(&o).number("instructions"), Some(2_000_000), "{name}: {}", o.run.stdout);
+    }
+}
+
+#[test]
+fn digits_on_cortex_m4_within_tolerance_with_compiler_builtins_expf() {
+    let Some(o) = check("digits_on_cortex_m4", "digits") else { return };
+    let s = summary(&o);
+    assert_eq!(s.number("cases"), Some(10));
+    let instructions = s.number("instructions").unwrap();
+    assert!((10_000..100_000).contains(&instructions), "{instructions} instructions per inference");
+    assert!(s.number("stack").unwrap() > 0);
+}
+
+/// `-ffp-contract=off` (mlf's default) makes the M4F compute the digits model bit for bit as
+/// the x86 reference (given an `expf` that rounds as glibc's); with `fp_contract = true` gcc
+/// fuses multiply-adds and outputs differ.
+#[test]
+fn digits_on_cortex_m4_is_bit_exact_without_fused_multiply_adds_and_differs_with_them() {
+    let Some(exact) = check("digits_fp_contract", "digits-exact") else { return };
+    all_bit_exact(&exact);
+    let Some(fma) = check("digits_fp_contract", "digits-fma") else { return };
+    let s = summary(&fma);
+    assert!(s.number("bit_exact").unwrap() < s.number("cases").unwrap(), "{}", fma.run.stdout);
+    assert!(fma.report.cases.iter().any(|c| c.get("match") == Some("close")), "{}", fma.run.stdout);
+}
+
+#[test]
+fn kws_graph_aot_and_usmp_on_cortex_m4_are_exact() {
+    for name in ["kws-graph", "kws-aot", "kws-usmp"] {
+        let Some(o) = check("kws_on_cortex_m4", name) else { return };
+        all_bit_exact(&o);
+    }
+}
+
+/// The USMP constant pool (non-const, in `.rodata.tvm`) is counted in flash, not RAM.
+#[test]
+fn kws_usmp_constant_pool_is_flash_by_the_section_table() {
+    let Some(o) = check("kws_usmp_memory", "kws-usmp") else { return };
+    let m = &o.memory;
+    assert!(m.program_flash() > 53_352, "the 53,352-byte constant pool is in flash: {m:?}");
+    assert!(m.ram < 53_352 + 56_192, "the constant pool is not counted as RAM: {m:?}");
+}
+
+#[test]
+fn parameters_read_through_flash_archive_from_the_partition() {
+    for name in ["digits-flash", "kws-flash"] {
+        let Some(o) = check("flash_archive_on_cortex_m4", name) else { return };
+        // No parameter byte is in the program image: digits' are 9,640 bytes, KWS's 53,304.
+        if name == "kws-flash" {
+            all_bit_exact(&o);
+            assert!(o.memory.program_flash() < 53_304, "{:?}", o.memory);
+        }
+    }
+}
+
+#[test]
+fn an_empty_partition_is_a_clear_failure() {
+    let p = programs::find("digits-flash");
+    if !tools::require("an_empty_partition_is_a_clear_failure", &p.needs()) {
+        return;
+    }
+    let without = programs::Program { partition: None, ..*p };
+    let o = programs::run_program(&without);
+    assert_eq!(o.run.status, Some(1), "{}", o.run.stdout);
+    assert!(
+        o.run.stdout.contains("error=partition-has-no-archive") && o.run.stdout.contains("result=FAIL"),
+        "{}",
+        o.run.stdout
+    );
+}
+
+#[test]
+fn iris_kmodel_on_cortex_m4() {
+    let Some(o) = check("iris_kmodel_on_cortex_m4", "iris-v4-m4") else { return };
+    assert!(o.report.first_run.is_some());
+}
+
+#[test]
+fn digits_on_cortex_m0_without_atomics_or_fpu() {
+    let Some(o) = check("digits_on_cortex_m0", "digits-m0") else { return };
+    assert_eq!(summary(&o).number("cases"), Some(10));
+    assert!(o.memory.ram + summary(&o).number("max_stack").unwrap() < 16 * 1024, "fits the micro:bit's 16 KiB");
+}
+
+#[test]
+fn kmodels_on_rv64_iris_v3_v4_and_yolo() {
+    for name in ["iris-v3-rv64", "iris-v4-rv64", "yolo-v4-rv64"] {
+        let Some(o) = check("kmodels_on_rv64", name) else { return };
+        if name != "iris-v4-rv64" {
+            all_bit_exact(&o);
+        }
+        assert!(o.report.first_run.is_some(), "{}", o.run.stdout);
+    }
+}
