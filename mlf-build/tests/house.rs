@@ -572,3 +572,28 @@ fn no_file_over_600_lines_and_no_function_over_100() {
     }
     assert!(bad.is_empty(), "too long:\n{}", bad.join("\n"));
 }
+
+/// Comments explain themselves: none sends the reader to a document the repository does not
+/// hold (the shared design notes and format descriptions live outside it).
+#[test]
+fn comments_cite_no_outside_document() {
+    let mut bad = Vec::new();
+    for src in ["mlf-build/src", "mlf-macros/src", "cargo-mlf/src"] {
+        let mut files = Vec::new();
+        rust_files(&root().join(src), &mut files);
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            for (i, line) in text.lines().enumerate() {
+                let comment = line.trim_start();
+                if comment.starts_with("//")
+                    && ["../shared", "shared/docs", "design.md", "§"].iter().any(|c| comment.contains(c))
+                {
+                    bad.push(format!("{rel}:{}: {}", i + 1, comment));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "comments citing documents outside the repository:\n{}", bad.join("\n"));
+}
