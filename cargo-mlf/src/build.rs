@@ -27,7 +27,7 @@ use crate::io_error::InFile;
 /// Arguments of `build`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Also write a picture of each model's memory plan to DIR/<package>-<model>.svg.
+    /// Also write a picture of each model's memory plan to DIR/PACKAGE-MODEL.svg.
     #[arg(long, value_name = "DIR")]
     plan_svg: Option<PathBuf>,
     /// Check the models and print the report, but do not run `cargo build`.
