@@ -12,8 +12,7 @@
 //! fn main() {
 //!     mlf_build::Model::open("models/digits.tar")
 //!         .params(mlf_build::Placement::Embedded)
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
+//!         .compile_or_exit(); // an error fails the build with cargo's error, no panic
 //! }
 //! ```
 //!
@@ -60,6 +59,7 @@ mod support;
 #[cfg(feature = "build")]
 mod testing;
 
+pub use build::report::report_error;
 pub use error::{Error, ErrorKind, Result};
 pub use model::{Executor, Fact, MemoryInfo, ModelDesc, ModelFormat, ParamInfo, Placement, TensorInfo};
 pub use plan::report::{Flash, MemoryReport, Ram};
@@ -68,7 +68,7 @@ pub use support::dtype::DType;
 #[cfg(feature = "build")]
 pub use build::model::{Built, Model};
 #[cfg(feature = "build")]
-pub use build::script::compile_listed;
+pub use build::script::{compile_listed, compile_listed_or_exit};
 #[cfg(feature = "build")]
 pub use build::split_folder::pack_folder;
 #[cfg(feature = "build")]
@@ -101,6 +101,10 @@ pub mod __private {
     #[cfg(feature = "build")]
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]
+    pub use crate::build::libraries::UserLibraries;
+    #[cfg(feature = "build")]
+    pub use crate::build::runnable;
+    #[cfg(feature = "build")]
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]
     pub use crate::cli::{inspect, svg};
@@ -116,7 +120,7 @@ pub mod __private {
     /// The readers, for tests and fuzzing.
     #[cfg(feature = "build")]
     pub mod read {
-        pub use crate::read::{archive, blob, detect, graph, kmodel, metadata, mlf, params};
+        pub use crate::read::{archive, blob, detect, graph, kmodel, metadata, mlf, params, relay};
     }
 
     /// Memory plans, for tests and benchmarks.

@@ -5,23 +5,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use super::includes::HEADERS;
+use super::libraries::{UserLibraries, library_name};
+use super::runnable;
 use crate::error::{Error, Result};
 use crate::model::ModelDesc;
-
-/// The headers generated C includes, written by mlf from TVM's ABI (path, contents).
-pub const HEADERS: &[(&str, &str)] = &[
-    ("dlpack/dlpack.h", include_str!("../../include/dlpack/dlpack.h")),
-    ("tvm/runtime/c_runtime_api.h", include_str!("../../include/tvm/runtime/c_runtime_api.h")),
-    ("tvm/runtime/c_backend_api.h", include_str!("../../include/tvm/runtime/c_backend_api.h")),
-    ("tvm/runtime/metadata_types.h", include_str!("../../include/tvm/runtime/metadata_types.h")),
-    ("tvm/runtime/crt/func_registry.h", include_str!("../../include/tvm/runtime/crt/func_registry.h")),
-    ("tvm/runtime/crt/module.h", include_str!("../../include/tvm/runtime/crt/module.h")),
-    ("tvm/runtime/crt/error_codes.h", include_str!("../../include/tvm/runtime/crt/error_codes.h")),
-    (
-        "tvm/runtime/crt/internal/aot_executor/aot_executor.h",
-        include_str!("../../include/tvm/runtime/crt/internal/aot_executor/aot_executor.h"),
-    ),
-];
 
 /// Writes [`HEADERS`] under `dir` and returns `dir`.
 pub fn write_headers(dir: &Path) -> Result<PathBuf> {
@@ -58,81 +46,6 @@ pub fn rename_header(desc: &ModelDesc, prefix: &str) -> String {
     s
 }
 
-/// The architecture part of a target triple, normalised (`thumbv7em` → `arm`).
-pub fn triple_arch(triple: &str) -> &str {
-    let arch = triple.split('-').next().unwrap_or("");
-    match arch {
-        a if a.starts_with("thumb") || a.starts_with("armv") || a == "arm" => "arm",
-        a if a.starts_with("riscv32") => "riscv32",
-        a if a.starts_with("riscv64") => "riscv64",
-        "i686" | "i586" | "i386" => "x86",
-        a => a,
-    }
-}
-
-/// Reasons a model's C cannot be built for `target`, found before running the compiler.
-pub fn check_target(desc: &ModelDesc, target: &str) -> Result<()> {
-    let arch = triple_arch(target);
-    for (member, inc) in desc.code.includes() {
-        if inc.path == "arm_acle.h" && arch != "arm" && arch != "aarch64" {
-            let t = desc.targets.first().map(|t| t.trim().to_string()).unwrap_or_default();
-            return Err(Error::unsupported(format!(
-                "{member} includes <arm_acle.h>: this model's C was generated for Arm Cortex-M DSP instructions (target `{t}`) and cannot be built for {target}; rebuild the model with a generic target (e.g. `c -keys=cpu`) to run it here"
-            )));
-        }
-        if inc.path.starts_with("tvm/ffi/") {
-            return Err(Error::unsupported(format!(
-                "{member} includes <{}>: this is TVM ≥ 0.21 code for the tvm-ffi ABI, which mlf does not run (MLF archives come from TVM ≤ 0.18)",
-                inc.path
-            )));
-        }
-    }
-    for s in &desc.code.sources {
-        for f in s.scan.functions.iter().filter(|f| f.defined) {
-            if let Some(c) =
-                f.calls.iter().find(|c| c.callee == "TVMBackendGetFuncFromEnv" || c.callee == "TVMFuncCall")
-            {
-                return Err(Error::unsupported(format!(
-                    "{}: {} calls {} (an extern packed function, e.g. a tvm.contrib library); such calls are not supported",
-                    s.member, f.name, c.callee
-                )));
-            }
-            if f.params.iter().any(|p| p.ty.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "half")) {
-                return Err(Error::unsupported(format!(
-                    "{}: {} uses the fp16 type `half`; float16 models are not supported",
-                    s.member, f.name
-                )));
-            }
-        }
-    }
-    for o in &desc.code.objects {
-        check_object_arch(&o.member, &o.bytes, target)?;
-    }
-    Ok(())
-}
-
-/// Refuses an object file built for another architecture than `target`, naming both.
-pub fn check_object_arch(member: &str, bytes: &[u8], target: &str) -> Result<()> {
-    use object::Object;
-    let file = object::File::parse(bytes).map_err(|e| Error::invalid(format!("{member}: not an object file: {e}")))?;
-    let obj_arch = match file.architecture() {
-        object::Architecture::Aarch64 => "aarch64",
-        object::Architecture::Arm => "arm",
-        object::Architecture::X86_64 => "x86_64",
-        object::Architecture::I386 => "x86",
-        object::Architecture::Riscv32 => "riscv32",
-        object::Architecture::Riscv64 => "riscv64",
-        other => return Err(Error::unsupported(format!("{member}: object architecture {other:?} is not supported"))),
-    };
-    let want = triple_arch(target);
-    if obj_arch != want {
-        return Err(Error::unsupported(format!(
-            "{member} is a {obj_arch} object (LLVM codegen for another machine) and cannot be linked into a {target} build; rebuild the model for this target or use the `c` target"
-        )));
-    }
-    Ok(())
-}
-
 /// How to compile.
 #[derive(Clone)]
 pub struct CompileJob<'a> {
@@ -156,6 +69,8 @@ pub struct CompileJob<'a> {
     pub fp_contract: bool,
     /// Extra configuration by the user.
     pub configure: Option<&'a dyn Fn(&mut cc::Build)>,
+    /// Include folders, sources and libraries the user supplies (vendor libraries).
+    pub libs: &'a UserLibraries,
 }
 
 /// Writes the shared headers, the model's own headers and the rename header into `job.dir`, and
@@ -176,6 +91,7 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
         .warnings(false)
         .include(&include)
         .include(&model_include)
+        .includes(&job.libs.include_dirs)
         .flag_if_supported("-w")
         .flag_if_supported("-std=gnu11")
         .flag("-include")
@@ -190,7 +106,11 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
 /// everything into one static library and returns its path.
 pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let desc = job.desc;
-    check_target(desc, &job.target)?;
+    runnable::check(desc, &job.target, job.libs)?;
+    job.libs.check_paths()?;
+    if let Some(msg) = runnable::missing_compiler(desc, &job.target, &job.host) {
+        return Err(Error::unsupported(msg));
+    }
     let src_dir = job.dir.join("src");
     let mut files = Vec::new();
     for s in &desc.code.sources {
@@ -236,9 +156,50 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         f(&mut build);
     }
     if let Err(e) = build.try_compile(&job.lib_name) {
-        return Err(explain_failure(&build, &files, &e));
+        return Err(explain_failure(&build, &files, &e, &job.target));
     }
+    compile_user_code(job)?;
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
+}
+
+/// The user's C sources, compiled into a library of their own (for the target, with the user's
+/// include folders, without the model's symbol renaming), and the prebuilt libraries, linked.
+fn compile_user_code(job: &CompileJob<'_>) -> Result<()> {
+    let sources = job.libs.source_files()?;
+    if !sources.is_empty() {
+        let mut build = cc::Build::new();
+        build
+            .target(&job.target)
+            .host(&job.host)
+            .out_dir(job.dir.join("user-obj"))
+            .opt_level(2)
+            .warnings(false)
+            .includes(&job.libs.include_dirs)
+            .cargo_metadata(job.cargo_metadata)
+            .cargo_warnings(job.cargo_metadata)
+            .flag_if_supported("-std=gnu11");
+        if !job.fp_contract {
+            build.flag_if_supported("-ffp-contract=off");
+        }
+        if let Some(f) = job.configure {
+            f(&mut build);
+        }
+        let files: Vec<(String, PathBuf)> = sources.iter().map(|p| (p.display().to_string(), p.clone())).collect();
+        build.files(&sources);
+        if let Err(e) = build.try_compile(&format!("{}_user", job.lib_name)) {
+            return Err(explain_failure(&build, &files, &e, &job.target));
+        }
+    }
+    for lib in &job.libs.libraries {
+        let name = library_name(lib)?;
+        if job.cargo_metadata {
+            let dir = lib.parent().unwrap_or(Path::new("."));
+            println!("cargo::rustc-link-search=native={}", dir.display());
+            println!("cargo::rustc-link-lib=static={name}");
+            println!("cargo::rerun-if-changed={}", lib.display());
+        }
+    }
+    Ok(())
 }
 
 /// Every function the model calls (a graph's operators) must be defined by its C or objects.
@@ -296,8 +257,13 @@ pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symb
     Err(Error::missing(format!("{symbol} in the compiled object")).in_member(member.to_string()))
 }
 
-/// Finds the file that does not compile and returns the compiler's own message for it.
-fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error) -> Error {
+/// Finds the file that does not compile and returns the compiler's own message for it (or, when
+/// there is no compiler, what to install).
+fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error, target: &str) -> Error {
+    // cc's error kinds are private; its message starts with the kind's name.
+    if e.to_string().starts_with("ToolNotFound") {
+        return Error::unsupported(runnable::no_compiler_message(target));
+    }
     let Ok(compiler) = build.try_get_compiler() else {
         return Error::unsupported(format!("cannot compile the model's C: {e}"));
     };

@@ -70,6 +70,16 @@ pub struct ModelEntry {
     pub ram: Option<Size>,
     /// This model's flash budget.
     pub flash: Option<Size>,
+    /// Folders the model's C `#include`s are searched in (a vendor library's headers),
+    /// relative to `Cargo.toml`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_dirs: Vec<PathBuf>,
+    /// C files (or folders of them) compiled with the model: a vendor library's sources.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub c_sources: Vec<PathBuf>,
+    /// Prebuilt static libraries (`lib<name>.a`, for the target) linked with the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<PathBuf>,
 }
 
 /// A size in bytes, written as an integer or a string with a unit (`"64 KiB"`).
@@ -258,6 +268,18 @@ impl ModelEntry {
         self.params.unwrap_or_default()
     }
 
+    /// The include folders, sources and libraries the entry supplies, resolved against
+    /// `crate_dir`.
+    pub fn libraries(&self, crate_dir: &Path) -> crate::build::libraries::UserLibraries {
+        crate::build::libraries::UserLibraries {
+            include_dirs: self.include_dirs.clone(),
+            sources: self.c_sources.clone(),
+            libraries: self.libraries.clone(),
+            compiler_configured: false,
+        }
+        .resolved(crate_dir)
+    }
+
     /// The model's budget, with where it was set (entry `index` of the table in `cargo_toml`).
     pub fn budget(&self, index: usize, cargo_toml: &Path) -> crate::build::budget::Budget {
         crate::build::budget::Budget {
@@ -329,6 +351,9 @@ mod tests {
             module = "other"
             params = "streamed"
             fp_contract = true
+            include_dirs = ["vendor/include"]
+            c_sources = ["vendor/src", "extra.c"]
+            libraries = ["vendor/libnn.a"]
             "#,
         )
         .unwrap()
@@ -342,6 +367,11 @@ mod tests {
         assert_eq!(m.models[1].placement(), Placement::Streamed);
         assert_eq!(m.models[0].placement(), Placement::Embedded);
         assert_eq!((m.models[0].fp_contract, m.models[1].fp_contract), (None, Some(true)));
+        let libs = m.models[1].libraries(Path::new("/crate"));
+        assert_eq!(libs.include_dirs, vec![PathBuf::from("/crate/vendor/include")]);
+        assert_eq!(libs.sources, vec![PathBuf::from("/crate/vendor/src"), PathBuf::from("/crate/extra.c")]);
+        assert_eq!(libs.libraries, vec![PathBuf::from("/crate/vendor/libnn.a")]);
+        assert!(m.models[0].libraries(Path::new("/crate")).is_empty());
         assert_eq!(Manifest::from_toml_str("[package]\nname = \"x\"\n").unwrap(), None);
     }
 

@@ -5,11 +5,16 @@
 
 pub mod include;
 pub mod layout;
+pub mod report;
 
 #[cfg(feature = "build")]
 pub mod budget;
 #[cfg(feature = "build")]
 pub mod compile;
+#[cfg(feature = "build")]
+pub mod includes;
+#[cfg(feature = "build")]
+pub mod libraries;
 #[cfg(feature = "build")]
 pub mod manifest;
 #[cfg(feature = "build")]
@@ -19,6 +24,10 @@ pub mod model;
 #[cfg(feature = "build")]
 pub mod objects;
 #[cfg(feature = "build")]
+pub mod runnable;
+#[cfg(feature = "build")]
 pub mod script;
 #[cfg(feature = "build")]
 pub mod split_folder;
+#[cfg(feature = "build")]
+pub mod targets;

@@ -7,8 +7,7 @@
 //! fn main() {
 //!     mlf_build::Model::open("models/digits.tar")
 //!         .params(mlf_build::Placement::Embedded)
-//!         .compile()
-//!         .unwrap_or_else(|e| panic!("{e}"));
+//!         .compile_or_exit(); // an error ends the build script with cargo's error, no panic
 //! }
 //! ```
 
@@ -18,7 +17,9 @@ use serde::Serialize;
 
 use super::compile::{self, CompileJob, write_if_changed};
 use super::layout::{Layout, fingerprint};
+use super::libraries::UserLibraries;
 use super::measure::measure_library;
+use super::runnable;
 use super::split_folder::write_folder;
 use crate::backend::{self, Generate, Toolchain};
 use crate::codegen::tvm::ParamCode;
@@ -40,6 +41,7 @@ pub struct Model {
     split_dir: Option<PathBuf>,
     fp_contract: bool,
     configure: Option<ConfigureCc>,
+    pub(super) libs: UserLibraries,
 }
 
 /// The user's adjustment of the `cc::Build` that compiles a model's C.
@@ -99,6 +101,7 @@ impl Model {
             split_dir: None,
             fp_contract: false,
             configure: None,
+            libs: UserLibraries::default(),
         }
     }
 
@@ -143,9 +146,35 @@ impl Model {
         self
     }
 
-    /// Adjusts the `cc::Build` that compiles the model's C (flags, compiler, defines).
+    /// Adjusts the `cc::Build` that compiles the model's C (flags, compiler, defines). Headers
+    /// the C includes may then come from include paths set here, so mlf no longer refuses a
+    /// header it cannot find before the compiler runs.
     pub fn configure_cc(mut self, f: impl Fn(&mut cc::Build) + 'static) -> Model {
         self.configure = Some(Box::new(f));
+        self.libs.compiler_configured = true;
+        self
+    }
+
+    /// Adds a folder the model's C `#include`s are searched in: the headers of a vendor library
+    /// that BYOC-generated code calls (CMSIS-NN's `Include/`, esp-dl's, …). Relative paths are
+    /// resolved from `CARGO_MANIFEST_DIR`. Without it, such a model is refused before anything
+    /// is compiled, naming the header and the library it belongs to.
+    pub fn include_dir(mut self, dir: impl Into<PathBuf>) -> Model {
+        self.libs.include_dirs.push(dir.into());
+        self
+    }
+
+    /// Adds a C file (or a folder: every `.c` file under it) compiled for the target with the
+    /// model, in a library of its own: a vendor library's sources.
+    pub fn c_source(mut self, path: impl Into<PathBuf>) -> Model {
+        self.libs.sources.push(path.into());
+        self
+    }
+
+    /// Links a prebuilt static library (`lib<name>.a`, built for the target) with the model: a
+    /// vendor library shipped as a binary.
+    pub fn link_library(mut self, path: impl Into<PathBuf>) -> Model {
+        self.libs.libraries.push(path.into());
         self
     }
 
@@ -163,6 +192,10 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
+        runnable::check(&desc, target, &self.libs).in_file(&canonical)?;
+        if let Some(msg) = runnable::missing_compiler(&desc, target, host) {
+            return Err(Error::unsupported(msg));
+        }
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
         let prefix = format!("mlf_{:08x}_", fnv1a(FNV_OFFSET, layout.key().as_bytes()) as u32);
@@ -176,6 +209,7 @@ impl Model {
             cargo_metadata,
             fp_contract: self.fp_contract,
             configure: self.configure.as_deref(),
+            libs: &self.libs,
         };
         // External parameters: the split, and for AOT the model whose C no longer holds its
         // constant pool (the C compiled and the model planned are then that one).

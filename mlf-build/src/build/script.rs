@@ -33,11 +33,29 @@ impl Model {
         let host = env("HOST").unwrap_or_else(|_| target.clone());
         let path = if self.path.is_absolute() { self.path.clone() } else { manifest_dir.join(&self.path) };
         println!("cargo::rerun-if-changed={}", path.display());
-        let built = self.build_into(&path, &out_dir, &pkg, &target, &host, true)?;
+        let mut model = self;
+        model.libs = model.libs.resolved(&manifest_dir);
+        for p in model.libs.include_dirs.iter().chain(&model.libs.sources) {
+            println!("cargo::rerun-if-changed={}", p.display());
+        }
+        let built = model.build_into(&path, &out_dir, &pkg, &target, &host, true)?;
         // Budgets from `[package.metadata.mlf]` in the crate's Cargo.toml (see `manifest`).
-        enforce_in_build_script(&manifest_dir, &out_dir, &pkg, self.module.as_deref(), &built)?;
+        enforce_in_build_script(&manifest_dir, &out_dir, &pkg, model.module.as_deref(), &built)?;
         Ok(built)
     }
+
+    /// [`Model::compile`] for a build script that has nothing to do on an error but stop: the
+    /// error is reported through [`crate::report_error`] (cargo's `cargo::error=`, no panic, no
+    /// backtrace) and the script ends.
+    pub fn compile_or_exit(self) -> Built {
+        self.compile().unwrap_or_else(|e| crate::report_error(e))
+    }
+}
+
+/// [`compile_listed`] for a build script that has nothing to do on an error but stop (see
+/// [`Model::compile_or_exit`]).
+pub fn compile_listed_or_exit() -> Vec<Built> {
+    compile_listed().unwrap_or_else(|e| crate::report_error(e))
 }
 
 /// The budget hook of [`Model::compile`]: when the crate's `Cargo.toml` has a
@@ -89,7 +107,7 @@ pub fn enforce_in_build_script(
 /// ```no_run
 /// // build.rs
 /// fn main() {
-///     mlf_build::compile_listed().unwrap_or_else(|e| panic!("{e}"));
+///     mlf_build::compile_listed_or_exit();
 /// }
 /// ```
 pub fn compile_listed() -> Result<Vec<Built>> {
@@ -126,6 +144,16 @@ impl ModelEntry {
         }
         if let Some(name) = &self.name {
             m = m.name(name.clone());
+        }
+        let libs = self.libraries(crate_dir);
+        for d in libs.include_dirs {
+            m = m.include_dir(d);
+        }
+        for s in libs.sources {
+            m = m.c_source(s);
+        }
+        for l in libs.libraries {
+            m = m.link_library(l);
         }
         Ok(m)
     }

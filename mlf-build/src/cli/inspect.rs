@@ -5,6 +5,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::backend;
+use crate::build::targets::host_triple;
 use crate::error::Result;
 use crate::model::{ModelDesc, ModelFormat, TensorInfo};
 use crate::read::detect::{self, FileKind};
@@ -13,7 +14,7 @@ use crate::read::mlf::ReadOptions;
 fn tensors(ts: &[TensorInfo]) -> Value {
     Value::Array(
         ts.iter()
-            .map(|t| json!({"name": t.name, "ident": t.ident, "dtype": t.dtype.to_string(), "shape": t.shape, "shape_source": t.shape_source}))
+            .map(|t| json!({"name": t.name, "ident": t.ident, "dtype": t.dtype.to_string(), "shape": t.shape, "shape_source": t.shape_source, "dtype_source": t.dtype_source}))
             .collect(),
     )
 }
@@ -121,13 +122,19 @@ pub fn report_table(desc: &ModelDesc) -> String {
     s
 }
 
-/// Inspects any file mlf understands; returns the JSON report and a readable summary.
+/// Inspects any file mlf understands; returns the JSON report and a readable summary. For a
+/// model, both say whether it runs on the host and on every device target, and why not.
 pub fn inspect_path(path: &Path, opts: &ReadOptions) -> Result<(Value, String)> {
     let detected = detect::detect_loaded(path)?;
     match detected.kind {
         FileKind::Mlf | FileKind::Kmodel => {
             let desc = crate::read::open_detected(path, detected, opts)?;
-            Ok((report_json(&desc), report_table(&desc)))
+            let mut json = report_json(&desc);
+            let mut table = report_table(&desc);
+            let runs = super::runs_on::runs_on(&desc, host_triple().as_deref());
+            table.push_str(&super::runs_on::table(&runs));
+            json.as_object_mut().expect("object").insert("runs_on".into(), super::runs_on::json(&runs));
+            Ok((json, table))
         }
         FileKind::TvmModule => crate::cli::blob::inspect(path, &detected),
         FileKind::Params => params_report(path),

@@ -2,4 +2,5 @@
 
 pub mod blob;
 pub mod inspect;
+pub mod runs_on;
 pub mod svg;

@@ -121,6 +121,35 @@ pub struct CFunction {
     pub workspace_allocs: Vec<Option<u64>>,
     /// Calls in the body, in order.
     pub calls: Vec<CCall>,
+    /// How the body uses each parameter, in parameter order (for a prototype: only the
+    /// declared types).
+    pub param_uses: Vec<CParamUse>,
+}
+
+/// How a function uses one pointer parameter: the names it goes by and the element types it is
+/// declared, written and read as.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CParamUse {
+    /// The parameter's name, then the locals that alias it (`void* T_cast = arg1;`).
+    pub names: Vec<String>,
+    /// The element type of a typed pointer parameter (`float* p0` → `float`); `None` for `void*`.
+    pub declared: Option<String>,
+    /// The element type of the first store through it (`((int8_t*)T_cast)[i] = …` → `int8_t`).
+    pub stored: Option<String>,
+    /// The element type of the first read through it.
+    pub loaded: Option<String>,
+}
+
+impl CParamUse {
+    /// The element type written through the parameter: a store's cast, else its declared type.
+    pub fn written(&self) -> Option<&str> {
+        self.stored.as_deref().or(self.declared.as_deref())
+    }
+
+    /// The element type read through the parameter: a load's cast, else its declared type.
+    pub fn read(&self) -> Option<&str> {
+        self.loaded.as_deref().or(self.declared.as_deref())
+    }
 }
 
 impl CFunction {

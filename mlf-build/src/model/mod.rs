@@ -15,7 +15,8 @@ use serde::Serialize;
 
 pub use aot::{AotCall, AotExec, MainPool, UsmpPools};
 pub use code::{
-    CCall, CConstant, CFile, CFunction, CGlobal, CItem, CParam, CSource, Code, ConstantKind, Include, ObjectFile,
+    CCall, CConstant, CFile, CFunction, CGlobal, CItem, CParam, CParamUse, CSource, Code, ConstantKind, Include,
+    ObjectFile,
 };
 pub use graph::{ArgBinding, EntryRef, Graph, GraphExec, Node, NodeOp};
 pub use kmodel::{KmodelExec, StepInfo, V5Info, V5Module};
@@ -109,6 +110,8 @@ pub struct TensorInfo {
     pub shape: Vec<u64>,
     /// Where the shape came from.
     pub shape_source: String,
+    /// Where the dtype came from.
+    pub dtype_source: String,
 }
 
 impl TensorInfo {

@@ -237,6 +237,7 @@ fn tensor(name: &str, dt: DataType, shape: Vec<u64>, src: &str) -> TensorInfo {
         },
         shape,
         shape_source: src.into(),
+        dtype_source: "kmodel".into(),
     }
 }
 

@@ -204,8 +204,17 @@ fn signature(item: &[Tok]) -> Option<(String, String, Vec<CParam>, bool)> {
 
 fn finish_function(item: &[Tok], body: &[Tok], file: &mut CFile) {
     let Some((name, ret, params, is_static)) = signature(item) else { return };
-    let mut f =
-        CFunction { name, ret, params, is_static, defined: true, workspace_allocs: Vec::new(), calls: Vec::new() };
+    let param_uses = super::uses::param_uses(&params, body);
+    let mut f = CFunction {
+        name,
+        ret,
+        params,
+        is_static,
+        defined: true,
+        workspace_allocs: Vec::new(),
+        calls: Vec::new(),
+        param_uses,
+    };
     scan_body(body, &mut f);
     if f.name == "_lookup_linked_param" {
         scan_linked_params(body, &mut file.linked_params);
@@ -223,6 +232,7 @@ fn finish_declaration(item: &[Tok], file: &mut CFile) {
         let eq = clean.iter().position(|t| *t == Tok::Punct('='));
         if eq.is_none_or(|e| e > p) && matches!(clean.last(), Some(Tok::Punct(')'))) {
             if let Some((name, ret, params, is_static)) = signature(item) {
+                let param_uses = super::uses::param_uses(&params, &[]);
                 file.functions.push(CFunction {
                     name,
                     ret,
@@ -231,6 +241,7 @@ fn finish_declaration(item: &[Tok], file: &mut CFile) {
                     defined: false,
                     workspace_allocs: Vec::new(),
                     calls: Vec::new(),
+                    param_uses,
                 });
             }
             return;

@@ -8,6 +8,7 @@
 
 mod items;
 mod tokens;
+mod uses;
 
 pub use tokens::parse_c_int;
 
@@ -145,5 +146,22 @@ int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_de
         for s in ["{{{", ")))(", "int f(", "#include", "\"unterminated", "/* open", "static x[", "a b c = { ;", "'"] {
             let _ = CFile::scan(s);
         }
+    }
+
+    #[test]
+    fn follows_aliases_to_the_casts_of_stores_and_loads() {
+        // The 2021 unpacked form: `void*` parameters, aliases, typed casts at each access.
+        let src = "TVM_DLL int32_t k(void* arg0, void* arg1, float* p2) {\n  void* placeholder = arg0;\n  void* T_cast = arg1;\n  for (int32_t i = 0; i < 4; ++i) {\n    int32_t _1 = (int32_t)roundf(((float*)placeholder)[(i)] * p2[0]);\n    if (((int8_t*)T_cast)[(i)] == 0) { }\n    ((int8_t*)T_cast)[(i)] = ((int8_t)_1);\n  }\n  return 0;\n}\nTVM_DLL int32_t run_model(void* arg0, void* arg1) {\n  void* input = arg0;\n  void* output = arg1;\n  (void)k(input, output, 0);\n  return 0;\n}\n";
+        let f = CFile::scan(src);
+        let k = f.definition("k").unwrap();
+        assert_eq!(k.param_uses[0].names, vec!["arg0", "placeholder"]);
+        assert_eq!((k.param_uses[0].read(), k.param_uses[0].written()), (Some("float"), None));
+        assert_eq!(k.param_uses[1].stored.as_deref(), Some("int8_t"));
+        assert_eq!(k.param_uses[1].loaded.as_deref(), Some("int8_t"));
+        assert_eq!((k.param_uses[2].declared.as_deref(), k.param_uses[2].written()), (Some("float"), Some("float")));
+        let main = f.definition("run_model").unwrap();
+        assert_eq!(main.param_uses[1].names, vec!["arg1", "output"]);
+        assert_eq!(main.param_uses[1].declared, None);
+        assert_eq!(main.calls[0].args, vec!["input", "output", "0"]);
     }
 }

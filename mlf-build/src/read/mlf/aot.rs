@@ -60,8 +60,15 @@ pub(super) fn read_aot(
     };
     let entry_arity = unpacked.as_ref().map(|f| f.params.iter().filter(|p| !is_pool_param(&p.name)).count());
     let typed_entry = unpacked.unwrap_or_else(|| entry_fn.clone());
-    let sources =
-        Sources { module, header: header.as_ref(), relay, main_meta: &main_meta, entry_arity, entry_fn: &typed_entry };
+    let sources = Sources {
+        module,
+        header: header.as_ref(),
+        header_name: &header_name,
+        relay,
+        main_meta: &main_meta,
+        entry_arity,
+        entry_fn: &typed_entry,
+    };
     resolve_aot_io(desc, &sources)?;
 
     // --- Workspace for non-USMP builds ---------------------------------------------------

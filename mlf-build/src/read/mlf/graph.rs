@@ -82,6 +82,7 @@ pub(super) fn read_graph(
             dtype,
             shape,
             shape_source: "graph config".into(),
+            dtype_source: "graph config".into(),
         })
         .collect();
 
@@ -108,6 +109,7 @@ fn graph_outputs(graph: &Graph, relay: Option<&RelayMain>, module: &ModuleMeta) 
                 dtype: graph.dltype[eid],
                 shape: graph.shape[eid].clone(),
                 shape_source: "graph config".into(),
+                dtype_source: "graph config".into(),
             }
         })
         .collect())

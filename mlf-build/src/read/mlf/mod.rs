@@ -3,6 +3,7 @@
 
 mod aot;
 mod aot_io;
+mod aot_types;
 mod code;
 mod graph;
 mod outputs;
