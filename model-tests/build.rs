@@ -37,14 +37,14 @@ const EXTERNAL: &[(&str, &str, &[&str])] = &[
 ];
 
 fn build(path: &str) {
-    mlf_build::Model::open(path).compile().unwrap_or_else(|e| panic!("{e}"));
+    mlf_build::Model::open(path).compile_or_exit();
 }
 
 /// Builds `path` with external parameters, writing the split folder to `OUT_DIR/split/<name>`.
 fn build_external(path: &str, name: &str, placement: &str) {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("split").join(name);
     let placement: mlf_build::Placement = placement.parse().unwrap();
-    mlf_build::Model::open(path).params(placement).split_dir(out).compile().unwrap_or_else(|e| panic!("{e}"));
+    mlf_build::Model::open(path).params(placement).split_dir(out).compile_or_exit();
 }
 
 fn main() {
@@ -54,7 +54,7 @@ fn main() {
         build_external("../examples/digits/model/digits.tar", "digits", placement);
     }
     for module in ["default", "other"] {
-        mlf_build::Model::open("models/two-modules.tar").module(module).compile().unwrap_or_else(|e| panic!("{e}"));
+        mlf_build::Model::open("models/two-modules.tar").module(module).compile_or_exit();
     }
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures");
     println!("cargo::rerun-if-changed={}", shared.display());

@@ -312,7 +312,7 @@ pub fn run(args: Args) -> ExitCode {
     match check(&cargo, plan_svg.as_deref()) {
         Ok(0) => {}
         Ok(n) => {
-            eprintln!("error: {n} problem{} with the models; not running cargo build", if n == 1 { "" } else { "s" });
+            eprintln!("{n} problem{} with the models (above); not running cargo build", if n == 1 { "" } else { "s" });
             return ExitCode::FAILURE;
         }
         Err(e) => {

@@ -159,6 +159,7 @@ pub fn create(
     let mut vars = vec![
         ("crate_name", name.to_string()),
         ("runtime_dep", runtime_dep),
+        ("build_dep_minimal", crate::run::without_default_features(&build_dep)),
         ("build_dep", build_dep),
         ("model_path", model_path.clone()),
         ("module", module_name.clone()),

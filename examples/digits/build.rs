@@ -1,4 +1,4 @@
 //! Compiles the digits model's C and generates its Rust module (see `include_model!` in main.rs).
 fn main() {
-    mlf_build::Model::open("model/digits.tar").compile().unwrap_or_else(|e| panic!("{e}"));
+    mlf_build::Model::open("model/digits.tar").compile_or_exit();
 }

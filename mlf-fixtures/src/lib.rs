@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub mod derived;
+
 /// The workspace root (the folder holding the top-level `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("crate is inside the workspace").to_path_buf()
@@ -19,8 +21,20 @@ pub fn digits_tar() -> PathBuf {
 /// The regular files of the digits MLF as (name without `./`, bytes), sorted by name: the
 /// starting point of tests that damage or edit an archive.
 pub fn digits_members() -> Vec<(String, Vec<u8>)> {
+    tar_members(&digits_tar())
+}
+
+/// The digits MLP as an AOT archive with the C interface (`mlf-build/tests/models/digits-aot-c.tar`,
+/// a copy of the copyable fixture `digits-mlp-aot-c`); its outputs are those of
+/// `examples/digits/model/vectors`.
+pub fn digits_aot_c_tar() -> PathBuf {
+    workspace_root().join("mlf-build/tests/models/digits-aot-c.tar")
+}
+
+/// The regular files of a tar as (name without `./`, bytes), sorted by name.
+pub fn tar_members(path: &Path) -> Vec<(String, Vec<u8>)> {
     use std::io::Read;
-    let file = std::fs::File::open(digits_tar()).expect("examples/digits/model/digits.tar");
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut archive = tar::Archive::new(file);
     let mut out = Vec::new();
     for entry in archive.entries().expect("tar entries") {
@@ -35,6 +49,20 @@ pub fn digits_members() -> Vec<(String, Vec<u8>)> {
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Replaces the text of member `name` with `edit` of it (an edited copy of an archive).
+pub fn edit_member(members: &mut [(String, Vec<u8>)], name: &str, edit: impl FnOnce(&str) -> String) {
+    let (_, data) = members.iter_mut().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no member {name}"));
+    let text = String::from_utf8(std::mem::take(data)).expect("a text member");
+    *data = edit(&text).into_bytes();
+}
+
+/// `text` with `from` replaced by `to`, which must occur in it (a test edit that silently does
+/// nothing would test nothing).
+pub fn replace_once(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from:?} is not in the text");
+    text.replacen(from, to, 1)
 }
 
 /// Writes members as files under `dir` (an extracted archive).

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use mlf_build::__private::UserLibraries;
 use mlf_build::__private::codegen::render;
 use mlf_build::{Error, ModelDesc, Placement, TensorInfo};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -44,12 +45,13 @@ fn helpers() -> TokenStream {
 }
 
 /// The runner's `build.rs`: the model built with `mlf_build` (nothing for a kmodel), with its
-/// MLF module and parameter placement, writing the split folder `split_dir` of external
-/// parameters.
+/// MLF module, the user's include folders, sources and libraries, and parameter placement,
+/// writing the split folder `split_dir` of external parameters. An error ends it through
+/// `compile_or_exit` (cargo's error, no panic).
 pub fn build_rs(
     model: &Path,
     is_kmodel: bool,
-    module: Option<&str>,
+    (module, libs): (Option<&str>, &UserLibraries),
     placement: Placement,
     split_dir: Option<&Path>,
 ) -> Result<String, Error> {
@@ -61,6 +63,10 @@ pub fn build_rs(
     }
     let model = model.display().to_string();
     let module = module.map(|m| quote!(.module(#m)));
+    let path = |p: &Path| p.display().to_string();
+    let include_dirs = libs.include_dirs.iter().map(|d| path(d)).map(|d| quote!(.include_dir(#d)));
+    let sources = libs.sources.iter().map(|s| path(s)).map(|s| quote!(.c_source(#s)));
+    let libraries = libs.libraries.iter().map(|l| path(l)).map(|l| quote!(.link_library(#l)));
     let params = split_dir.map(|d| {
         let (p, d) = (Ident::new(&format!("{placement:?}"), Span::call_site()), d.display().to_string());
         quote!(.params(mlf_build::Placement::#p).split_dir(#d))
@@ -70,9 +76,11 @@ pub fn build_rs(
         fn main() {
             mlf_build::Model::open(#model)
                 #module
+                #(#include_dirs)*
+                #(#sources)*
+                #(#libraries)*
                 #params
-                .compile()
-                .unwrap_or_else(|e| panic!("{e}"));
+                .compile_or_exit();
         }
     })
 }

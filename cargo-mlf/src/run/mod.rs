@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use mlf_build::__private::UserLibraries;
+use mlf_build::__private::runnable;
 use mlf_build::Error;
 use mlf_build::ModelDesc;
 
@@ -17,7 +19,7 @@ mod code;
 mod runner;
 
 use runner::build_runner;
-pub use runner::{deps, deps_no_std};
+pub use runner::{deps, deps_no_std, without_default_features};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
@@ -55,15 +57,39 @@ pub struct Args {
     /// input and output handling). The model's C is compiled with `-O2` either way.
     #[arg(long)]
     release: bool,
+    /// A folder the model's C `#include`s are searched in: the headers of a vendor library that
+    /// BYOC-generated code calls (CMSIS-NN, esp-dl, …). Repeatable.
+    #[arg(long = "include-dir", value_name = "DIR")]
+    include_dirs: Vec<PathBuf>,
+    /// A C file (or a folder of them) compiled with the model: a vendor library's sources.
+    /// Repeatable.
+    #[arg(long = "c-source", value_name = "FILE|DIR")]
+    c_sources: Vec<PathBuf>,
+    /// A prebuilt static library (`lib<name>.a`) linked with the model. Repeatable.
+    #[arg(long = "library", value_name = "FILE")]
+    libraries: Vec<PathBuf>,
+}
+
+/// The include folders, sources and libraries given, as absolute paths (an error names one that
+/// does not exist).
+fn user_libraries(args: &Args) -> Result<UserLibraries, Error> {
+    let abs = |v: &[PathBuf]| v.iter().map(|p| p.canonicalize().in_file(p)).collect::<Result<Vec<_>, _>>();
+    Ok(UserLibraries {
+        include_dirs: abs(&args.include_dirs)?,
+        sources: abs(&args.c_sources)?,
+        libraries: abs(&args.libraries)?,
+        compiler_configured: false,
+    })
 }
 
 /// Runs `run`.
 pub fn run(args: Args) -> Result<(), Error> {
     let model = args.model.canonicalize().in_file(&args.model)?;
     let desc = mlf_build::open_with(&model, &mlf_build::ReadOptions { module: args.module.clone() })?;
-    if !desc.blockers.is_empty() {
-        return Err(Error::unsupported(desc.blockers.join("; ")).in_file(&model));
-    }
+    let libs = user_libraries(&args)?;
+    // Everything the build would refuse, refused now: one error, before anything is built.
+    let host = crate::build::host_triple();
+    runnable::check_runnable(&desc, &host, &host, &libs).map_err(|e| e.in_file(&model))?;
     let files = assign_inputs(&desc, &args.inputs)?;
     // Read and check the inputs before building anything.
     let inputs =
@@ -73,7 +99,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     if !placement.is_external() && args.from.is_some() {
         return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
-    let runner = build_runner(&desc, &model, args.module.as_deref(), &work, placement, args.release)?;
+    let runner = build_runner(&desc, &model, (args.module.as_deref(), &libs), &work, placement, args.release)?;
     let exe = runner.exe;
 
     // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.

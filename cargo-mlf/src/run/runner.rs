@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mlf_build::__private::Layout;
+use mlf_build::__private::{Layout, UserLibraries};
 use mlf_build::{Error, ModelDesc, ModelFormat, Placement};
 
 use super::code;
@@ -18,12 +18,12 @@ pub struct Runner {
     pub split_dir: Option<PathBuf>,
 }
 
-/// Writes the runner crate for `desc` (the model at `model`, MLF module `module`, parameters in
-/// `placement`) under `work` and builds it.
+/// Writes the runner crate for `desc` (the model at `model`, MLF module `module` built with the
+/// user's libraries `libs`, parameters in `placement`) under `work` and builds it.
 pub fn build_runner(
     desc: &ModelDesc,
     model: &Path,
-    module: Option<&str>,
+    (module, libs): (Option<&str>, &UserLibraries),
     work: &Path,
     placement: Placement,
     release: bool,
@@ -40,7 +40,7 @@ pub fn build_runner(
     let (runtime_dep, build_dep) = deps();
     let vars = [("crate_name", crate_name.clone()), ("runtime_dep", runtime_dep), ("build_dep", build_dep)];
     template::render_dir(&template::RUN, &dir, &vars)?;
-    let build_rs = code::build_rs(model, is_kmodel, module, placement, split_dir.as_deref())?;
+    let build_rs = code::build_rs(model, is_kmodel, (module, libs), placement, split_dir.as_deref())?;
     mlf_build::__private::write_if_changed(&dir.join("build.rs"), build_rs.as_bytes())?;
     let main_rs = code::main_rs(desc, model, placement)?;
     mlf_build::__private::write_if_changed(&dir.join("src/main.rs"), main_rs.as_bytes())?;
@@ -86,6 +86,15 @@ pub fn deps() -> (String, String) {
 /// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
 pub fn deps_no_std() -> (String, String) {
     deps_with(false)
+}
+
+/// A dependency spec from [`deps`] with the crate's default features off (`{ path = … }` or a
+/// version string).
+pub fn without_default_features(spec: &str) -> String {
+    match spec.strip_suffix(" }") {
+        Some(table) => format!("{table}, default-features = false }}"),
+        None => format!("{{ version = {spec}, default-features = false }}"),
+    }
 }
 
 /// mlf-runtime with `macros`, and with `std` (default features on) or without (off).

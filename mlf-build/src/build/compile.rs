@@ -106,11 +106,8 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
 /// everything into one static library and returns its path.
 pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let desc = job.desc;
-    runnable::check(desc, &job.target, job.libs)?;
+    runnable::check_runnable(desc, &job.target, &job.host, job.libs)?;
     job.libs.check_paths()?;
-    if let Some(msg) = runnable::missing_compiler(desc, &job.target, &job.host) {
-        return Err(Error::unsupported(msg));
-    }
     let src_dir = job.dir.join("src");
     let mut files = Vec::new();
     for s in &desc.code.sources {

@@ -192,10 +192,7 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
-        runnable::check(&desc, target, &self.libs).in_file(&canonical)?;
-        if let Some(msg) = runnable::missing_compiler(&desc, target, host) {
-            return Err(Error::unsupported(msg));
-        }
+        runnable::check_runnable(&desc, target, host, &self.libs).in_file(&canonical)?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
         let prefix = format!("mlf_{:08x}_", fnv1a(FNV_OFFSET, layout.key().as_bytes()) as u32);

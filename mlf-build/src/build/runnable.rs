@@ -116,6 +116,16 @@ pub fn check(desc: &ModelDesc, target: &str, libs: &UserLibraries) -> Result<()>
     if why.is_empty() { Ok(()) } else { Err(Error::unsupported(why.join("\n"))) }
 }
 
+/// What `cargo mlf run`, `cargo mlf build` and the build step check before anything is built:
+/// [`check`], then that a C compiler for `target` is installed (`host`: the machine building).
+pub fn check_runnable(desc: &ModelDesc, target: &str, host: &str, libs: &UserLibraries) -> Result<()> {
+    check(desc, target, libs)?;
+    match missing_compiler(desc, target, host) {
+        Some(msg) => Err(Error::unsupported(msg)),
+        None => Ok(()),
+    }
+}
+
 /// Includes the target or the user does not provide.
 fn includes(desc: &ModelDesc, target: &str, libs: &UserLibraries, out: &mut Vec<String>) {
     let arch = triple_arch(target);

@@ -33,8 +33,15 @@ pub(super) fn read_aot(
         [format!("tvmgen_{cm}___tvm_main__"), format!("tvmgen_{cm}_run_model"), "tvm__run_func".to_string()];
     let run = desc.code.definition(&run_sym).map(|(s, f)| (s.member.clone(), f.clone()));
     let main = main_syms.iter().find_map(|s| desc.code.definition(s).map(|(src, f)| (src.member.clone(), f.clone())));
-    let (call, style, entry_fn) =
-        entry_point(desc, run.as_ref(), main.as_ref(), header.as_ref(), &header_name, &run_sym, &main_syms)?;
+    let mut blockers = Vec::new();
+    let (call, style, entry_fn) = entry_point(
+        desc,
+        (run.as_ref(), main.as_ref()),
+        (header.as_ref(), &header_name),
+        (&run_sym, &main_syms),
+        &mut blockers,
+    )?;
+    desc.blockers.extend(blockers);
     desc.fact("AOT entry", style.clone(), "C source definitions");
 
     // --- USMP pools inside the C --------------------------------------------------------------
@@ -129,16 +136,18 @@ fn usmp_pools(desc: &ModelDesc) -> Option<UsmpPools> {
     ws.map(|workspace_bytes| UsmpPools { workspace_bytes, constant_bytes: cs })
 }
 
+/// A C function and the archive member that defines it.
+type Defined = (String, CFunction);
+
 /// How to call the model: the `run` wrapper when it takes structs or is packed, else the main
 /// function (packed or unpacked), with a description of the style and the C function called.
+/// What cannot be supported is added to `blockers` (the model is then still read, for `inspect`).
 fn entry_point(
     desc: &ModelDesc,
-    run: Option<&(String, CFunction)>,
-    main: Option<&(String, CFunction)>,
-    header: Option<&InterfaceHeader>,
-    header_name: &str,
-    run_sym: &str,
-    main_syms: &[String],
+    (run, main): (Option<&Defined>, Option<&Defined>),
+    (header, header_name): (Option<&InterfaceHeader>, &str),
+    (run_sym, main_syms): (&str, &[String]),
+    blockers: &mut Vec<String>,
 ) -> Result<(AotCall, String, CFunction)> {
     Ok(match (run, main) {
         (Some((member, f)), _) if f.is_packed() => {
@@ -147,17 +156,15 @@ fn entry_point(
         (Some((member, f)), _) if f.params.iter().any(|p| p.ty.contains("struct")) => {
             let pools = f.params.iter().any(|p| p.ty.contains("workspace_pools"));
             if f.params.iter().any(|p| p.ty.contains("_devices")) {
-                return Err(Error::unsupported(format!(
-                    "{} takes a `devices` struct (C device API, e.g. Ethos-U): device contexts are not supported",
+                blockers.push(format!(
+                    "{member}: {} takes a `devices` struct (the C device API of an accelerator such as Ethos-U): device contexts are not supported",
                     f.name
-                ))
-                .in_member(member.clone()));
+                ));
             }
             if header.as_ref().is_some_and(|h| h.maps_io) {
-                return Err(Error::unsupported(
-                    "inputs and outputs live inside the workspace pool (tir.usmp.use_workspace_io); rebuild without it",
-                )
-                .in_member(header_name));
+                blockers.push(format!(
+                    "{header_name}: inputs and outputs live inside the workspace pool (tir.usmp.use_workspace_io); rebuild without it"
+                ));
             }
             (
                 AotCall::CInterface { symbol: f.name.clone(), pools },
