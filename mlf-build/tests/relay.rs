@@ -49,3 +49,60 @@ fn the_relay_text_of_every_fixture_agrees_with_its_vectors() {
     assert!(read >= 15, "only {read} fixtures have relay text");
     assert!(with_returns >= 1 && with_dtype >= 5, "returns {with_returns}, dtypes {with_dtype}");
 }
+
+/// The 4-D return type of a requantized classifier, as each of the forms TVM prints it in is
+/// spliced into `text` (a fixture's relay text): the printed return type of `@main`, a `ty=`
+/// annotation on the final expression, on the binding it names, and on both elements of a tuple.
+fn with_4d_returns(text: &str) -> Vec<(&'static str, String, usize)> {
+    const TY: &str = "Tensor[(1, 1, 1, 3), uint8]";
+    let lines: Vec<&str> = text.lines().collect();
+    let def = lines.iter().position(|l| l.starts_with("def @main(")).expect("def @main");
+    let end = def + lines[def..].iter().position(|l| l.trim_end() == "}").expect("the end of @main");
+    let (sig, last) = (lines[def].trim_end(), lines[end - 1].trim_end());
+    assert!(sig.ends_with(" {"), "{sig}");
+    // A printed return type already there is replaced.
+    let params_end = sig.rfind(") -> ").map_or(sig.len() - 2, |i| i + 1);
+    // The final expression annotated (its own trailing comment, if any, replaced).
+    let annotated = match last.rfind("/* ") {
+        Some(i) if last.ends_with("*/") => format!("{}/* ty={TY} span=Identity:0:0 */", &last[..i]),
+        _ => format!("{last} /* ty={TY} */"),
+    };
+    // The other forms are spliced into the text without a printed return type (it would answer first).
+    let splice = |at: usize, with: &str| {
+        let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        l[def] = format!("{} {{", &sig[..params_end]);
+        l[at] = with.to_string();
+        l.join("\n") + "\n"
+    };
+    let bound = |tail: &str| splice(end - 1, &format!("  %900 = {};\n  {tail}", annotated.trim_start()));
+    vec![
+        ("printed return type", splice(def, &format!("{} -> {TY} {{", &sig[..params_end])), 1),
+        ("final expression", splice(end - 1, &annotated), 1),
+        ("binding", bound("%900"), 1),
+        ("tuple", bound("(%900, %900)"), 2),
+    ]
+}
+
+#[test]
+fn a_4d_return_type_in_every_form_on_every_fixtures_relay_text() {
+    let Some(root) = fixtures_or_skip("a_4d_return_type_in_every_form_on_every_fixtures_relay_text") else { return };
+    let mut read = 0;
+    for fx in mlf_fixtures(&root) {
+        let archive = Archive::open(&fx.model).unwrap();
+        let Some((_, bytes)) = archive.first_of(&["src/default.relay", "src/relay.txt", "relay.txt"]) else { continue };
+        for (form, text, n) in with_4d_returns(std::str::from_utf8(bytes).unwrap()) {
+            let m = relay::parse(&text).unwrap_or_else(|e| panic!("{} ({form}): {e}", fx.name));
+            let got: Vec<_> = m.returns.iter().flatten().map(|t| (t.shape.clone(), t.dtype.to_string())).collect();
+            assert_eq!(
+                got,
+                vec![(vec![1, 1, 1, 3], "uint8".to_string()); n],
+                "{} ({form}): {}",
+                fx.name,
+                m.returns_source
+            );
+            assert!(!m.params.is_empty(), "{} ({form})", fx.name);
+        }
+        read += 1;
+    }
+    assert!(read >= 15, "only {read} fixtures have relay text");
+}
