@@ -74,6 +74,20 @@ pub fn write_members(dir: &Path, members: &[(String, Vec<u8>)]) {
     }
 }
 
+/// Writes members as a tar archive at `path` (an edited copy of an archive as a `.tar`).
+pub fn write_tar(path: &Path, members: &[(String, Vec<u8>)]) {
+    let file = std::fs::File::create(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut builder = tar::Builder::new(file);
+    for (name, data) in members {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, format!("./{name}"), data.as_slice()).expect("append a member");
+    }
+    builder.finish().expect("finish the tar");
+}
+
 /// The shared fixtures folder, if present.
 pub fn fixtures_dir() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("MLF_FIXTURES") {

@@ -24,6 +24,7 @@ pub fn run_command(model: &Path, dir: &Path, case: &Case, out: &Path, work: &Pat
 
 /// The path on the line of `cargo mlf run`'s stderr that starts with `prefix`: `"running "`
 /// (the program it built) or `"parameters from "` (the split folder or archive it read).
+#[allow(dead_code)] // not every test binary that shares this module reads the paths
 pub fn reported(stderr: &str, prefix: &str) -> Option<PathBuf> {
     stderr.lines().find_map(|l| l.strip_prefix(prefix)).map(PathBuf::from)
 }

@@ -5,15 +5,14 @@
 
 use std::fmt::Display;
 
-/// Reports `error` and ends the program: inside a build script as a cargo error (one
-/// `cargo::error=` line per line of the message; cargo then fails the build with "build script
+/// Reports `error` and ends the program: inside a build script as one cargo error (one
+/// `cargo::error=` line, the message's lines joined by `; `; cargo then fails the build with "build script
 /// logged errors", no panic, no backtrace), elsewhere as `error: …` on stderr with exit status 1.
 pub fn report_error(error: impl Display) -> ! {
     let message = error.to_string();
     if error_directive_understood() {
-        for line in message.lines().filter(|l| !l.trim().is_empty()) {
-            println!("cargo::error={line}");
-        }
+        // One directive: cargo shows one error, every reason in it (a directive is one line).
+        println!("cargo::error={}", one_line(&message));
         // The directive fails the build; a non-zero status would add cargo's dump of the
         // script's whole output to the error.
         std::process::exit(0);
@@ -39,6 +38,11 @@ fn error_directive_understood() -> bool {
     msrv_allows && cargo_version.is_some_and(|v| v >= (1, 84))
 }
 
+/// The non-empty lines of `message` joined by `; `.
+fn one_line(message: &str) -> String {
+    message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+}
+
 /// `1.84.0`, `1.77`, `1.95.0-nightly` → (major, minor).
 fn version(s: &str) -> Option<(u32, u32)> {
     let mut parts = s.trim().split(['.', '-']);
@@ -47,7 +51,12 @@ fn version(s: &str) -> Option<(u32, u32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::version;
+    use super::{one_line, version};
+
+    #[test]
+    fn one_line_per_error() {
+        assert_eq!(one_line("a.tar: first\n\n  second\n"), "a.tar: first; second");
+    }
 
     #[test]
     fn versions() {
