@@ -108,6 +108,49 @@ fn a_vendor_library_runs_when_supplied_and_is_named_when_not() {
     }
 }
 
+/// Builds `vendor/src/*.c` into `vendor/lib/libvendor.a` with the host's `cc` and `ar`.
+fn prebuilt(vendor: &Path, function: &str) -> PathBuf {
+    let lib = vendor.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let obj = lib.join(format!("{function}.o"));
+    let cc = Command::new("cc")
+        .args(["-c", "-O2", "-fPIC", "-I"])
+        .arg(vendor.join("include"))
+        .arg(vendor.join(format!("src/{function}.c")))
+        .arg("-o")
+        .arg(&obj)
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    let archive = lib.join("libvendor.a");
+    assert!(Command::new("ar").arg("rcs").arg(&archive).arg(&obj).status().unwrap().success());
+    archive
+}
+
+#[test]
+fn a_prebuilt_vendor_library_is_linked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let members = derived::calling_vendor(derived::digits_aot_c(), "arm_nnfunctions.h", "arm_fake_check");
+    let model = tar_of(tmp.path(), "byoc-prebuilt.tar", &members);
+    let vendor = tmp.path().join("vendor");
+    derived::write_vendor_library(&vendor, "arm_nnfunctions.h", "arm_fake_check");
+    let library = prebuilt(&vendor, "arm_fake_check");
+    let (dir, manifest) = digits_vectors();
+    let case = &manifest.cases[1];
+    let outputs = tmp.path().join("out");
+    let out = common::run_command(&model, &dir, case, &outputs, &work_dir())
+        .arg("--include-dir")
+        .arg(vendor.join("include"))
+        .arg("--library")
+        .arg(&library)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let got = std::fs::read(outputs.join("output0.bin")).unwrap();
+    let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
+    compare(&case.outputs[0].dtype, &got, &want, case).unwrap();
+}
+
 #[test]
 fn a_template_crate_with_a_refused_archive_fails_with_one_error() {
     let tmp = tempfile::tempdir().unwrap();
