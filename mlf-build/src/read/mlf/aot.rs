@@ -45,18 +45,7 @@ pub(super) fn read_aot(
     desc.fact("AOT entry", style.clone(), "C source definitions");
 
     // --- USMP pools inside the C --------------------------------------------------------------
-    let usmp = usmp_pools(desc);
-    if let Some(u) = &usmp {
-        desc.fact(
-            "workspace",
-            format!(
-                "USMP pools inside the C: global_workspace {} bytes{}",
-                u.workspace_bytes,
-                u.constant_bytes.map(|c| format!(", global_const_workspace {c} bytes")).unwrap_or_default()
-            ),
-            "C source",
-        );
-    }
+    let usmp = recorded_usmp_pools(desc);
 
     // --- Inputs and outputs ---------------------------------------------------------------
     // The number of tensors the entry takes: the unpacked function's parameters (for a packed
@@ -113,6 +102,23 @@ pub(super) fn read_aot(
         main_pools: Vec::new(),
     });
     Ok(())
+}
+
+/// The USMP pools inside the C ([`usmp_pools`]), recorded as a fact.
+fn recorded_usmp_pools(desc: &mut ModelDesc) -> Option<UsmpPools> {
+    let usmp = usmp_pools(desc);
+    if let Some(u) = &usmp {
+        desc.fact(
+            "workspace",
+            format!(
+                "USMP pools inside the C: global_workspace {} bytes{}",
+                u.workspace_bytes,
+                u.constant_bytes.map(|c| format!(", global_const_workspace {c} bytes")).unwrap_or_default()
+            ),
+            "C source",
+        );
+    }
+    usmp
 }
 
 /// USMP pool parameters of an AOT main (`global_workspace_1_var`, `global_const_workspace_0_var`).
