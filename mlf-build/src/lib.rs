@@ -135,7 +135,7 @@ pub mod __private {
         pub use crate::testing::{blob, params};
     }
 
-    /// The measured sections of a compiled library.
+    /// The measured sections of a compiled library, and the memory of a linked firmware.
     #[cfg(feature = "build")]
-    pub use crate::build::measure::measure_library;
+    pub use crate::build::measure::{FirmwareMemory, measure_firmware, measure_library};
 }

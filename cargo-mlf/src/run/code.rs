@@ -45,18 +45,21 @@ fn helpers() -> TokenStream {
 
 /// The runner's `build.rs`: the model built with `mlf_build` (nothing for a kmodel), with its
 /// MLF module and parameter placement, writing the split folder `split_dir` of external
-/// parameters.
+/// parameters; then `extra` (what a device program adds for its machine).
 pub fn build_rs(
     model: &Path,
     is_kmodel: bool,
     module: Option<&str>,
     placement: Placement,
     split_dir: Option<&Path>,
+    extra: TokenStream,
 ) -> Result<String, Error> {
     if is_kmodel {
         return file(quote! {
             //! A kmodel needs no build step: `include_model!` reads it.
-            fn main() {}
+            fn main() {
+                #extra
+            }
         });
     }
     let model = model.display().to_string();
@@ -73,6 +76,7 @@ pub fn build_rs(
                 #params
                 .compile()
                 .unwrap_or_else(|e| panic!("{e}"));
+            #extra
         }
     })
 }
