@@ -162,6 +162,17 @@ fn digits_on_cortex_m3_and_cortex_m0() {
     }
 }
 
+/// RV64 with the model's C (riscv64-unknown-elf-gcc): mlf-build asks for Rust's hard-float ABI.
+#[test]
+fn digits_on_rv64() {
+    if !tools::require("digits_on_rv64", &[Need::Target(RISCV64), Need::QemuRiscv, Need::RiscvGcc]) {
+        return;
+    }
+    let (model, dir) = digits();
+    let (cases, f) = run_cases(&model, &dir, RISCV64, &[], 3);
+    eprintln!("digits on {RISCV64}: {cases} cases, {f:?}");
+}
+
 #[test]
 fn a_kmodel_on_rv64_reports_its_first_run_apart() {
     if !tools::require("a_kmodel_on_rv64", &[Need::Target(RISCV64), Need::QemuRiscv, Need::Fixtures]) {

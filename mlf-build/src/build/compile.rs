@@ -183,7 +183,27 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
     if !job.fp_contract {
         build.flag_if_supported("-ffp-contract=off");
     }
+    bare_metal_riscv(&mut build, &job.target);
     Ok(build)
+}
+
+/// RISC-V without an operating system (`riscv64gc-unknown-none-elf`, …): the `cc` crate asks
+/// for the soft-float ABI (`-mabi=lp64`), but Rust's `gc` targets use the hard-float one, and
+/// objects of the two do not link; the program runs at 0x8000_0000, beyond the reach of the
+/// default code model. A C library for it comes as picolibc in Debian (a GCC spec file), used
+/// when the compiler has it.
+fn bare_metal_riscv(build: &mut cc::Build, target: &str) {
+    let bare = target.contains("-none-") || target.ends_with("-none");
+    if !(bare && target.starts_with("riscv")) {
+        return;
+    }
+    let arch = target.split('-').next().unwrap_or_default();
+    if arch == "riscv64gc" {
+        build.flag("-mabi=lp64d");
+    } else if arch.starts_with("riscv32") && arch[7..].contains('f') {
+        build.flag("-mabi=ilp32f");
+    }
+    build.flag("-mcmodel=medany").flag_if_supported("--specs=picolibc.specs");
 }
 
 /// Writes the model's C, the shared headers and the rename header into `job.dir`, compiles
