@@ -154,6 +154,9 @@ pub struct CompileJob<'a> {
     /// false (mlf's default) the C is compiled with `-ffp-contract=off`, so float results are
     /// the same on every target, whether or not its FPU has a fused multiply-add.
     pub fp_contract: bool,
+    /// The flags cargo gives rustc for the target, when the build runs outside a build script
+    /// (inside one, cargo's `CARGO_ENCODED_RUSTFLAGS` is there already).
+    pub rustflags: Option<&'a [String]>,
     /// Extra configuration by the user.
     pub configure: Option<&'a dyn Fn(&mut cc::Build)>,
 }
@@ -184,6 +187,12 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
         build.flag_if_supported("-ffp-contract=off");
     }
     bare_metal_riscv(&mut build, &job.target);
+    if let Some(flags) = job.rustflags {
+        // What cargo gives a build script: the `cc` crate reads C flags from it.
+        let key = std::ffi::OsString::from("CARGO_ENCODED_RUSTFLAGS");
+        let vars = std::env::vars_os().filter(|(k, _)| *k != key);
+        build.set_envs_snapshot(vars.chain([(key.clone(), flags.join("\u{1f}").into())]));
+    }
     Ok(build)
 }
 

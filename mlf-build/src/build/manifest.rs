@@ -5,6 +5,7 @@
 //! [package.metadata.mlf]
 //! ram = "256 KiB"              # optional: budget for all models of the crate together
 //! flash = "1 MiB"
+//! board = { flash = "1 MiB", ram = "320 KiB" }  # optional: what the whole firmware must fit
 //!
 //! [[package.metadata.mlf.models]]
 //! path = "models/digits.tar"   # relative to Cargo.toml
@@ -44,6 +45,9 @@ pub struct Manifest {
     pub ram: Option<Size>,
     /// Budget of flash for all models of the crate together.
     pub flash: Option<Size>,
+    /// The board the crate's firmware runs on: the whole linked program must fit its flash and
+    /// RAM (`cargo mlf build` measures it after `cargo build`), and so must the models.
+    pub board: Option<Board>,
     /// The models, in order.
     #[serde(default)]
     pub models: Vec<ModelEntry>,
@@ -70,6 +74,16 @@ pub struct ModelEntry {
     pub ram: Option<Size>,
     /// This model's flash budget.
     pub flash: Option<Size>,
+}
+
+/// `board = { flash = "1 MiB", ram = "320 KiB" }`: a board's memory, given once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    /// Flash (the program image).
+    pub flash: Option<Size>,
+    /// RAM (static RAM and the stack).
+    pub ram: Option<Size>,
 }
 
 /// A size in bytes, written as an integer or a string with a unit (`"64 KiB"`).
@@ -252,6 +266,18 @@ impl Manifest {
     }
 }
 
+impl Manifest {
+    /// The board's limits as a budget (empty when no board is given).
+    pub fn board_budget(&self, cargo_toml: &Path) -> crate::build::budget::Budget {
+        let board = self.board.unwrap_or_default();
+        crate::build::budget::Budget {
+            ram: board.ram.map(Size::bytes),
+            flash: board.flash.map(Size::bytes),
+            source: format!("{TABLE}.board in {}", cargo_toml.display()),
+        }
+    }
+}
+
 impl ModelEntry {
     /// The parameter placement this entry asks for (`embedded` when it says none).
     pub fn placement(&self) -> Placement {
@@ -320,6 +346,7 @@ mod tests {
             [package.metadata.mlf]
             ram = "256 KiB"
             flash = 1048576
+            board = { flash = "1 MiB", ram = "320 KiB" }
             [[package.metadata.mlf.models]]
             path = "models/digits.tar"
             name = "digits"
@@ -335,6 +362,9 @@ mod tests {
         .unwrap();
         assert_eq!(m.ram, Some(Size(262_144)));
         assert_eq!(m.flash, Some(Size(1 << 20)));
+        assert_eq!(m.board, Some(Board { flash: Some(Size(1 << 20)), ram: Some(Size(320 << 10)) }));
+        let board = m.board_budget(Path::new("Cargo.toml"));
+        assert_eq!((board.ram, board.source.as_str()), (Some(320 << 10), "package.metadata.mlf.board in Cargo.toml"));
         assert_eq!(m.models.len(), 2);
         assert_eq!(m.models[0].ram, Some(Size(1024)));
         assert_eq!(m.models[0].flash, None);
@@ -361,6 +391,8 @@ mod tests {
         assert!(e.contains("unknown parameter placement"), "{e}");
         let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nname = \"My Model\"\n");
         assert!(e.contains("models[0].name") && e.contains("my_model"), "{e}");
+        let e = err("[package.metadata.mlf]\nboard = { flash = \"1 MiB\", rom = 5 }\n");
+        assert!(e.starts_with("package.metadata.mlf.board") && e.contains("unknown field `rom`"), "{e}");
         let e = err("[package.metadata.mlf]\nram = -3\n");
         assert!(e.starts_with("package.metadata.mlf.ram: ") && e.contains("negative"), "{e}");
         let e = Manifest::from_toml_str("[package\n").unwrap_err().to_string();
