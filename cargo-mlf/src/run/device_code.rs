@@ -117,12 +117,16 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
         model.display()
     );
     let blank = render::blank();
+    // The generated crate's support module (`src/device.rs`, written beside `main.rs`).
+    let device_mod = quote!(
+        mod device;
+    );
     file(quote! {
         #![doc = #doc]
         #![no_std]
         #![no_main]
 
-        mod device;
+        #device_mod
         #blank
         ::mlf_runtime::include_model!(#model_path, name = model #params_opt);
         #blank
