@@ -265,8 +265,13 @@ fn check_model(
     }
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if !mlf_build::__private::has_build_step(&desc) {
-        let report = mlf_build::__private::memory_report(&desc, &name, target, entry.module.as_deref(), None)?;
+        let kpu = entry.kpu.unwrap_or_default();
+        let report = mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
         return Ok((report, desc));
+    }
+    if entry.kpu.is_some() {
+        let e = Error::invalid("`kpu` chooses where a kmodel's KPU layers run; this is a TVM model");
+        return Err(e.at("kpu").in_file(&pkg.manifest_path));
     }
     pb.set_message(format!("planning memory and compiling C for {target}"));
     let model = entry.to_model(dir)?.rustflags(rustflags.to_vec());

@@ -182,3 +182,60 @@ fn firmware_crate_is_checked_for_its_configured_target_and_must_fit_its_board() 
     assert!(!out.status.success() && stderr.contains("over the budget of 100 bytes"), "{stderr}");
     assert!(stderr.contains("not running cargo build"), "{stderr}");
 }
+
+/// `cargo mlf build --message-format json` in `dir`: the model's report and the linked
+/// firmware's.
+fn model_and_firmware_reports(dir: &Path) -> (serde_json::Value, serde_json::Value) {
+    let out = mlf_build_in(dir, &["--message-format", "json"]);
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let find = |reason: &str| {
+        let found = lines.iter().find(|v| v["reason"] == reason);
+        found.cloned().unwrap_or_else(|| panic!("no {reason} in {stdout}"))
+    };
+    (find("mlf-model-report"), find("mlf-firmware-report"))
+}
+
+/// A k210 crate switched to the K210's own KPU as its README says (mlf-runtime's feature
+/// `k210`, `include_model!(…, kpu = k210)`, `kpu = "k210"` in the manifest) builds and links for
+/// riscv64gc (QEMU cannot run it: it has no KPU). Its module allocates no KPU RAM: the report's
+/// arena and the linked firmware's RAM both drop by at least the emulated KPU RAM and scratch
+/// against the same crate on the device model.
+#[test]
+fn k210_template_on_the_k210_kpu_links_for_riscv64gc_without_kpu_ram() {
+    if !tools::require("k210_template_on_the_k210_kpu_links", &[Need::Target(RISCV64)]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A V4 model with a KPU convolution (512 bytes of KPU RAM, 160 of main memory).
+    let model = tmp.path().join("net.kmodel");
+    std::fs::write(&model, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
+    let dir = tmp.path().join("net-k210");
+    let out = new_crate("net-k210", &dir, &["--template", "k210", "--model", model.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (emulated, emulated_fw) = model_and_firmware_reports(&dir);
+
+    let edit = |file: &str, from: &str, to: &str| {
+        let path = dir.join(file);
+        let was = std::fs::read_to_string(&path).unwrap();
+        assert!(was.contains(from), "{file} has no {from:?}:\n{was}");
+        std::fs::write(&path, was.replacen(from, to, 1)).unwrap();
+    };
+    edit("Cargo.toml", r#"features = ["macros"]"#, r#"features = ["macros", "k210"]"#);
+    edit("Cargo.toml", r#"# kpu = "k210""#, r#"kpu = "k210""#);
+    edit("src/main.rs", r#"include_model!("models/net.kmodel")"#, r#"include_model!("models/net.kmodel", kpu = k210)"#);
+    let (k210, k210_fw) = model_and_firmware_reports(&dir);
+
+    let notes = k210["notes"].to_string();
+    assert!(notes.contains("K210's own KPU") && notes.contains("no KPU RAM"), "{k210}");
+    let arena = |r: &serde_json::Value| r["ram"]["arena"].as_u64().unwrap();
+    // Emulated: main 160 + KPU RAM 512 + scratch; on the K210: main 160 + CPU scratch 0.
+    assert!(arena(&emulated) >= arena(&k210) + 512, "{emulated}\n{k210}");
+    assert_eq!(k210_fw["target"], RISCV64, "{k210_fw}");
+    let ram = |r: &serde_json::Value| r["ram"].as_u64().unwrap();
+    assert!(ram(&emulated_fw) >= ram(&k210_fw) + 512, "{emulated_fw}\n{k210_fw}");
+    // The KPU driver is linked in: its code makes the program larger.
+    let flash = |r: &serde_json::Value| r["flash"].as_u64().unwrap();
+    assert!(flash(&k210_fw) > 0, "{k210_fw}");
+}

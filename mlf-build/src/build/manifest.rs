@@ -70,6 +70,9 @@ pub struct ModelEntry {
     /// `true` lets the C compiler contract `a*b+c` into fused multiply-adds; by default the
     /// model's C is compiled with `-ffp-contract=off` (see [`crate::Model::fp_contract`]).
     pub fp_contract: Option<bool>,
+    /// Where a kmodel's KPU layers run, as its `include_model!(…, kpu = …)` says: `"device-model"`
+    /// (the default) or `"k210"`; the report and budgets count that backend's memory.
+    pub kpu: Option<crate::model::Kpu>,
     /// This model's static RAM budget.
     pub ram: Option<Size>,
     /// This model's flash budget.

@@ -111,6 +111,10 @@ pub fn compile_listed() -> Result<Vec<Built>> {
         if kind == FileKind::Kmodel {
             continue;
         }
+        if entry.kpu.is_some() {
+            let e = Error::invalid("`kpu` chooses where a kmodel's KPU layers run; this is a TVM model");
+            return Err(e.at(format!("{TABLE}.models[{i}].kpu")).in_file(&cargo_toml));
+        }
         built.push(
             entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?,
         );
