@@ -24,12 +24,15 @@ fn work_dir() -> PathBuf {
     mlf_fixtures::workspace_root().join("target/mlf-run-tests")
 }
 
-/// What the device printed for one case.
+/// What the device printed for the last case, and how many outputs of all cases were
+/// bit-identical to the reference (the others were within the fixture's tolerance).
 #[derive(Debug)]
 struct Figures {
     instructions: u64,
     stack: u64,
     first_run: Option<u64>,
+    exact_outputs: usize,
+    outputs: usize,
 }
 
 /// The number after `label` on a line of `stderr` (digits with `,` separators).
@@ -45,7 +48,7 @@ fn figure(stderr: &str, label: &str) -> Option<u64> {
 fn run_cases(model: &Path, dir: &Path, target: &str, extra: &[&OsStr], limit: usize) -> (usize, Figures) {
     let manifest = Manifest::read(dir).expect("manifest");
     let mut last = None;
-    let mut cases = 0;
+    let (mut cases, mut exact_outputs, mut outputs) = (0, 0, 0);
     for (ci, case) in manifest.cases.iter().enumerate().take(limit) {
         let tag: String = extra.iter().map(|a| a.to_string_lossy().replace(['/', '-'], "")).collect();
         let out = work_dir().join("out-device").join(format!(
@@ -67,11 +70,15 @@ fn run_cases(model: &Path, dir: &Path, target: &str, extra: &[&OsStr], limit: us
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
             compare(&want.dtype, &got, &expected, case)
                 .unwrap_or_else(|e| panic!("{} on {target}: case {ci} output {k}: {e}\n{stderr}", model.display()));
+            exact_outputs += usize::from(got == expected);
+            outputs += 1;
         }
         let figures = Figures {
             instructions: figure(&stderr, "instructions per inference").expect(&stderr),
             stack: figure(&stderr, "stack high-water").expect(&stderr),
             first_run: figure(&stderr, "first run"),
+            exact_outputs,
+            outputs,
         };
         assert!(figures.instructions > 0 && figures.stack > 0, "{figures:?}\n{stderr}");
         assert!(stderr.contains("program") && stderr.contains("flash"), "{stderr}");
@@ -208,7 +215,9 @@ fn the_micro_bit_has_no_parameter_partition_and_unknown_targets_are_named() {
     assert!(e.contains("cannot emulate xtensa-esp32-none-elf") && e.contains(THUMBV7EM), "{e}");
 }
 
-/// Every runnable MLF fixture (with vectors, without EXPECT.json) on the Cortex-M4F, every case.
+/// Every runnable MLF fixture (with vectors, without EXPECT.json) on the Cortex-M4F, every case;
+/// prints a table (each fixture reproduced within its tolerance or the failure, how many outputs
+/// were bit-identical) and fails if any did not reproduce.
 #[test]
 #[ignore = "a few minutes: cargo test -p cargo-mlf --test run_device -- --ignored --nocapture"]
 fn every_runnable_mlf_fixture_on_cortex_m4() {
@@ -216,17 +225,31 @@ fn every_runnable_mlf_fixture_on_cortex_m4() {
         return;
     }
     let root = mlf_fixtures::fixtures_dir().unwrap();
-    let mut lines = Vec::new();
+    let (mut lines, mut failed) = (Vec::new(), Vec::new());
     for fx in mlf_fixtures(&root) {
         if Manifest::read(&fx.dir).is_none() || fx.dir.join("EXPECT.json").exists() {
             continue;
         }
-        let (n, f) = run_cases(&fx.model, &fx.dir, THUMBV7EM, &[], usize::MAX);
-        lines.push(format!("| {} | {n} | {} | {} |", fx.name, f.instructions, f.stack));
+        let run = std::panic::catch_unwind(|| run_cases(&fx.model, &fx.dir, THUMBV7EM, &[], usize::MAX));
+        match run {
+            Ok((n, f)) => lines.push(format!(
+                "| {} | {n} | {} of {} | {} | {} |",
+                fx.name, f.exact_outputs, f.outputs, f.instructions, f.stack
+            )),
+            Err(e) => {
+                let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                let why = why.lines().next().unwrap_or("").to_string();
+                lines.push(format!("| {} | FAILED: {why} | | | |", fx.name));
+                failed.push(fx.name.clone());
+            }
+        }
     }
-    eprintln!("| fixture | cases reproduced | instructions per inference | stack |\n|---|---:|---:|---:|");
+    eprintln!(
+        "| fixture | cases reproduced | outputs bit-identical | instructions per inference (last case) | stack |\n|---|---:|---:|---:|---:|"
+    );
     for l in &lines {
         eprintln!("{l}");
     }
+    assert!(failed.is_empty(), "did not reproduce: {failed:?}");
     assert!(lines.len() >= 15, "{lines:?}");
 }
