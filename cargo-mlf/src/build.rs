@@ -5,7 +5,9 @@
 //!
 //! The checks are the ones the build script makes (`mlf_build::compile_listed` or
 //! `Model::compile`), run first so that a model over its budget fails fast, with the numbers,
-//! before cargo builds anything. `--message-format json…` (passed on to cargo too) prints the
+//! before cargo builds anything. They are for the target cargo builds for, read from its
+//! configuration as cargo reads it ([`config`]); after the build, the programs linked for a
+//! device target are measured and checked against the package's board ([`firmware`]). `--message-format json…` (passed on to cargo too) prints the
 //! reports as JSON lines on stdout, beside cargo's own messages, each with a `reason`:
 //! `mlf-model-report`, `mlf-package-report` or `mlf-error`.
 
@@ -23,6 +25,11 @@ use mlf_build::MemoryReport;
 use serde_json::{Value, json};
 
 use crate::io_error::InFile;
+
+mod config;
+mod firmware;
+
+use config::{CargoConfig, Target};
 
 /// Arguments of `build`.
 #[derive(clap::Args, Debug)]
@@ -54,8 +61,12 @@ pub struct CargoArgs {
     pub exclude: Vec<String>,
     /// `--message-format json…`.
     pub json: bool,
+    /// `--message-format`, as given.
+    pub message_format: Option<String>,
     /// `--target-dir`.
     pub target_dir: Option<PathBuf>,
+    /// `--config` (each one).
+    pub configs: Vec<String>,
 }
 
 /// Options of `cargo build` that take a value (so that value is not read as an option).
@@ -69,7 +80,6 @@ const TAKES_VALUE: &[&str] = &[
     "--jobs",
     "-j",
     "--profile",
-    "--config",
     "--color",
     "-Z",
     "--lockfile-path",
@@ -124,8 +134,10 @@ pub fn scan(
             "--workspace" | "--all" => out.workspace = true,
             "--exclude" => out.exclude.extend(value(&mut i)),
             "--target-dir" => out.target_dir = value(&mut i).map(PathBuf::from),
+            "--config" => out.configs.extend(value(&mut i)),
             "--message-format" => {
-                if value(&mut i).is_some_and(|v| v.split(',').any(|f| f.trim().starts_with("json"))) {
+                out.message_format = value(&mut i);
+                if out.message_format.as_ref().is_some_and(|v| v.split(',').any(|f| f.trim().starts_with("json"))) {
                     out.json = true;
                 }
             }
@@ -156,18 +168,6 @@ pub fn host_triple() -> String {
                 .find_map(|l| l.strip_prefix("host: ").map(|h| h.trim().to_string()))
         })
         .unwrap_or_else(|| env!("MLF_HOST_TARGET").to_string())
-}
-
-/// The targets cargo builds for: every `--target`, else `$CARGO_BUILD_TARGET`, else the host.
-/// (`build.target` in `.cargo/config.toml` is not read: pass `--target` or set the variable.)
-fn targets(given: &[String], env: Option<String>, host: &str) -> Vec<String> {
-    if !given.is_empty() {
-        return given.to_vec();
-    }
-    match env.filter(|t| !t.trim().is_empty()) {
-        Some(t) => vec![t.trim().to_string()],
-        None => vec![host.to_string()],
-    }
 }
 
 /// One package with a table.
@@ -246,12 +246,12 @@ fn spinner(label: &str) -> ProgressBar {
     pb
 }
 
-/// Checks one model: reads it, compiles its C for `target` into `check_dir`, and computes its
-/// report.
+/// Checks one model: reads it, compiles its C for `target` (with the flags cargo gives rustc
+/// for it) into `check_dir`, and computes its report.
 fn check_model(
     pkg: &Selected,
     entry: &ModelEntry,
-    target: &str,
+    (target, rustflags): (&str, &[String]),
     host: &str,
     check_dir: &Path,
     pb: &ProgressBar,
@@ -265,11 +265,16 @@ fn check_model(
     }
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if !mlf_build::__private::has_build_step(&desc) {
-        let report = mlf_build::__private::memory_report(&desc, &name, target, entry.module.as_deref(), None)?;
+        let kpu = entry.kpu.unwrap_or_default();
+        let report = mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
         return Ok((report, desc));
     }
+    if entry.kpu.is_some() {
+        let e = Error::invalid("`kpu` chooses where a kmodel's KPU layers run; this is a TVM model");
+        return Err(e.at("kpu").in_file(&pkg.manifest_path));
+    }
     pb.set_message(format!("planning memory and compiling C for {target}"));
-    let model = entry.to_model(dir)?;
+    let model = entry.to_model(dir)?.rustflags(rustflags.to_vec());
     let built = model.build_into(&path, check_dir, &pkg.name, target, host, false)?;
     pb.set_message("measuring the compiled C");
     let report = built.report()?;
@@ -309,9 +314,9 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match check(&cargo, plan_svg.as_deref()) {
-        Ok(0) => {}
-        Ok(n) => {
+    let plan = match check(&cargo, plan_svg.as_deref()) {
+        Ok((0, plan)) => plan,
+        Ok((n, _)) => {
             eprintln!("{n} problem{} with the models (above); not running cargo build", if n == 1 { "" } else { "s" });
             return ExitCode::FAILURE;
         }
@@ -319,37 +324,33 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
-    }
+    };
     if check_only {
         return ExitCode::SUCCESS;
     }
-    let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    match Command::new(&cargo_bin).arg("build").args(&pass).status() {
-        Ok(s) if s.success() => ExitCode::SUCCESS,
-        // A failed status has a non-zero code, or none (killed by a signal).
-        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)),
-        Err(e) => {
-            eprintln!("error: cannot run {}: {e}", cargo_bin.to_string_lossy());
-            ExitCode::FAILURE
-        }
-    }
+    firmware::cargo_build(&pass, &plan)
 }
 
-/// Checks and reports every listed model; returns the number of problems.
-fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
+/// Checks and reports every listed model; returns the number of problems, and what to measure
+/// after the build.
+fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware::Plan), Error> {
     let (packages, target_dir) = select(cargo)?;
     let host = host_triple();
-    let targets = targets(&cargo.targets, std::env::var("CARGO_BUILD_TARGET").ok(), &host);
+    let config = CargoConfig::from_environment(&cargo.configs)?;
+    let targets = config.targets(&cargo.targets, &host)?;
     // JSON lines on stdout; a closed pipe (`| head`) is not an error worth a panic.
     let emit = |v: Value| {
         use std::io::Write;
         let _ = writeln!(std::io::stdout().lock(), "{v}");
     };
+    let devices: Vec<String> = targets.iter().map(|t| t.triple.clone()).filter(|t| *t != host).collect();
+    let mut plan =
+        firmware::Plan { packages: Vec::new(), targets: devices.clone(), message_format: cargo.message_format.clone() };
     if packages.is_empty() {
         if !cargo.json {
             eprintln!("    Checking no models: none listed in [{TABLE}] of the selected packages");
         }
-        return Ok(0);
+        return Ok((0, plan));
     }
     if let Some(dir) = plan_svg {
         std::fs::create_dir_all(dir).in_file(dir)?;
@@ -357,17 +358,19 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
     let mut problems = 0;
     let out = Out { json: cargo.json, emit: &emit };
     for pkg in &packages {
-        for target in &targets {
+        for Target { triple: target, source } in &targets {
             let check_dir = target_dir.join("mlf-check").join(target);
+            let rustflags = config.rustflags(target, &config::target_cfgs(target))?;
             if !cargo.json {
                 let n = pkg.manifest.models.len();
-                eprintln!("    Checking {n} model{} of {} for {target}", if n == 1 { "" } else { "s" }, pkg.name);
+                let s = if n == 1 { "" } else { "s" };
+                eprintln!("    Checking {n} model{s} of {} for {target} ({source})", pkg.name);
             }
             let mut reports = Vec::new();
             for (i, entry) in pkg.manifest.models.iter().enumerate() {
                 let label = entry.name.clone().unwrap_or_else(|| entry.path.display().to_string());
                 let pb = if cargo.json { ProgressBar::hidden() } else { spinner(&label) };
-                let result = check_model(pkg, entry, target, &host, &check_dir, &pb);
+                let result = check_model(pkg, entry, (target, &rustflags), &host, &check_dir, &pb);
                 pb.finish_and_clear();
                 match result {
                     Ok((report, desc)) => {
@@ -389,9 +392,17 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<usize, Error> {
                 }
             }
             problems += out.package(pkg, target, &reports);
+            if devices.first() == Some(target) {
+                plan.packages.push(firmware::Package {
+                    name: pkg.name.clone(),
+                    manifest_path: pkg.manifest_path.clone(),
+                    board: pkg.manifest.board_budget(&pkg.manifest_path),
+                    reports,
+                });
+            }
         }
     }
-    Ok(problems)
+    Ok((problems, plan))
 }
 
 /// Where the reports go: JSON lines on stdout (`--message-format json`), or the human report
@@ -457,9 +468,13 @@ impl Out<'_> {
     /// returns the number of problems (0 or 1).
     fn package(&self, pkg: &Selected, target: &str, reports: &[MemoryReport]) -> usize {
         let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
+        let board = pkg.manifest.board_budget(&pkg.manifest_path);
         let totals = Totals::of(reports);
+        // The models together within the crate's budget, and within the board (the whole
+        // firmware is measured against it after the build).
         let verdict = if reports.len() == pkg.manifest.models.len() {
             budget::check_crate(&pkg.name, reports, &crate_budget)
+                .and_then(|()| budget::check_crate(&pkg.name, reports, &board))
         } else {
             Ok(())
         };
@@ -560,15 +575,6 @@ mod tests {
             let e = scan(&s(args), &mut svg, &mut only).unwrap_err();
             assert!(e.to_string().contains("--plan-svg needs a folder"), "{args:?}: {e}");
         }
-    }
-
-    #[test]
-    fn target_from_arguments_then_cargo_build_target_then_host() {
-        let env = || Some("thumbv7em-none-eabihf".to_string());
-        assert_eq!(targets(&s(&["a", "b"]), env(), "host"), s(&["a", "b"]));
-        assert_eq!(targets(&[], env(), "host"), s(&["thumbv7em-none-eabihf"]));
-        assert_eq!(targets(&[], Some(String::new()), "host"), s(&["host"]));
-        assert_eq!(targets(&[], None, "host"), s(&["host"]));
     }
 
     #[test]

@@ -44,11 +44,13 @@ enum Command {
     /// Pack a split folder into one archive.
     Pack(split::PackArgs),
     /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
-    /// budgets), print its memory, then run `cargo build` with the arguments given.
+    /// budgets), print its memory, then run `cargo build` with the arguments given, and measure
+    /// the firmware it links against the package's board.
     ///
-    /// The C is checked for each `--target` given, else for `$CARGO_BUILD_TARGET`, else for the
-    /// host. `build.target` in `.cargo/config.toml` is not read: pass `--target` (or set
-    /// `CARGO_BUILD_TARGET`) so that the check and the build agree.
+    /// The target is cargo's: each `--target` given, else `build.target` (`--config`,
+    /// `$CARGO_BUILD_TARGET`, `.cargo/config.toml` from the current folder up, then
+    /// `$CARGO_HOME/config.toml`), else the host; the C is compiled with the rustflags cargo
+    /// gives rustc for it.
     Build(build::Args),
     /// Create a crate that runs a model: a host program, Cortex-M firmware or K210 firmware
     /// (both run in QEMU by `cargo run`).

@@ -14,6 +14,13 @@ pub type Template = [(&'static str, &'static str)];
 /// `main.rs` are generated code).
 pub const RUN: [(&str, &str); 1] = [("Cargo.toml", include_str!("../../templates/run/Cargo.toml"))];
 
+/// `templates/run-device`: the manifest and the support module of the program `cargo mlf run
+/// --target` builds for an emulated device (its `build.rs` and `main.rs` are generated code).
+pub const RUN_DEVICE: [(&str, &str); 2] = [
+    ("Cargo.toml", include_str!("../../templates/run-device/Cargo.toml")),
+    ("src/device.rs", include_str!("../../templates/run-device/src/device.rs")),
+];
+
 /// `templates/host`: a host program that runs a model and prints its outputs (`cargo mlf new`).
 pub const HOST: [(&str, &str); 4] = [
     ("Cargo.toml", include_str!("../../templates/host/Cargo.toml")),

@@ -100,3 +100,142 @@ fn k210_template_needs_a_kmodel() {
     assert!(!out.status.success() && text(&out.stderr).contains("runs kmodels"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("y").exists(), "nothing is written when the model does not fit the template");
 }
+
+/// `cargo mlf build` in `dir`, as its user types it (the crate's `.cargo/config.toml` applies).
+fn mlf_build_in(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
+    cmd.args(["mlf", "build"]).args(args).current_dir(dir).env("CARGO_TARGET_DIR", tools::target_dir());
+    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET"] {
+        cmd.env_remove(var);
+    }
+    cmd.output().unwrap()
+}
+
+/// Sets `board = …` in the crate's `[package.metadata.mlf]` table.
+fn set_board(dir: &Path, board: &str) {
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    let table = "[package.metadata.mlf]\n";
+    let start = toml.find(table).unwrap() + table.len();
+    let rest = &toml[start..];
+    let rest = if rest.starts_with("board = ") { &rest[rest.find('\n').unwrap() + 1..] } else { rest };
+    std::fs::write(&path, format!("{}board = {board}\n{rest}", &toml[..start])).unwrap();
+}
+
+/// The firmware crate's `.cargo/config.toml` sets `build.target`: `cargo mlf build` checks and
+/// reports for thumbv7em-none-eabihf (the model's C compiled by arm-none-eabi-gcc), and after
+/// `cargo build` measures the linked firmware; a board smaller than the firmware fails naming
+/// both numbers, a board smaller than the models fails before cargo runs.
+#[test]
+fn firmware_crate_is_checked_for_its_configured_target_and_must_fit_its_board() {
+    let test = "firmware_crate_is_checked_for_its_configured_target";
+    if !tools::require(test, &[Need::Target(THUMBV7EM), Need::ArmGcc]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("board-fw");
+    let out = new_crate("board-fw", &dir, &["--template", "firmware"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = mlf_build_in(&dir, &["--check-only", "--message-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let model: serde_json::Value = serde_json::from_str(report.lines().next().unwrap()).unwrap();
+    assert_eq!(model["target"], THUMBV7EM, "{report}");
+    // The C measured is the Arm code (Thumb-2 is smaller than x86-64's 620 bytes).
+    let code = model["flash"]["code"].as_u64().unwrap();
+    assert!(code > 0 && code < 620, "{report}");
+    let human = mlf_build_in(&dir, &["--check-only"]);
+    let config = dir.join(".cargo/config.toml").canonicalize().unwrap();
+    let want = format!("for {THUMBV7EM} (build.target in {})", config.display());
+    assert!(text(&human.stderr).contains(&want), "{}", text(&human.stderr));
+
+    // The whole firmware against the board, after cargo build.
+    set_board(&dir, r#"{ flash = "16 KiB", ram = "320 KiB" }"#);
+    let out = mlf_build_in(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("firmware board-fw (thumbv7em-none-eabihf"), "{stderr}");
+    assert!(stderr.contains("of flash, over the budget of 16384 bytes (16.0 KiB)"), "{stderr}");
+    assert!(stderr.contains("budget `flash` set in package.metadata.mlf.board in"), "{stderr}");
+
+    // A board that fits: the figures as JSON.
+    set_board(&dir, r#"{ flash = "1 MiB", ram = "320 KiB" }"#);
+    let out = mlf_build_in(&dir, &["--message-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let fw = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["reason"] == "mlf-firmware-report")
+        .unwrap_or_else(|| panic!("no mlf-firmware-report in {stdout}"));
+    let (flash, ram) = (fw["flash"].as_u64().unwrap(), fw["ram"].as_u64().unwrap());
+    assert!(flash > 16 * 1024 && flash < 1 << 20 && ram >= 176, "{fw}");
+    assert_eq!((fw["target"].as_str(), fw["within_budget"].as_bool()), (Some(THUMBV7EM), Some(true)), "{fw}");
+    // cargo's own JSON lines are passed on.
+    assert!(stdout.contains("\"reason\":\"compiler-artifact\""), "{stdout}");
+
+    // A board smaller than the models: refused before cargo builds anything.
+    set_board(&dir, r#"{ ram = "100 B" }"#);
+    let out = mlf_build_in(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("over the budget of 100 bytes"), "{stderr}");
+    assert!(stderr.contains("not running cargo build"), "{stderr}");
+}
+
+/// `cargo mlf build --message-format json` in `dir`: the model's report and the linked
+/// firmware's.
+fn model_and_firmware_reports(dir: &Path) -> (serde_json::Value, serde_json::Value) {
+    let out = mlf_build_in(dir, &["--message-format", "json"]);
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let find = |reason: &str| {
+        let found = lines.iter().find(|v| v["reason"] == reason);
+        found.cloned().unwrap_or_else(|| panic!("no {reason} in {stdout}"))
+    };
+    (find("mlf-model-report"), find("mlf-firmware-report"))
+}
+
+/// A k210 crate switched to the K210's own KPU as its README says (mlf-runtime's feature
+/// `k210`, `include_model!(…, kpu = k210)`, `kpu = "k210"` in the manifest) builds and links for
+/// riscv64gc (QEMU cannot run it: it has no KPU). Its module allocates no KPU RAM: the report's
+/// arena and the linked firmware's RAM both drop by at least the emulated KPU RAM and scratch
+/// against the same crate on the device model.
+#[test]
+fn k210_template_on_the_k210_kpu_links_for_riscv64gc_without_kpu_ram() {
+    if !tools::require("k210_template_on_the_k210_kpu_links", &[Need::Target(RISCV64)]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // A V4 model with a KPU convolution (512 bytes of KPU RAM, 160 of main memory).
+    let model = tmp.path().join("net.kmodel");
+    std::fs::write(&model, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
+    let dir = tmp.path().join("net-k210");
+    let out = new_crate("net-k210", &dir, &["--template", "k210", "--model", model.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (emulated, emulated_fw) = model_and_firmware_reports(&dir);
+
+    let edit = |file: &str, from: &str, to: &str| {
+        let path = dir.join(file);
+        let was = std::fs::read_to_string(&path).unwrap();
+        assert!(was.contains(from), "{file} has no {from:?}:\n{was}");
+        std::fs::write(&path, was.replacen(from, to, 1)).unwrap();
+    };
+    edit("Cargo.toml", r#"features = ["macros"]"#, r#"features = ["macros", "k210"]"#);
+    edit("Cargo.toml", r#"# kpu = "k210""#, r#"kpu = "k210""#);
+    edit("src/main.rs", r#"include_model!("models/net.kmodel")"#, r#"include_model!("models/net.kmodel", kpu = k210)"#);
+    let (k210, k210_fw) = model_and_firmware_reports(&dir);
+
+    let notes = k210["notes"].to_string();
+    assert!(notes.contains("K210's own KPU") && notes.contains("no KPU RAM"), "{k210}");
+    let arena = |r: &serde_json::Value| r["ram"]["arena"].as_u64().unwrap();
+    // Emulated: main 160 + KPU RAM 512 + scratch; on the K210: main 160 + CPU scratch 0.
+    assert!(arena(&emulated) >= arena(&k210) + 512, "{emulated}\n{k210}");
+    assert_eq!(k210_fw["target"], RISCV64, "{k210_fw}");
+    let ram = |r: &serde_json::Value| r["ram"].as_u64().unwrap();
+    assert!(ram(&emulated_fw) >= ram(&k210_fw) + 512, "{emulated_fw}\n{k210_fw}");
+    // The KPU driver is linked in: its code makes the program larger.
+    let flash = |r: &serde_json::Value| r["flash"].as_u64().unwrap();
+    assert!(flash(&k210_fw) > 0, "{k210_fw}");
+}

@@ -16,6 +16,8 @@ pub enum Need {
     QemuRiscv,
     /// `arm-none-eabi-gcc` with newlib, for the models' C on Cortex-M.
     ArmGcc,
+    /// `riscv64-unknown-elf-gcc` with picolibc, for the models' C on RV64.
+    RiscvGcc,
     /// The shared fixtures (`../shared/fixtures`): absent fixtures skip the test even in CI,
     /// as every other fixture test does.
     Fixtures,
@@ -29,6 +31,9 @@ impl Need {
             Need::QemuArm => "qemu-system-arm".into(),
             Need::QemuRiscv => "qemu-system-riscv64".into(),
             Need::ArmGcc => "arm-none-eabi-gcc with newlib (gcc-arm-none-eabi libnewlib-arm-none-eabi)".into(),
+            Need::RiscvGcc => {
+                "riscv64-unknown-elf-gcc with picolibc (gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)".into()
+            }
             Need::Fixtures => "../shared/fixtures".into(),
         }
     }
@@ -39,6 +44,7 @@ impl Need {
             Need::QemuArm => qemu("qemu-system-arm").is_some(),
             Need::QemuRiscv => qemu("qemu-system-riscv64").is_some(),
             Need::ArmGcc => runs(Command::new(arm_gcc()).arg("--version")),
+            Need::RiscvGcc => runs(Command::new("riscv64-unknown-elf-gcc").arg("--version")),
             Need::Fixtures => mlf_fixtures::fixtures_dir().is_some(),
         }
     }
@@ -55,13 +61,14 @@ pub fn in_ci() -> bool {
 }
 
 /// Every tool some device test needs.
-const ALL_TOOLS: [Need; 6] = [
+const ALL_TOOLS: [Need; 7] = [
     Need::Target("thumbv7em-none-eabihf"),
     Need::Target("thumbv6m-none-eabi"),
     Need::Target("riscv64gc-unknown-none-elf"),
     Need::QemuArm,
     Need::QemuRiscv,
     Need::ArmGcc,
+    Need::RiscvGcc,
 ];
 
 /// Checks that everything `needs` lists is there. When something is missing: with `CI=true` a

@@ -61,7 +61,7 @@ mod testing;
 
 pub use build::report::report_error;
 pub use error::{Error, ErrorKind, Result};
-pub use model::{Executor, Fact, MemoryInfo, ModelDesc, ModelFormat, ParamInfo, Placement, TensorInfo};
+pub use model::{Executor, Fact, Kpu, MemoryInfo, ModelDesc, ModelFormat, ParamInfo, Placement, TensorInfo};
 pub use plan::report::{Flash, MemoryReport, Ram};
 pub use support::dtype::DType;
 
@@ -92,12 +92,12 @@ pub fn open_with(path: impl AsRef<std::path::Path>, opts: &ReadOptions) -> Resul
 #[doc(hidden)]
 pub mod __private {
     // include_model!: recognising a file, finding what the build step wrote, kmodel modules.
-    pub use crate::build::include::kmodel_module;
+    pub use crate::build::include::{kmodel_module, kmodel_module_on};
     pub use crate::build::layout::{Layout, Located, NotLocated, fingerprint, locate};
     pub use crate::read::sniff::{FileKind, sniff};
 
     // cargo mlf: reports, budgets, the manifest table, pictures, inspection.
-    pub use crate::backend::{BoxKind, Picture, PlanBox, has_build_step, memory_report};
+    pub use crate::backend::{BoxKind, Picture, PlanBox, has_build_step, memory_report, memory_report_on};
     #[cfg(feature = "build")]
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]
@@ -139,7 +139,7 @@ pub mod __private {
         pub use crate::testing::{blob, params};
     }
 
-    /// The measured sections of a compiled library.
+    /// The measured sections of a compiled library, and the memory of a linked firmware.
     #[cfg(feature = "build")]
-    pub use crate::build::measure::measure_library;
+    pub use crate::build::measure::{FirmwareMemory, measure_firmware, measure_library};
 }

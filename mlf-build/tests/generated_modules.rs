@@ -86,3 +86,17 @@ fn kmodel_modules() {
         insta::assert_snapshot!(name, render::text(&tokens, &header).unwrap());
     }
 }
+
+/// The V4 model with a KPU convolution, its KPU layers on the K210's own KPU: no KPU RAM static,
+/// the KPU taken with the model, `ARENA_BYTES` without the emulation's memory.
+#[test]
+fn kmodel_module_on_the_k210() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.kmodel");
+    std::fs::write(&path, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
+    let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
+    let (_, tokens) = mlf_build::__private::kmodel_module_on(&path, &include, mlf_build::Kpu::K210).unwrap();
+    let text = render::text(&tokens, &["`include_model!(\"models/net.kmodel\", kpu = k210)`.".into()]).unwrap();
+    assert!(!text.contains("KPU_RAM_BYTES") && text.contains("K210::new(") && text.contains("run_on("), "{text}");
+    insta::assert_snapshot!("kmodel_v4_kpu_conv_k210", text);
+}

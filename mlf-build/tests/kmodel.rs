@@ -17,6 +17,26 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
+/// The memory report per KPU backend: the device model counts main memory, emulated KPU RAM
+/// and scratch; the K210 main memory and the CPU layers' scratch (none), each with a note
+/// giving the other's figure.
+#[test]
+fn memory_report_is_per_kpu_backend() {
+    use mlf_build::Kpu;
+    let dir = tempfile::tempdir().unwrap();
+    let d = mlf_build::open(write(dir.path(), "conv4.kmodel", &v4_conv().0)).unwrap();
+    let Executor::Kmodel(k) = &d.executor else { panic!() };
+    let report = |kpu| mlf_build::__private::memory_report_on(&d, "net", "riscv64gc-unknown-none-elf", None, None, kpu);
+    let (model, k210) = (report(Kpu::DeviceModel).unwrap(), report(Kpu::K210).unwrap());
+    let table = model.ram.arena - 160 - k.kpu_bytes - k.scratch_bytes;
+    assert_eq!((k.kpu_bytes, k210.ram.arena), (512, 160 + table), "{k210}");
+    let notes = k210.notes.join("\n");
+    assert!(
+        notes.contains("no KPU RAM") && notes.contains(&format!("would need {} bytes", model.ram.arena)),
+        "{notes}"
+    );
+}
+
 #[test]
 fn synthetic_models_are_described() {
     let dir = tempfile::tempdir().unwrap();

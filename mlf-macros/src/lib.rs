@@ -6,6 +6,9 @@
 //! - A kmodel needs no build step: the macro reads it and generates the module.
 //! - A TVM MLF needs `mlf_build` in `build.rs` (it compiles the model's C); the macro includes
 //!   the module that step generated into `OUT_DIR`.
+//! - `kpu = k210` runs a kmodel's KPU layers on the K210's own KPU (mlf-runtime's feature
+//!   `k210`, which turns on this crate's feature of the same name); `kpu = device_model` (the
+//!   default) on mlf's device model of it.
 //!
 //! Every misuse is a `compile_error!` pointing at the macro call.
 
@@ -24,6 +27,7 @@ struct Args {
     name: Option<Ident>,
     module: Option<LitStr>,
     params: Option<mlf_build::Placement>,
+    kpu: Option<(mlf_build::Kpu, Span)>,
 }
 
 impl Parse for Args {
@@ -32,6 +36,7 @@ impl Parse for Args {
         let mut name = None;
         let mut module = None;
         let mut params = None;
+        let mut kpu = None;
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -47,17 +52,27 @@ impl Parse for Args {
                     let placement = p.value().parse::<mlf_build::Placement>();
                     params = Some(placement.map_err(|e| syn::Error::new(p.span(), e))?);
                 }
+                "kpu" => {
+                    let k: Ident = input.parse()?;
+                    let backend = k.to_string().parse::<mlf_build::Kpu>().map_err(|_| {
+                        syn::Error::new(
+                            k.span(),
+                            format!("unknown KPU backend `{k}` (expected `k210` or `device_model`)"),
+                        )
+                    })?;
+                    kpu = Some((backend, k.span()));
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"` or `params = \"embedded\"|\"resident\"|\"streamed\"`)"
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"` or `kpu = k210|device_model`)"
                         ),
                     ));
                 }
             }
         }
-        Ok(Args { path, name, module, params })
+        Ok(Args { path, name, module, params, kpu })
     }
 }
 
@@ -67,12 +82,18 @@ impl Parse for Args {
 /// mlf_runtime::include_model!("models/iris.kmodel", name = iris);
 /// // an MLF with several modules: pick one (build.rs uses `.module("vision")` too)
 /// mlf_runtime::include_model!("models/two.tar", module = "vision");
+/// // a kmodel's KPU layers on the K210's own KPU (mlf-runtime's feature `k210`)
+/// mlf_runtime::include_model!("models/yolo.kmodel", name = yolo, kpu = k210);
 /// let mut model = iris::Model::take().unwrap();
 /// let out = model.run(&iris::Inputs { input: &[5.1, 3.5, 1.4, 0.2] })?;
 /// ```
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as Args);
+    if let Some((mlf_build::Kpu::K210, span)) = args.kpu.filter(|_| !cfg!(feature = "k210")) {
+        let msg = "`kpu = k210` runs the KPU layers on the K210's own KPU, which needs mlf-runtime's feature `k210`: mlf-runtime = { …, features = [\"macros\", \"k210\"] }";
+        return syn::Error::new(span, msg).to_compile_error().into();
+    }
     match expand(&args) {
         Ok(t) => t.into(),
         Err(msg) => syn::Error::new(args.path.span(), msg).to_compile_error().into(),
@@ -137,8 +158,10 @@ fn include_path(args: &Args, path: &Path) -> Result<IncludePath, String> {
 }
 
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
+    let kpu = args.kpu.map_or(mlf_build::Kpu::DeviceModel, |(k, _)| k);
     let include = include_path(args, path)?;
-    let (default_name, items) = mlf_build::__private::kmodel_module(path, &include).map_err(|e| e.to_string())?;
+    let (default_name, items) =
+        mlf_build::__private::kmodel_module_on(path, &include, kpu).map_err(|e| e.to_string())?;
     let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     Ok(quote! {
@@ -151,6 +174,9 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
 
 fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let rel = args.path.value();
+    if args.kpu.is_some() {
+        return Err(format!("{rel} is a TVM model: `kpu = …` chooses where a kmodel's KPU layers run"));
+    }
     let module = args.module.as_ref().map(LitStr::value);
     let mut module_call = module.as_ref().map(|m| format!(".module({m:?})")).unwrap_or_default();
     if let Some(p) = args.params.filter(|p| p.is_external()) {

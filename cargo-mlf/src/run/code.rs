@@ -46,19 +46,23 @@ fn helpers() -> TokenStream {
 
 /// The runner's `build.rs`: the model built with `mlf_build` (nothing for a kmodel), with its
 /// MLF module, the user's include folders, sources and libraries, and parameter placement,
-/// writing the split folder `split_dir` of external parameters. An error ends it through
-/// `compile_or_exit` (cargo's error, no panic).
+/// writing the split folder `split_dir` of external parameters; then `extra` (what a device
+/// program adds for its machine). An error ends it through `compile_or_exit` (cargo's error,
+/// no panic).
 pub fn build_rs(
     model: &Path,
     is_kmodel: bool,
     (module, libs): (Option<&str>, &UserLibraries),
     placement: Placement,
     split_dir: Option<&Path>,
+    extra: TokenStream,
 ) -> Result<String, Error> {
     if is_kmodel {
         return file(quote! {
             //! A kmodel needs no build step: `include_model!` reads it.
-            fn main() {}
+            fn main() {
+                #extra
+            }
         });
     }
     let model = model.display().to_string();
@@ -81,6 +85,7 @@ pub fn build_rs(
                 #(#libraries)*
                 #params
                 .compile_or_exit();
+            #extra
         }
     })
 }

@@ -1,24 +1,32 @@
-//! `cargo mlf run MODEL --input NAME=FILE… --output-dir DIR [--raw]`: runs a model on this
-//! host through exactly the path a user takes — a generated crate whose build.rs builds the
-//! model with `mlf_build` and whose `main.rs` includes it with `include_model!` — built with
-//! cargo. Inputs are `.npy` or raw little-endian files; outputs are written as `output<i>.npy`
-//! (or `output<i>.bin` with `--raw`) in output order.
+//! `cargo mlf run MODEL --input NAME=FILE… --output-dir DIR [--raw] [--target TRIPLE]`: runs a
+//! model on this host, or on an emulated device, through exactly the path a user takes — a
+//! generated crate whose build.rs builds the model with `mlf_build` and whose `main.rs` includes
+//! it with `include_model!` — built with cargo. Inputs are `.npy` or raw little-endian files;
+//! outputs are written as `output<i>.npy` (or `output<i>.bin` with `--raw`) in output order.
+//!
+//! On a device (`--target`, [`machine`]) the program is `no_std` firmware run by QEMU with
+//! semihosting: it reads the same raw input files and writes the same raw output files in the
+//! run's folder, and reports its instructions per inference and stack high-water ([`device`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use mlf_build::__private::UserLibraries;
 use mlf_build::__private::runnable;
-use mlf_build::Error;
-use mlf_build::ModelDesc;
+use mlf_build::{Error, ModelDesc, Placement};
 
 use crate::io_error::InFile;
 use crate::npy;
 
 mod code;
+mod device;
+mod device_code;
+mod machine;
 mod runner;
 
-use runner::build_runner;
+use machine::Machine;
+use runner::{Runner, Spec, build_runner};
 pub use runner::{deps, deps_no_std, without_default_features};
 
 /// Arguments of `run`.
@@ -68,6 +76,14 @@ pub struct Args {
     /// A prebuilt static library (`lib<name>.a`) linked with the model. Repeatable.
     #[arg(long = "library", value_name = "FILE")]
     libraries: Vec<PathBuf>,
+    /// Run on an emulated device instead of this computer: thumbv7em-none-eabihf,
+    /// thumbv7em-none-eabi, thumbv7m-none-eabi, thumbv6m-none-eabi or riscv64gc-unknown-none-elf
+    /// (QEMU; prints the instructions per inference and the stack high-water).
+    #[arg(long, value_name = "TRIPLE")]
+    target: Option<String>,
+    /// On a device: stop QEMU after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    timeout: u64,
 }
 
 /// The include folders, sources and libraries given, as absolute paths (an error names one that
@@ -89,7 +105,8 @@ pub fn run(args: Args) -> Result<(), Error> {
     let libs = user_libraries(&args)?;
     // Everything the build would refuse, refused now: one error, before anything is built.
     let host = crate::build::host_triple();
-    runnable::check_runnable(&desc, &host, &host, &libs).map_err(|e| e.in_file(&model))?;
+    let target = args.target.clone().unwrap_or_else(|| host.clone());
+    runnable::check_runnable(&desc, &target, &host, &libs).map_err(|e| e.in_file(&model))?;
     let files = assign_inputs(&desc, &args.inputs)?;
     // Read and check the inputs before building anything.
     let inputs =
@@ -99,10 +116,19 @@ pub fn run(args: Args) -> Result<(), Error> {
     if !placement.is_external() && args.from.is_some() {
         return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
-    let runner = build_runner(&desc, &model, (args.module.as_deref(), &libs), &work, placement, args.release)?;
-    let exe = runner.exe;
+    let device = device_for(args.target.as_deref(), placement)?;
+    let spec = Spec {
+        desc: &desc,
+        model: &model,
+        module: args.module.as_deref(),
+        libs: &libs,
+        placement,
+        release: args.release,
+        device,
+    };
+    let runner = build_runner(&spec, &work)?;
 
-    // Convert inputs to raw little-endian files the runner reads, in a folder of this run's own.
+    // The inputs as raw little-endian files the program reads, in a folder of this run's own.
     std::fs::create_dir_all(&work).in_file(&work)?;
     let staging = tempfile::Builder::new().prefix("io-").tempdir_in(&work).in_file(&work)?;
     let input_dir = staging.path().join("inputs");
@@ -115,29 +141,90 @@ pub fn run(args: Args) -> Result<(), Error> {
     }
     let out_raw = staging.path().join("outputs");
     std::fs::create_dir_all(&out_raw).in_file(&out_raw)?;
+    let from = match (&args.from, placement.is_external()) {
+        (Some(f), _) => Some(f.canonicalize().in_file(f)?),
+        (None, true) => Some(runner.split_dir.clone().expect("external builds write a split")),
+        (None, false) => None,
+    };
+    match device {
+        Some(machine) => run_device(machine, &runner, staging.path(), from.as_deref(), args.timeout)?,
+        None => run_host(&runner, &out_raw, &raw_inputs, from.as_deref(), &model)?,
+    }
+    write_outputs(&desc, &out_raw, &args.output_dir, args.raw)
+}
+
+/// The emulated device for `--target` (none for this computer's own triple), with its tools
+/// checked.
+fn device_for(target: Option<&str>, placement: Placement) -> Result<Option<&'static Machine>, Error> {
+    let Some(target) = target.filter(|t| *t != crate::build::host_triple()) else { return Ok(None) };
+    let machine = Machine::for_target(target)?;
+    if placement.is_external() && machine.params.is_none() {
+        return Err(Error::invalid(format!(
+            "{} ({}) has no room for a parameter partition: use --params embedded",
+            machine.target, machine.about
+        )));
+    }
+    // (Checks of the model against the target, such as a C compiler for it, are the build
+    // step's: a failing build names what is missing.)
+    machine.tools()?;
+    Ok(Some(machine))
+}
+
+/// Runs the host program: `<out dir> <input file>… [<params>]`.
+fn run_host(
+    runner: &Runner,
+    out_raw: &Path,
+    inputs: &[PathBuf],
+    from: Option<&Path>,
+    model: &Path,
+) -> Result<(), Error> {
+    let exe = &runner.exe;
     eprintln!("running {}", exe.display());
-    let mut cmd = Command::new(&exe);
-    cmd.arg(&out_raw).args(&raw_inputs);
-    if placement.is_external() {
-        let from = match &args.from {
-            Some(f) => f.canonicalize().in_file(f)?,
-            None => runner.split_dir.clone().expect("external builds write a split"),
-        };
+    let mut cmd = Command::new(exe);
+    cmd.arg(out_raw).args(inputs);
+    if let Some(from) = from {
         eprintln!("parameters from {}", from.display());
         cmd.arg(from);
     }
-    let status = cmd.status().in_file(&exe)?;
+    let status = cmd.status().in_file(exe)?;
     if !status.success() {
-        return Err(Error::invalid(format!("the model failed to run ({status})")).in_file(&model));
+        return Err(Error::invalid(format!("the model failed to run ({status})")).in_file(model));
     }
-    std::fs::create_dir_all(&args.output_dir).in_file(&args.output_dir)?;
+    Ok(())
+}
+
+/// Runs the device program under QEMU in `staging` and prints what it measured.
+fn run_device(
+    machine: &'static Machine,
+    runner: &Runner,
+    staging: &Path,
+    from: Option<&Path>,
+    timeout: u64,
+) -> Result<(), Error> {
+    let qemu = machine.tools()?;
+    let image = match from {
+        Some(from) => {
+            eprintln!("parameters from {}", from.display());
+            Some(device::params_image(machine, from, staging)?)
+        }
+        None => None,
+    };
+    let report = device::run(machine, &qemu, &runner.exe, staging, image.as_deref(), Duration::from_secs(timeout))?;
+    device::print(machine, &report, &runner.exe);
+    Ok(())
+}
+
+/// Writes the raw outputs the program left in `out_raw` to `dir`, as `.npy` or raw files.
+fn write_outputs(desc: &ModelDesc, out_raw: &Path, dir: &Path, raw: bool) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).in_file(dir)?;
     for (i, t) in desc.outputs.iter().enumerate() {
-        let raw = std::fs::read(out_raw.join(format!("output{i}.bin"))).in_file(&out_raw)?;
-        let dest = args.output_dir.join(format!("output{i}.{}", if args.raw { "bin" } else { "npy" }));
-        if args.raw {
-            std::fs::write(&dest, &raw).in_file(&dest)?;
+        let file = out_raw.join(format!("output{i}.bin"));
+        let bytes = std::fs::read(&file).in_file(&file)?;
+        let dest = dir.join(format!("output{i}.{}", if raw { "bin" } else { "npy" }));
+        if raw {
+            std::fs::write(&dest, &bytes).in_file(&dest)?;
         } else {
-            npy::write_output(&dest, t, &raw)?;
+            npy::write_output(&dest, t, &bytes)?;
         }
         eprintln!("output {i} ({}, {} {:?}) → {}", t.name, t.dtype, t.shape, dest.display());
     }

@@ -6,30 +6,46 @@ use std::process::Command;
 
 use mlf_build::__private::{Layout, UserLibraries};
 use mlf_build::{Error, ModelDesc, ModelFormat, Placement};
+use proc_macro2::TokenStream;
 
-use super::code;
+use super::machine::Machine;
+use super::{code, device_code};
 use crate::template;
 
 /// A built runner: its executable and, for external parameters, the split its build step wrote.
 pub struct Runner {
-    /// The executable.
+    /// The executable (for a device, the ELF QEMU runs).
     pub exe: PathBuf,
     /// The split folder the build step wrote (external parameters).
     pub split_dir: Option<PathBuf>,
 }
 
-/// Writes the runner crate for `desc` (the model at `model`, MLF module `module` built with the
-/// user's libraries `libs`, parameters in `placement`) under `work` and builds it.
-pub fn build_runner(
-    desc: &ModelDesc,
-    model: &Path,
-    (module, libs): (Option<&str>, &UserLibraries),
-    work: &Path,
-    placement: Placement,
-    release: bool,
-) -> Result<Runner, Error> {
-    // One crate per model, module and placement, named like the model's build output.
-    let key = Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
+/// What to build a runner for.
+pub struct Spec<'a> {
+    /// The model's description.
+    pub desc: &'a ModelDesc,
+    /// The model file.
+    pub model: &'a Path,
+    /// Its MLF module.
+    pub module: Option<&'a str>,
+    /// The user's include folders, C sources and libraries.
+    pub libs: &'a UserLibraries,
+    /// Where its parameters live.
+    pub placement: Placement,
+    /// Cargo's release profile.
+    pub release: bool,
+    /// The emulated device, or `None` for this computer.
+    pub device: Option<&'static Machine>,
+}
+
+/// Writes the runner crate for `spec` under `work` and builds it.
+pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
+    let Spec { desc, model, module, libs, placement, release, device } = *spec;
+    // One crate per model, module, placement and device, named like the model's build output.
+    let mut key = Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
+    if let Some(m) = device {
+        key = format!("{key}-{}", m.target);
+    }
     let crate_name = format!("mlf-run-{}", key.to_ascii_lowercase().replace('_', "-"));
     let dir = work.join(&key);
     let is_kmodel = matches!(desc.format, ModelFormat::Kmodel { .. });
@@ -37,25 +53,36 @@ pub fn build_runner(
         return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
     }
     let split_dir = placement.is_external().then(|| dir.join("split"));
-    let (runtime_dep, build_dep) = deps();
+    let (runtime_dep, build_dep) = if device.is_some() { deps_no_std() } else { deps() };
     let vars = [("crate_name", crate_name.clone()), ("runtime_dep", runtime_dep), ("build_dep", build_dep)];
-    template::render_dir(&template::RUN, &dir, &vars)?;
-    let build_rs = code::build_rs(model, is_kmodel, (module, libs), placement, split_dir.as_deref())?;
+    let (build_extra, main_rs) = match device {
+        Some(m) => {
+            template::render_dir(&template::RUN_DEVICE, &dir, &vars)?;
+            let extra = device_code::build_rs_machine(m, placement.is_external());
+            (extra, device_code::main_rs(desc, model, placement, is_kmodel)?)
+        }
+        None => {
+            template::render_dir(&template::RUN, &dir, &vars)?;
+            (TokenStream::new(), code::main_rs(desc, model, placement)?)
+        }
+    };
+    let build_rs = code::build_rs(model, is_kmodel, (module, libs), placement, split_dir.as_deref(), build_extra)?;
     mlf_build::__private::write_if_changed(&dir.join("build.rs"), build_rs.as_bytes())?;
-    let main_rs = code::main_rs(desc, model, placement)?;
     mlf_build::__private::write_if_changed(&dir.join("src/main.rs"), main_rs.as_bytes())?;
     let target_dir = work.join("target");
-    cargo_build(&dir, &target_dir, model, release)?;
-    Ok(Runner {
-        exe: target_dir
-            .join(if release { "release" } else { "debug" })
-            .join(format!("{crate_name}{}", std::env::consts::EXE_SUFFIX)),
-        split_dir,
-    })
+    cargo_build(&dir, &target_dir, model, release, device.map(|m| m.target))?;
+    let mut exe = target_dir;
+    if let Some(m) = device {
+        exe.push(m.target);
+    }
+    exe.push(if release { "release" } else { "debug" });
+    exe.push(format!("{crate_name}{}", if device.is_some() { "" } else { std::env::consts::EXE_SUFFIX }));
+    Ok(Runner { exe, split_dir })
 }
 
-/// Builds the runner crate in `dir` with cargo, into `target_dir`.
-fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool) -> Result<(), Error> {
+/// Builds the runner crate in `dir` with cargo, into `target_dir`, for `target` (a device) or
+/// this computer.
+fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool, target: Option<&str>) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("building {} with cargo (crate {})", model.display(), dir.display());
     let mut build = Command::new(&cargo);
@@ -68,6 +95,12 @@ fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool) -> Re
         .arg(target_dir);
     if release {
         build.arg("--release");
+    }
+    if let Some(t) = target {
+        // The device program's link arguments come from its build.rs; flags set for this
+        // computer (`RUSTFLAGS`) or in a `.cargo/config.toml` around the current folder are not
+        // for it: an empty CARGO_ENCODED_RUSTFLAGS overrides them all.
+        build.arg("--target").arg(t).env("CARGO_ENCODED_RUSTFLAGS", "").env_remove("RUSTFLAGS");
     }
     let status = build.status().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
     if !status.success() {

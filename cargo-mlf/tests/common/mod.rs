@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test program uses a part
 //! Shared by the tests and the `external` bench: `cargo mlf run` on a fixture's reference case,
 //! and the paths it reports on stderr.
 

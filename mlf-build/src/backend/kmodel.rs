@@ -1,22 +1,33 @@
 //! Kendryte kmodels: run by mlf-runtime's interpreter, so the build step has nothing to
 //! compile; `include_model!` generates the module from the file itself, and the memory figures
-//! come from the model description.
+//! come from the model description, for the backend the KPU layers run on (the device model, or
+//! the K210's own KPU).
 
 use serde_json::json;
 
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::picture::Picture;
 use super::tvm::line;
-use crate::codegen::kmodel::{module_tokens, step_table_bytes};
+use crate::codegen::kmodel::{module_tokens_on, step_table_bytes};
 use crate::error::{Error, Result};
-use crate::model::{KmodelExec, ModelDesc};
+use crate::model::{KmodelExec, Kpu, ModelDesc};
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
+
+/// The backend's name in reports.
+fn kpu_name(kpu: Kpu) -> &'static str {
+    match kpu {
+        Kpu::DeviceModel => "device model (KPU emulated)",
+        Kpu::K210 => "K210's own KPU",
+    }
+}
 
 /// A kmodel.
 pub(super) struct KmodelBackend<'a> {
     pub(super) desc: &'a ModelDesc,
     pub(super) exec: &'a KmodelExec,
+    /// Where the KPU layers run.
+    pub(super) kpu: Kpu,
 }
 
 impl KmodelBackend<'_> {
@@ -85,10 +96,16 @@ impl Backend for KmodelBackend<'_> {
             opts.model_file.ok_or_else(|| Error::invalid("no path to embed the kmodel from (a bug in mlf)"))?;
         let report = self.memory(opts.module_name, opts.target, opts.mlf_module)?;
         Ok(Generated {
-            tokens: module_tokens(self.desc, self.exec, model_file, opts.file_name)?,
+            tokens: module_tokens_on(self.desc, self.exec, model_file, opts.file_name, self.kpu)?,
             arena_bytes: report.ram.arena,
             param_ram_bytes: 0,
-            summary: format!("kmodel V{} `{}` from {}", self.exec.version, self.desc.name, opts.file_name),
+            summary: format!(
+                "kmodel V{} `{}` from {}, KPU layers on the {}",
+                self.exec.version,
+                self.desc.name,
+                opts.file_name,
+                kpu_name(self.kpu)
+            ),
             report,
         })
     }
@@ -97,14 +114,31 @@ impl Backend for KmodelBackend<'_> {
         let k = self.exec;
         let mut r = MemoryReport::new(self.desc, self.kind(), false, module_name, target, mlf_module);
         let steps = k.steps.len() as u64;
-        r.ram.arena = k.main_bytes.div_ceil(8) * 8 + k.kpu_bytes + k.scratch_bytes + step_table_bytes(steps);
+        let table = step_table_bytes(steps);
+        r.ram.arena = k.module_ram(self.kpu) + table;
         r.flash.params = k.file_bytes;
+        let main = k.main_bytes.div_ceil(8) * 8;
+        let parts = match self.kpu {
+            Kpu::DeviceModel => {
+                format!("main memory {main} + emulated KPU RAM {} + KPU scratch {}", k.kpu_bytes, k.scratch_bytes)
+            }
+            Kpu::K210 => format!(
+                "main memory {main} + CPU layers' scratch {} (no KPU RAM: the K210's own {} bytes are used)",
+                k.cpu_scratch_bytes, k.kpu_bytes
+            ),
+        };
         r.notes.push(format!(
-            "kmodel: not planned by the build step; RAM from the model description: main memory {} + emulated KPU RAM {} + KPU scratch {} + a table of {steps} decoded steps ({} bytes as laid out on this computer; smaller on 32-bit targets)",
-            k.main_bytes,
-            k.kpu_bytes,
-            k.scratch_bytes,
-            step_table_bytes(steps)
+            "kmodel: not planned by the build step; RAM for the KPU layers on the {}, from the model description: {parts} + a table of {steps} decoded steps ({table} bytes as laid out on this computer; smaller on 32-bit targets)",
+            kpu_name(self.kpu)
+        ));
+        let other = match self.kpu {
+            Kpu::DeviceModel => Kpu::K210,
+            Kpu::K210 => Kpu::DeviceModel,
+        };
+        r.notes.push(format!(
+            "kmodel: on the {} (kpu = \"{other}\") the module would need {} bytes",
+            kpu_name(other),
+            k.module_ram(other) + table
         ));
         r.notes.push("kmodel: the kmodel file is embedded in the program image (counted as parameters)".to_string());
         r.finish();

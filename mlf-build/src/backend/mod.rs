@@ -13,18 +13,24 @@ mod picture;
 mod tvm;
 
 use crate::error::Result;
-use crate::model::{Executor, ModelDesc};
+use crate::model::{Executor, Kpu, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
 
 pub use api::{Backend, Generate, Toolchain};
 pub use picture::{BoxKind, Picture, PlanBox};
 
-/// The backend of `desc`'s executor.
+/// The backend of `desc`'s executor (a kmodel's KPU layers on the device model).
 pub fn of(desc: &ModelDesc) -> Box<dyn Backend + '_> {
+    of_on(desc, Kpu::DeviceModel)
+}
+
+/// The backend of `desc`'s executor, a kmodel's KPU layers running on `kpu` (the other
+/// executors have no KPU).
+pub fn of_on(desc: &ModelDesc, kpu: Kpu) -> Box<dyn Backend + '_> {
     match &desc.executor {
         Executor::Graph(exec) => Box::new(graph::GraphBackend { desc, exec }),
         Executor::Aot(exec) => Box::new(aot::AotBackend { desc, exec }),
-        Executor::Kmodel(exec) => Box::new(kmodel::KmodelBackend { desc, exec }),
+        Executor::Kmodel(exec) => Box::new(kmodel::KmodelBackend { desc, exec, kpu }),
     }
 }
 
@@ -34,7 +40,8 @@ pub fn has_build_step(desc: &ModelDesc) -> bool {
 }
 
 /// The memory report of `desc` from its description and plan alone, with the C's section sizes
-/// when it was compiled. A kmodel is not planned: its figures come from the description.
+/// when it was compiled. A kmodel is not planned: its figures come from the description (KPU
+/// layers on the device model; [`memory_report_on`] chooses).
 pub fn memory_report(
     desc: &ModelDesc,
     module_name: &str,
@@ -42,7 +49,19 @@ pub fn memory_report(
     mlf_module: Option<&str>,
     sections: Option<SectionSizes>,
 ) -> Result<MemoryReport> {
-    let mut r = of(desc).memory(module_name, target, mlf_module)?;
+    memory_report_on(desc, module_name, target, mlf_module, sections, Kpu::DeviceModel)
+}
+
+/// Like [`memory_report`], a kmodel's KPU layers running on `kpu`.
+pub fn memory_report_on(
+    desc: &ModelDesc,
+    module_name: &str,
+    target: &str,
+    mlf_module: Option<&str>,
+    sections: Option<SectionSizes>,
+    kpu: Kpu,
+) -> Result<MemoryReport> {
+    let mut r = of_on(desc, kpu).memory(module_name, target, mlf_module)?;
     r.apply_sections(sections);
     Ok(r)
 }

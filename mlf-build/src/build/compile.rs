@@ -67,6 +67,9 @@ pub struct CompileJob<'a> {
     /// false (mlf's default) the C is compiled with `-ffp-contract=off`, so float results are
     /// the same on every target, whether or not its FPU has a fused multiply-add.
     pub fp_contract: bool,
+    /// The flags cargo gives rustc for the target, when the build runs outside a build script
+    /// (inside one, cargo's `CARGO_ENCODED_RUSTFLAGS` is there already).
+    pub rustflags: Option<&'a [String]>,
     /// Extra configuration by the user.
     pub configure: Option<&'a dyn Fn(&mut cc::Build)>,
     /// Include folders, sources and libraries the user supplies (vendor libraries).
@@ -99,7 +102,33 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
     if !job.fp_contract {
         build.flag_if_supported("-ffp-contract=off");
     }
+    bare_metal_riscv(&mut build, &job.target);
+    if let Some(flags) = job.rustflags {
+        // What cargo gives a build script: the `cc` crate reads C flags from it.
+        let key = std::ffi::OsString::from("CARGO_ENCODED_RUSTFLAGS");
+        let vars = std::env::vars_os().filter(|(k, _)| *k != key);
+        build.set_envs_snapshot(vars.chain([(key.clone(), flags.join("\u{1f}").into())]));
+    }
     Ok(build)
+}
+
+/// RISC-V without an operating system (`riscv64gc-unknown-none-elf`, …): the `cc` crate asks
+/// for the soft-float ABI (`-mabi=lp64`), but Rust's `gc` targets use the hard-float one, and
+/// objects of the two do not link; the program runs at 0x8000_0000, beyond the reach of the
+/// default code model. A C library for it comes as picolibc in Debian (a GCC spec file), used
+/// when the compiler has it.
+fn bare_metal_riscv(build: &mut cc::Build, target: &str) {
+    let bare = target.contains("-none-") || target.ends_with("-none");
+    if !(bare && target.starts_with("riscv")) {
+        return;
+    }
+    let arch = target.split('-').next().unwrap_or_default();
+    if arch == "riscv64gc" {
+        build.flag("-mabi=lp64d");
+    } else if arch.starts_with("riscv32") && arch[7..].contains('f') {
+        build.flag("-mabi=ilp32f");
+    }
+    build.flag("-mcmodel=medany").flag_if_supported("--specs=picolibc.specs");
 }
 
 /// Writes the model's C, the shared headers and the rename header into `job.dir`, compiles

@@ -9,16 +9,23 @@ use crate::backend::{self, Generate};
 use crate::codegen::IncludePath;
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Result};
+use crate::model::Kpu;
 use crate::read::kmodel;
 
-/// The module `include_model!` emits for the kmodel at `path`: its default module name and its
-/// items, which embed the file from `include_path`. The items still carry the markers of
-/// comments and empty lines (`codegen::render::tokens` drops them, `codegen::render::text` writes them out).
+/// The module `include_model!` emits for the kmodel at `path`, its KPU layers on the device
+/// model: its default module name and its items, which embed the file from `include_path`. The
+/// items still carry the markers of comments and empty lines (`codegen::render::tokens` drops
+/// them, `codegen::render::text` writes them out).
 pub fn kmodel_module(path: &Path, include_path: &IncludePath) -> Result<(String, TokenStream)> {
+    kmodel_module_on(path, include_path, Kpu::DeviceModel)
+}
+
+/// Like [`kmodel_module`], the KPU layers running on `kpu`.
+pub fn kmodel_module_on(path: &Path, include_path: &IncludePath, kpu: Kpu) -> Result<(String, TokenStream)> {
     let desc = kmodel::read(path)?;
     let name = desc.default_module_name(path);
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let generated = backend::of(&desc)
+    let generated = backend::of_on(&desc, kpu)
         .generate(&Generate {
             symbol_prefix: "",
             params: ParamCode::Embedded(&[]),

@@ -5,6 +5,7 @@
 //! [package.metadata.mlf]
 //! ram = "256 KiB"              # optional: budget for all models of the crate together
 //! flash = "1 MiB"
+//! board = { flash = "1 MiB", ram = "320 KiB" }  # optional: what the whole firmware must fit
 //!
 //! [[package.metadata.mlf.models]]
 //! path = "models/digits.tar"   # relative to Cargo.toml
@@ -44,6 +45,9 @@ pub struct Manifest {
     pub ram: Option<Size>,
     /// Budget of flash for all models of the crate together.
     pub flash: Option<Size>,
+    /// The board the crate's firmware runs on: the whole linked program must fit its flash and
+    /// RAM (`cargo mlf build` measures it after `cargo build`), and so must the models.
+    pub board: Option<Board>,
     /// The models, in order.
     #[serde(default)]
     pub models: Vec<ModelEntry>,
@@ -66,6 +70,9 @@ pub struct ModelEntry {
     /// `true` lets the C compiler contract `a*b+c` into fused multiply-adds; by default the
     /// model's C is compiled with `-ffp-contract=off` (see [`crate::Model::fp_contract`]).
     pub fp_contract: Option<bool>,
+    /// Where a kmodel's KPU layers run, as its `include_model!(…, kpu = …)` says: `"device-model"`
+    /// (the default) or `"k210"`; the report and budgets count that backend's memory.
+    pub kpu: Option<crate::model::Kpu>,
     /// This model's static RAM budget.
     pub ram: Option<Size>,
     /// This model's flash budget.
@@ -80,6 +87,16 @@ pub struct ModelEntry {
     /// Prebuilt static libraries (`lib<name>.a`, for the target) linked with the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub libraries: Vec<PathBuf>,
+}
+
+/// `board = { flash = "1 MiB", ram = "320 KiB" }`: a board's memory, given once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Board {
+    /// Flash (the program image).
+    pub flash: Option<Size>,
+    /// RAM (static RAM and the stack).
+    pub ram: Option<Size>,
 }
 
 /// A size in bytes, written as an integer or a string with a unit (`"64 KiB"`).
@@ -262,6 +279,18 @@ impl Manifest {
     }
 }
 
+impl Manifest {
+    /// The board's limits as a budget (empty when no board is given).
+    pub fn board_budget(&self, cargo_toml: &Path) -> crate::build::budget::Budget {
+        let board = self.board.unwrap_or_default();
+        crate::build::budget::Budget {
+            ram: board.ram.map(Size::bytes),
+            flash: board.flash.map(Size::bytes),
+            source: format!("{TABLE}.board in {}", cargo_toml.display()),
+        }
+    }
+}
+
 impl ModelEntry {
     /// The parameter placement this entry asks for (`embedded` when it says none).
     pub fn placement(&self) -> Placement {
@@ -342,6 +371,7 @@ mod tests {
             [package.metadata.mlf]
             ram = "256 KiB"
             flash = 1048576
+            board = { flash = "1 MiB", ram = "320 KiB" }
             [[package.metadata.mlf.models]]
             path = "models/digits.tar"
             name = "digits"
@@ -360,6 +390,9 @@ mod tests {
         .unwrap();
         assert_eq!(m.ram, Some(Size(262_144)));
         assert_eq!(m.flash, Some(Size(1 << 20)));
+        assert_eq!(m.board, Some(Board { flash: Some(Size(1 << 20)), ram: Some(Size(320 << 10)) }));
+        let board = m.board_budget(Path::new("Cargo.toml"));
+        assert_eq!((board.ram, board.source.as_str()), (Some(320 << 10), "package.metadata.mlf.board in Cargo.toml"));
         assert_eq!(m.models.len(), 2);
         assert_eq!(m.models[0].ram, Some(Size(1024)));
         assert_eq!(m.models[0].flash, None);
@@ -391,6 +424,8 @@ mod tests {
         assert!(e.contains("unknown parameter placement"), "{e}");
         let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nname = \"My Model\"\n");
         assert!(e.contains("models[0].name") && e.contains("my_model"), "{e}");
+        let e = err("[package.metadata.mlf]\nboard = { flash = \"1 MiB\", rom = 5 }\n");
+        assert!(e.starts_with("package.metadata.mlf.board") && e.contains("unknown field `rom`"), "{e}");
         let e = err("[package.metadata.mlf]\nram = -3\n");
         assert!(e.starts_with("package.metadata.mlf.ram: ") && e.contains("negative"), "{e}");
         let e = Manifest::from_toml_str("[package\n").unwrap_err().to_string();

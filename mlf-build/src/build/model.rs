@@ -40,6 +40,7 @@ pub struct Model {
     params: Placement,
     split_dir: Option<PathBuf>,
     fp_contract: bool,
+    rustflags: Option<Vec<String>>,
     configure: Option<ConfigureCc>,
     pub(super) libs: UserLibraries,
 }
@@ -100,6 +101,7 @@ impl Model {
             params: Placement::Embedded,
             split_dir: None,
             fp_contract: false,
+            rustflags: None,
             configure: None,
             libs: UserLibraries::default(),
         }
@@ -143,6 +145,16 @@ impl Model {
     /// entry does the same.
     pub fn fp_contract(mut self, allow: bool) -> Model {
         self.fp_contract = allow;
+        self
+    }
+
+    /// The flags cargo gives rustc for the target, for a tool that builds outside a build script
+    /// (`cargo mlf build`'s check): the C is then compiled as a build script would compile it,
+    /// where cargo passes them in `CARGO_ENCODED_RUSTFLAGS` and the `cc` crate turns some of
+    /// them into C flags (`-C target-cpu`, `-C target-feature`, …). A build script needs not
+    /// call this.
+    pub fn rustflags(mut self, flags: Vec<String>) -> Model {
+        self.rustflags = Some(flags);
         self
     }
 
@@ -205,6 +217,7 @@ impl Model {
             host: host.to_string(),
             cargo_metadata,
             fp_contract: self.fp_contract,
+            rustflags: self.rustflags.as_deref(),
             configure: self.configure.as_deref(),
             libs: &self.libs,
         };

@@ -61,7 +61,7 @@ pub fn compile_listed_or_exit() -> Vec<Built> {
 /// The budget hook of [`Model::compile`]: when the crate's `Cargo.toml` has a
 /// `[package.metadata.mlf]` table, writes the model's report beside its generated module, checks
 /// the model against its entry's budget (when the table lists it), and checks the crate's budget
-/// against the models of the table built so far.
+/// and the board's limits against the models of the table built so far.
 pub fn enforce_in_build_script(
     manifest_dir: &Path,
     out_dir: &Path,
@@ -82,8 +82,8 @@ pub fn enforce_in_build_script(
     if let Some((i, entry)) = manifest.entry_for(manifest_dir, &built.model, mlf_module) {
         check_model(&report, &entry.budget(i, &cargo_toml))?;
     }
-    let crate_budget = manifest.crate_budget(&cargo_toml);
-    if crate_budget.is_empty() {
+    let (crate_budget, board) = (manifest.crate_budget(&cargo_toml), manifest.board_budget(&cargo_toml));
+    if crate_budget.is_empty() && board.is_empty() {
         return Ok(());
     }
     let mut reports = Vec::new();
@@ -97,7 +97,10 @@ pub fn enforce_in_build_script(
             }
         }
     }
-    check_crate(pkg, &reports, &crate_budget)
+    check_crate(pkg, &reports, &crate_budget)?;
+    // The whole firmware must fit the board (measured after linking by `cargo mlf build`); the
+    // models alone must fit it already.
+    check_crate(pkg, &reports, &board)
 }
 
 /// Builds every model listed in the crate's `[package.metadata.mlf]` table, from a build script:
@@ -125,6 +128,10 @@ pub fn compile_listed() -> Result<Vec<Built>> {
         let kind = detect(&path).map_err(|e| e.at(format!("{TABLE}.models[{i}].path")).in_file(&cargo_toml))?;
         if kind == FileKind::Kmodel {
             continue;
+        }
+        if entry.kpu.is_some() {
+            let e = Error::invalid("`kpu` chooses where a kmodel's KPU layers run; this is a TVM model");
+            return Err(e.at(format!("{TABLE}.models[{i}].kpu")).in_file(&cargo_toml));
         }
         built.push(
             entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?,

@@ -1,11 +1,17 @@
 //! Generated modules for kmodels.
 //!
-//! The module embeds the model file (256-byte aligned, as the KPU requires), allocates main
-//! memory, the emulated KPU RAM (up to the highest row the model touches) and the convolution
-//! scratch as statics inside a `mlf_runtime::TakeOnce` cell, and runs the model with
-//! `mlf_runtime::kmodel`. The model was validated when the module was generated; at run time it
-//! is parsed once, on the first `run()`, into a table of decoded steps (a `Plan`) that later
-//! runs reuse. The generated code contains no `unsafe`.
+//! The module embeds the model file (256-byte aligned, as the KPU requires) and runs the model
+//! with `mlf_runtime::kmodel`, its KPU layers on one of two backends ([`Kpu`]):
+//!
+//! - the device model: main memory, the emulated KPU RAM (up to the highest row the model
+//!   touches) and the convolution scratch are statics inside a `mlf_runtime::TakeOnce` cell;
+//! - the K210's own KPU (mlf-runtime's feature `k210`): main memory and the CPU layers'
+//!   scratch are the statics, and `Model` holds the KPU (`K210<Hardware>`), taken with it, so
+//!   the chip's own 2 MiB of KPU RAM is used and no copy of it is allocated.
+//!
+//! The model was validated when the module was generated; at run time it is parsed once, on
+//! the first `run()`, into a table of decoded steps (a `Plan`) that later runs reuse. The
+//! generated code contains no `unsafe`.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -14,7 +20,7 @@ use super::render::{blank, comment};
 use super::skeleton::{self, Field};
 use super::{IncludePath, ident};
 use crate::error::{Error, Result};
-use crate::model::{KmodelExec, ModelDesc, TensorInfo};
+use crate::model::{KmodelExec, Kpu, ModelDesc, TensorInfo};
 use crate::support::dtype::DType;
 
 /// Checks that a kmodel tensor has a dtype the runtime's kmodel views give (float32 or uint8).
@@ -35,97 +41,214 @@ pub fn step_table_bytes(n: u64) -> u64 {
     one - step + n * step
 }
 
-/// The constants of a kmodel module: its version and memory.
-fn consts(k: &KmodelExec) -> Vec<TokenStream> {
+/// The constants of a kmodel module: its version and memory, for its KPU backend.
+fn consts(k: &KmodelExec, kpu: Kpu) -> Vec<TokenStream> {
     let lit = Literal::usize_unsuffixed;
     let (version, main) = (Literal::u32_unsuffixed(k.version), lit((k.main_bytes as usize).div_ceil(8) * 8));
-    let (kpu, scratch, steps) = (lit(k.kpu_bytes as usize), lit(k.scratch_bytes as usize), lit(k.steps.len()));
+    let (kpu_ram, steps) = (lit(k.kpu_bytes as usize), lit(k.steps.len()));
     let macs = Literal::u64_unsuffixed(k.macs);
     let version_doc = format!(" kmodel version (V{version}, written by {}).", k.compiler);
     let main_doc = format!(
         " Main (CPU working) memory, from the header ({}).",
         if k.version == 3 { "`main_mem_usage` rounded up to 8, plus 8 bytes of DMA slack" } else { "`main_mem`" }
     );
-    vec![
-        quote! {
-            /// Static RAM this module allocates: main memory, KPU RAM, scratch and the table of
-            /// decoded steps.
-            pub const ARENA_BYTES: usize = MAIN_MEMORY_BYTES
-                + KPU_RAM_BYTES
-                + SCRATCH_BYTES
-                + ::core::mem::size_of::<::mlf_runtime::kmodel::Plan<'static, STEPS>>();
-        },
-        quote! {
-            #[doc = #version_doc]
-            pub const KMODEL_VERSION: u32 = #version;
-        },
-        quote! {
-            #[doc = #main_doc]
-            pub const MAIN_MEMORY_BYTES: usize = #main;
-        },
-        quote! {
-            /// Emulated KPU RAM: up to the highest byte any layer touches (the chip has 2 MiB).
-            pub const KPU_RAM_BYTES: usize = #kpu;
-        },
-        quote! {
-            /// Scratch memory of the KPU convolution emulation (the largest layer's needs).
-            pub const SCRATCH_BYTES: usize = #scratch;
-        },
-        quote! {
-            /// Layers (V3) or nodes (V4).
-            pub const STEPS: usize = #steps;
-        },
-        quote! {
-            /// KPU multiply-accumulates per inference.
-            pub const KPU_MACS: u64 = #macs;
-        },
-    ]
+    let memory = match kpu {
+        Kpu::DeviceModel => {
+            let scratch = lit(k.scratch_bytes as usize);
+            vec![
+                quote! {
+                    /// Static RAM this module allocates: main memory, KPU RAM, scratch and the
+                    /// table of decoded steps.
+                    pub const ARENA_BYTES: usize = MAIN_MEMORY_BYTES
+                        + KPU_RAM_BYTES
+                        + SCRATCH_BYTES
+                        + ::core::mem::size_of::<::mlf_runtime::kmodel::Plan<'static, STEPS>>();
+                },
+                quote! {
+                    /// Emulated KPU RAM: up to the highest byte any layer touches (the chip has 2 MiB).
+                    pub const KPU_RAM_BYTES: usize = #kpu_ram;
+                },
+                quote! {
+                    /// Scratch memory of the KPU convolution emulation (the largest layer's needs).
+                    pub const SCRATCH_BYTES: usize = #scratch;
+                },
+            ]
+        }
+        Kpu::K210 => {
+            let cpu_scratch = lit(k.cpu_scratch_bytes as usize);
+            vec![
+                quote! {
+                    /// Static RAM this module allocates: main memory, the CPU layers' scratch and
+                    /// the table of decoded steps. The KPU works in its own RAM.
+                    pub const ARENA_BYTES: usize = MAIN_MEMORY_BYTES
+                        + CPU_SCRATCH_BYTES
+                        + ::core::mem::size_of::<::mlf_runtime::kmodel::Plan<'static, STEPS>>();
+                },
+                quote! {
+                    /// Bytes of the K210's 2 MiB of KPU RAM the model uses (the chip's own memory,
+                    /// not allocated by this module).
+                    pub const KPU_RAM_USED_BYTES: usize = #kpu_ram;
+                },
+                quote! {
+                    /// Scratch memory of the CPU layers (0 for every model nncase writes).
+                    pub const CPU_SCRATCH_BYTES: usize = #cpu_scratch;
+                },
+            ]
+        }
+    };
+    let mut items = vec![memory[0].clone()];
+    items.push(quote! {
+        #[doc = #version_doc]
+        pub const KMODEL_VERSION: u32 = #version;
+    });
+    items.push(quote! {
+        #[doc = #main_doc]
+        pub const MAIN_MEMORY_BYTES: usize = #main;
+    });
+    items.extend(memory[1..].iter().cloned());
+    items.push(quote! {
+        /// Layers (V3) or nodes (V4).
+        pub const STEPS: usize = #steps;
+    });
+    items.push(quote! {
+        /// KPU multiply-accumulates per inference.
+        pub const KPU_MACS: u64 = #macs;
+    });
+    items
 }
 
-/// The body of `run()`: the model run on the input's bytes, then every output viewed where the
-/// model left it.
-fn run_body(desc: &ModelDesc, input: &TensorInfo) -> TokenStream {
+/// The body of `run()`: the model run on the input's bytes, its KPU layers on `kpu`, then every
+/// output viewed where the model left it.
+fn run_body(desc: &ModelDesc, input: &TensorInfo, kpu: Kpu) -> TokenStream {
     let in_ident = ident(&input.ident);
     let in_bytes = if input.dtype == DType::F32 {
         quote!(::mlf_runtime::kmodel::f32_bytes(&inputs.#in_ident[..]))
     } else {
         quote!(&inputs.#in_ident[..])
     };
+    let kpu_ram = match kpu {
+        Kpu::DeviceModel => quote!(&kpu.0),
+        Kpu::K210 => quote!(kpu_ram),
+    };
     let mut out_values = Vec::new();
     let mut places = Vec::new();
     for (i, t) in desc.outputs.iter().enumerate() {
         let (f, idx) = (ident(&t.ident), Literal::usize_unsuffixed(i));
         let view = if t.dtype == DType::F32 { quote!(as_f32_array) } else { quote!(as_u8_array) };
-        out_values.push(quote!(#f: ::mlf_runtime::kmodel::#view(plan.output(&main.0, &kpu.0, #idx)?)?));
+        out_values.push(quote!(#f: ::mlf_runtime::kmodel::#view(plan.output(&main.0, #kpu_ram, #idx)?)?));
         places.push(format!("`{}` ({} {:?}) from output {i}", t.name, t.dtype, t.shape));
     }
-    let memory = comment("The model's memory: main memory, emulated KPU RAM and convolution scratch.");
-    let run = comment(format!(
-        "Run every step on input `{}` ({} {:?}); the first run decodes the model into `plan`.",
-        input.name, input.dtype, input.shape
-    ));
     let outputs = comment(format!("The outputs, read where the model left them: {}.", places.join(", ")));
     let blank = blank();
-    quote! {
-        let State { plan, main, kpu, scratch } = &mut *self.state;
-        #memory
-        let memory = ::mlf_runtime::kmodel::Memory { main: &mut main.0, kpu: &mut kpu.0, scratch: &mut scratch.0 };
-        #blank
-        #run
-        plan.run(&MODEL.0, memory, #in_bytes, self.options)?;
-        #blank
-        #outputs
-        Ok(Outputs { #(#out_values,)* })
+    let on_input = format!("on input `{}` ({} {:?})", input.name, input.dtype, input.shape);
+    match kpu {
+        Kpu::DeviceModel => {
+            let memory = comment("The model's memory: main memory, emulated KPU RAM and convolution scratch.");
+            let run = comment(format!("Run every step {on_input}; the first run decodes the model into `plan`."));
+            quote! {
+                let State { plan, main, kpu, scratch } = &mut *self.state;
+                #memory
+                let memory = ::mlf_runtime::kmodel::Memory { main: &mut main.0, kpu: &mut kpu.0, scratch: &mut scratch.0 };
+                #blank
+                #run
+                plan.run(&MODEL.0, memory, #in_bytes, self.options)?;
+                #blank
+                #outputs
+                Ok(Outputs { #(#out_values,)* })
+            }
+        }
+        Kpu::K210 => {
+            let run = comment(format!(
+                "Run every step {on_input}: KPU layers on the K210's KPU, in its own RAM; the first run decodes the model into `plan`."
+            ));
+            let ram = comment("The KPU's RAM as the CPU reads it: outputs the model leaves there are read from it.");
+            quote! {
+                let State { plan, main, scratch } = &mut *self.state;
+                #run
+                plan.run_on(&MODEL.0, &mut self.kpu, &mut main.0, &mut scratch.0, #in_bytes)?;
+                #blank
+                #ram
+                let kpu_ram: &[u8] = ::mlf_runtime::kmodel::kpu::KpuBackend::ram(&mut self.kpu);
+                #blank
+                #outputs
+                Ok(Outputs { #(#out_values,)* })
+            }
+        }
     }
 }
 
-/// The items of the module `include_model!` emits for a kmodel: `model_file` is where
-/// `include_bytes!` reads the file from, `file_name` the file's name (for documentation).
+/// The state and `Model` fields and methods of a module whose KPU layers run on `kpu`.
+fn backend_parts(kpu: Kpu) -> (Vec<Field>, Vec<Field>, Vec<TokenStream>) {
+    let arena = |name: &str, size: &str, what: &str| {
+        let size = ident(size);
+        Field::new(name, quote!(::mlf_runtime::Arena<#size>), quote!(::mlf_runtime::Arena::new()), what)
+    };
+    let plan = Field::new(
+        "plan",
+        quote!(::mlf_runtime::kmodel::Plan<'static, STEPS>),
+        quote!(::mlf_runtime::kmodel::Plan::new()),
+        "The model's steps, decoded on the first run.",
+    );
+    match kpu {
+        Kpu::DeviceModel => (
+            vec![
+                plan,
+                arena("main", "MAIN_MEMORY_BYTES", "Main (CPU working) memory."),
+                arena("kpu", "KPU_RAM_BYTES", "Emulated KPU RAM."),
+                arena("scratch", "SCRATCH_BYTES", "Scratch memory of the KPU convolution emulation."),
+            ],
+            vec![Field::new(
+                "options",
+                quote!(::mlf_runtime::kmodel::Options),
+                quote!(::mlf_runtime::kmodel::Options::default()),
+                "How the model runs (activation rounding).",
+            )],
+            vec![quote! {
+                /// Chooses the KPU activation rounding (default: nncase v0.2's, see
+                /// `mlf_runtime::kmodel::ActivationRounding`).
+                pub fn set_activation_rounding(&mut self, rounding: ::mlf_runtime::kmodel::ActivationRounding) {
+                    self.options.rounding = rounding;
+                }
+            }],
+        ),
+        Kpu::K210 => (
+            vec![
+                plan,
+                arena("main", "MAIN_MEMORY_BYTES", "Main (CPU working) memory."),
+                arena("scratch", "CPU_SCRATCH_BYTES", "Scratch memory of the CPU layers."),
+            ],
+            vec![Field::fallible(
+                "kpu",
+                quote!(::mlf_runtime::kmodel::kpu::k210::K210<::mlf_runtime::kmodel::kpu::k210::Hardware>),
+                quote!(
+                    ::mlf_runtime::kmodel::kpu::k210::K210::new(::mlf_runtime::kmodel::kpu::k210::Hardware::take()?)
+                ),
+                "The K210's KPU: its registers and its RAM (one exists at a time).",
+            )],
+            Vec::new(),
+        ),
+    }
+}
+
+/// The items of the module `include_model!` emits for a kmodel, its KPU layers on the device
+/// model: `model_file` is where `include_bytes!` reads the file from, `file_name` the file's
+/// name (for documentation).
 pub fn module_tokens(
     desc: &ModelDesc,
     k: &KmodelExec,
     model_file: &IncludePath,
     file_name: &str,
+) -> Result<TokenStream> {
+    module_tokens_on(desc, k, model_file, file_name, Kpu::DeviceModel)
+}
+
+/// Like [`module_tokens`], the KPU layers running on `kpu`.
+pub fn module_tokens_on(
+    desc: &ModelDesc,
+    k: &KmodelExec,
+    model_file: &IncludePath,
+    file_name: &str,
+    kpu: Kpu,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -141,49 +264,29 @@ pub fn module_tokens(
         " The model file ({} bytes, {} of them the model), embedded 256-byte aligned as the KPU requires.",
         k.file_bytes, k.model_bytes
     );
-    let arena = |name: &str, size: &str, what: &str| {
-        let size = ident(size);
-        Field::new(name, quote!(::mlf_runtime::Arena<#size>), quote!(::mlf_runtime::Arena::new()), what)
+    let (state, model_fields, methods) = backend_parts(kpu);
+    let model_doc_text = match kpu {
+        Kpu::DeviceModel => " The model with its static memory; one instance exists at a time.",
+        Kpu::K210 => " The model with its static memory and the K210's KPU; one instance exists at a time.",
     };
     skeleton::module(skeleton::Module {
         desc,
         name_doc: format!(" Model name (from the file name of `{file_name}`)."),
-        consts: consts(k),
+        consts: consts(k, kpu),
         decls: vec![quote! {
             #[doc = #model_doc]
             static MODEL: ::mlf_runtime::Aligned256<#file_len> = ::mlf_runtime::Aligned256(*include_bytes!(#path));
         }],
         statics: Vec::new(),
-        state: vec![
-            Field::new(
-                "plan",
-                quote!(::mlf_runtime::kmodel::Plan<'static, STEPS>),
-                quote!(::mlf_runtime::kmodel::Plan::new()),
-                "The model's steps, decoded on the first run.",
-            ),
-            arena("main", "MAIN_MEMORY_BYTES", "Main (CPU working) memory."),
-            arena("kpu", "KPU_RAM_BYTES", "Emulated KPU RAM."),
-            arena("scratch", "SCRATCH_BYTES", "Scratch memory of the KPU convolution emulation."),
-        ],
-        model_doc: " The model with its static memory; one instance exists at a time.".into(),
-        model_fields: vec![Field::new(
-            "options",
-            quote!(::mlf_runtime::kmodel::Options),
-            quote!(::mlf_runtime::kmodel::Options::default()),
-            "How the model runs (activation rounding).",
-        )],
-        methods: vec![quote! {
-            /// Chooses the KPU activation rounding (default: nncase v0.2's, see
-            /// `mlf_runtime::kmodel::ActivationRounding`).
-            pub fn set_activation_rounding(&mut self, rounding: ::mlf_runtime::kmodel::ActivationRounding) {
-                self.options.rounding = rounding;
-            }
-        }],
+        state,
+        model_doc: model_doc_text.into(),
+        model_fields,
+        methods,
         run_sig: quote! {
             /// Runs the model on `inputs`.
             pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>
         },
-        run_body: run_body(desc, input),
+        run_body: run_body(desc, input, kpu),
     })
 }
 

@@ -21,12 +21,19 @@ pub struct Field {
     pub init: TokenStream,
     /// What it holds (its documentation).
     pub what: String,
+    /// `init` may give up with `?` (a `Model` field: `take()` then returns `None`).
+    pub fallible: bool,
 }
 
 impl Field {
     /// A field `name: ty` starting as `init`, holding `what`.
     pub fn new(name: &str, ty: TokenStream, init: TokenStream, what: impl Into<String>) -> Field {
-        Field { name: ident(name), ty, init, what: what.into() }
+        Field { name: ident(name), ty, init, what: what.into(), fallible: false }
+    }
+
+    /// A `Model` field whose `init` uses `?` on an `Option` (a resource taken with the state).
+    pub fn fallible(name: &str, ty: TokenStream, init: TokenStream, what: impl Into<String>) -> Field {
+        Field { fallible: true, ..Field::new(name, ty, init, what) }
     }
 }
 
@@ -158,6 +165,23 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
     let blank = blank();
     let methods = m.methods.iter().map(|method| quote!(#method #blank));
     let (run_sig, run_body) = (&m.run_sig, &m.run_body);
+    // A field taken with the state (`?`) needs the state taken first, in a body of its own.
+    let take = if m.model_fields.iter().any(|f| f.fallible) {
+        quote! {
+            let state = STATE.take()?;
+            Some(Model { state, #(#inits)* })
+        }
+    } else {
+        quote!(STATE.take().map(|state| Model { state, #(#inits)* }))
+    };
+    let take_doc: &[&str] = if m.model_fields.iter().any(|f| f.fallible) {
+        &[
+            " Takes the model (its static memory and what it runs on). `None` while another `Model`",
+            " of this kind, or anything else using what it runs on, is alive.",
+        ]
+    } else {
+        &[" Takes the model (its static memory). `None` while another `Model` of this kind", " is alive."]
+    };
     [
         quote! {
             #[doc = #doc]
@@ -169,10 +193,9 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
         },
         quote! {
             impl Model {
-                /// Takes the model (its static memory). `None` while another `Model` of this kind
-                /// is alive.
+                #(#[doc = #take_doc])*
                 pub fn take() -> Option<Model> {
-                    STATE.take().map(|state| Model { state, #(#inits)* })
+                    #take
                 }
 
                 #blank

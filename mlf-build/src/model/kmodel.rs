@@ -24,8 +24,11 @@ pub struct KmodelExec {
     pub kpu_bytes: u64,
     /// KPU RAM rows (64 bytes) used.
     pub kpu_rows: u64,
-    /// Scratch memory of the KPU convolution emulation.
+    /// Scratch memory of the device-model backend: the KPU convolution emulation's, followed by
+    /// the CPU layers' ([`KmodelExec::cpu_scratch_bytes`]).
     pub scratch_bytes: u64,
+    /// Scratch memory the CPU layers need on any backend (0 for every model nncase writes).
+    pub cpu_scratch_bytes: u64,
     /// KPU multiply-accumulates per inference.
     pub macs: u64,
     /// V4 constants section bytes.
@@ -82,6 +85,17 @@ pub struct V5Module {
 }
 
 impl KmodelExec {
+    /// Static RAM of the module for `kpu`, without the table of decoded steps: main memory
+    /// (rounded up to 8 bytes, as the module allocates it), emulated KPU RAM and scratch for
+    /// the device model; main memory and the CPU layers' scratch on the K210.
+    pub fn module_ram(&self, kpu: super::Kpu) -> u64 {
+        let main = self.main_bytes.div_ceil(8) * 8;
+        match kpu {
+            super::Kpu::DeviceModel => main + self.kpu_bytes + self.scratch_bytes,
+            super::Kpu::K210 => main + self.cpu_scratch_bytes,
+        }
+    }
+
     /// Layer/op names with their counts, in first-seen order.
     pub fn op_counts(&self) -> Vec<(String, usize)> {
         let mut out: Vec<(String, usize)> = Vec::new();

@@ -7,6 +7,7 @@ mod aot;
 mod code;
 mod graph;
 mod kmodel;
+mod kpu;
 mod placement;
 
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ pub use code::{
 };
 pub use graph::{ArgBinding, EntryRef, Graph, GraphExec, Node, NodeOp};
 pub use kmodel::{KmodelExec, StepInfo, V5Info, V5Module};
+pub use kpu::Kpu;
 pub use placement::Placement;
 
 use crate::support::bytes::Bytes;

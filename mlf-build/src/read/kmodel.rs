@@ -107,6 +107,7 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
         kpu_bytes: req.kpu,
         kpu_rows: req.kpu.div_ceil(64),
         scratch_bytes: req.scratch,
+        cpu_scratch_bytes: req.cpu_scratch,
         macs: req.macs,
         constants_bytes,
         header,
@@ -456,6 +457,7 @@ fn read_v5(bytes: &[u8], path: &Path) -> Result<ModelDesc> {
             .unwrap_or(0),
         kpu_rows: 0,
         scratch_bytes: 0,
+        cpu_scratch_bytes: 0,
         macs: 0,
         constants_bytes: 0,
         header: vec![
