@@ -17,7 +17,6 @@ mod code;
 mod runner;
 
 use runner::build_runner;
-pub use runner::{deps, deps_no_std};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]

@@ -80,30 +80,6 @@ fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool) -> Re
 /// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
 /// present (a checkout), else the published crates.
 pub fn deps() -> (String, String) {
-    deps_with(true)
-}
-
-/// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
-pub fn deps_no_std() -> (String, String) {
-    deps_with(false)
-}
-
-/// mlf-runtime with `macros`, and with `std` (default features on) or without (off).
-fn deps_with(std: bool) -> (String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
-    let version = env!("CARGO_PKG_VERSION");
-    let (no_default, features) =
-        if std { ("", r#""macros", "std""#) } else { ("default-features = false, ", r#""macros""#) };
-    match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
-        Some(r) => (
-            format!(
-                "{{ path = {:?}, {no_default}features = [{features}] }}",
-                r.join("mlf-runtime").display().to_string()
-            ),
-            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
-        ),
-        None => {
-            (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\""))
-        }
-    }
+    crate::template::deps(true, root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()).as_deref())
 }
