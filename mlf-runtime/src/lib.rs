@@ -73,6 +73,8 @@
 //! - [`params`]: parameters kept outside the program image, checked on every read.
 #![no_std]
 #![warn(missing_docs)]
+// The crate page shows a build script, whose `fn main` is the point of the example.
+#![allow(clippy::needless_doctest_main)]
 
 #[cfg(feature = "std")]
 extern crate std;
