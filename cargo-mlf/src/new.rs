@@ -14,7 +14,7 @@ use crate::template;
 
 /// The digits model the repository carries (a TVM graph-executor MLF of an sklearn MLP), used
 /// when no `--model` is given.
-const DIGITS_TAR: &[u8] = include_bytes!("../../examples/digits/model/digits.tar");
+const DIGITS_TAR: &[u8] = include_bytes!("../templates/models/digits.tar");
 
 /// Which template.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,12 +57,18 @@ pub struct Args {
     /// The MLF module to use from an archive that holds several.
     #[arg(long)]
     module: Option<String>,
+    /// Depend on the mlf crates of this checkout of mlf (`DIR/mlf-runtime`, `DIR/mlf-build`) by
+    /// path instead of their published versions.
+    #[arg(long, value_name = "DIR")]
+    mlf_path: Option<PathBuf>,
 }
 
 /// Runs `new`.
 pub fn run(args: Args) -> Result<(), Error> {
     let dir = args.path.clone().unwrap_or_else(|| PathBuf::from(&args.name));
-    let created = create(&args.name, args.model.as_deref(), args.template, &dir, args.module.as_deref())?;
+    let checkout = args.mlf_path.as_deref().map(checkout).transpose()?;
+    let created =
+        create(&args.name, args.model.as_deref(), args.template, &dir, args.module.as_deref(), checkout.as_deref())?;
     eprintln!(
         "     Created {} crate `{}` in {} with model {} (module `{}`)",
         args.template.name(),
@@ -93,14 +99,29 @@ pub struct Created {
     pub module: String,
 }
 
+/// The absolute path of the mlf checkout `dir`, checked to hold the crates generated crates use.
+fn checkout(dir: &Path) -> Result<PathBuf, Error> {
+    let root = dir.canonicalize().in_file(dir)?;
+    for krate in ["mlf-runtime", "mlf-build"] {
+        if !root.join(krate).join("Cargo.toml").is_file() {
+            return Err(Error::invalid(format!(
+                "--mlf-path: no {krate}/Cargo.toml in this folder; give the root of a checkout of mlf"
+            ))
+            .in_file(dir));
+        }
+    }
+    Ok(root)
+}
+
 /// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
-/// digits model).
+/// digits model), depending on the published mlf crates or on those of the checkout `mlf_path`.
 pub fn create(
     name: &str,
     model: Option<&Path>,
     kind: Kind,
     dir: &Path,
     module: Option<&str>,
+    mlf_path: Option<&Path>,
 ) -> Result<Created, Error> {
     check_crate_name(name)?;
     if dir.exists() && std::fs::read_dir(dir).in_file(dir)?.next().is_some() {
@@ -152,10 +173,7 @@ pub fn create(
 
     std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
     copy_model(&staged, &dir.join(&model_path))?;
-    let (runtime_dep, build_dep) = match kind {
-        Kind::Host => crate::run::deps(),
-        Kind::Firmware | Kind::K210 => crate::run::deps_no_std(),
-    };
+    let (runtime_dep, build_dep) = template::deps(kind == Kind::Host, mlf_path);
     let mut vars = vec![
         ("crate_name", name.to_string()),
         ("runtime_dep", runtime_dep),

@@ -12,43 +12,43 @@ pub type Template = [(&'static str, &'static str)];
 
 /// `templates/run`: the manifest of the crate `cargo mlf run` builds (its `build.rs` and
 /// `main.rs` are generated code).
-pub const RUN: [(&str, &str); 1] = [("Cargo.toml", include_str!("../../templates/run/Cargo.toml"))];
+pub const RUN: [(&str, &str); 1] = [("Cargo.toml", include_str!("../templates/run/Cargo.toml.in"))];
 
 /// `templates/run-device`: the manifest and the support module of the program `cargo mlf run
 /// --target` builds for an emulated device (its `build.rs` and `main.rs` are generated code).
 pub const RUN_DEVICE: [(&str, &str); 2] = [
-    ("Cargo.toml", include_str!("../../templates/run-device/Cargo.toml")),
-    ("src/device.rs", include_str!("../../templates/run-device/src/device.rs")),
+    ("Cargo.toml", include_str!("../templates/run-device/Cargo.toml.in")),
+    ("src/device.rs", include_str!("../templates/run-device/src/device.rs")),
 ];
 
 /// `templates/host`: a host program that runs a model and prints its outputs (`cargo mlf new`).
 pub const HOST: [(&str, &str); 4] = [
-    ("Cargo.toml", include_str!("../../templates/host/Cargo.toml")),
-    ("build.rs", include_str!("../../templates/host/build.rs")),
-    ("src/main.rs", include_str!("../../templates/host/src/main.rs")),
-    ("README.md", include_str!("../../templates/host/README.md")),
+    ("Cargo.toml", include_str!("../templates/host/Cargo.toml.in")),
+    ("build.rs", include_str!("../templates/host/build.rs")),
+    ("src/main.rs", include_str!("../templates/host/src/main.rs")),
+    ("README.md", include_str!("../templates/host/README.md")),
 ];
 
 /// `templates/firmware`: Cortex-M4F firmware run by `cargo run` in QEMU (`cargo mlf new
 /// --template firmware`).
 pub const FIRMWARE: [(&str, &str); 6] = [
-    ("Cargo.toml", include_str!("../../templates/firmware/Cargo.toml")),
-    (".cargo/config.toml", include_str!("../../templates/firmware/.cargo/config.toml")),
-    ("memory.x", include_str!("../../templates/firmware/memory.x")),
-    ("build.rs", include_str!("../../templates/firmware/build.rs")),
-    ("src/main.rs", include_str!("../../templates/firmware/src/main.rs")),
-    ("README.md", include_str!("../../templates/firmware/README.md")),
+    ("Cargo.toml", include_str!("../templates/firmware/Cargo.toml.in")),
+    (".cargo/config.toml", include_str!("../templates/firmware/.cargo/config.toml")),
+    ("memory.x", include_str!("../templates/firmware/memory.x")),
+    ("build.rs", include_str!("../templates/firmware/build.rs")),
+    ("src/main.rs", include_str!("../templates/firmware/src/main.rs")),
+    ("README.md", include_str!("../templates/firmware/README.md")),
 ];
 
 /// `templates/k210`: a kmodel on a Kendryte K210 (RV64GC), run by `cargo run` in QEMU (`cargo
 /// mlf new --template k210`).
 pub const K210: [(&str, &str); 6] = [
-    ("Cargo.toml", include_str!("../../templates/k210/Cargo.toml")),
-    (".cargo/config.toml", include_str!("../../templates/k210/.cargo/config.toml")),
-    ("memory.x", include_str!("../../templates/k210/memory.x")),
-    ("build.rs", include_str!("../../templates/k210/build.rs")),
-    ("src/main.rs", include_str!("../../templates/k210/src/main.rs")),
-    ("README.md", include_str!("../../templates/k210/README.md")),
+    ("Cargo.toml", include_str!("../templates/k210/Cargo.toml.in")),
+    (".cargo/config.toml", include_str!("../templates/k210/.cargo/config.toml")),
+    ("memory.x", include_str!("../templates/k210/memory.x")),
+    ("build.rs", include_str!("../templates/k210/build.rs")),
+    ("src/main.rs", include_str!("../templates/k210/src/main.rs")),
+    ("README.md", include_str!("../templates/k210/README.md")),
 ];
 
 /// Replaces every `{{key}}`; a placeholder left over is an error (a bug in mlf).
@@ -70,6 +70,28 @@ pub fn render_dir(template: &Template, dir: &Path, vars: &[(&str, String)]) -> R
         write_if_changed(&dir.join(rel), render(text, vars)?.as_bytes())?;
     }
     Ok(())
+}
+
+/// The `[dependencies]` line of mlf-runtime (with `macros`, and `std` when `std` is true;
+/// without default features otherwise) and the `[build-dependencies]` line of mlf-build for a
+/// generated crate: the published versions of this cargo-mlf's release, or the crates of the
+/// mlf checkout `checkout` by path.
+pub fn deps(std: bool, checkout: Option<&Path>) -> (String, String) {
+    let version = env!("CARGO_PKG_VERSION");
+    let (no_default, features) =
+        if std { ("", r#""macros", "std""#) } else { ("default-features = false, ", r#""macros""#) };
+    match checkout {
+        Some(r) => (
+            format!(
+                "{{ path = {:?}, {no_default}features = [{features}] }}",
+                r.join("mlf-runtime").display().to_string()
+            ),
+            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
+        ),
+        None => {
+            (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\""))
+        }
+    }
 }
 
 /// The Rust element type of a tensor (an error for dtypes Rust has no type for).

@@ -13,13 +13,15 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `cargo mlf new NAME --path DIR [more]`.
+/// `cargo mlf new NAME --path DIR --mlf-path <this checkout> [more]`.
 fn new_crate(name: &str, dir: &Path, more: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
         .args(["mlf", "new", name])
         .args(more)
         .arg("--path")
         .arg(dir)
+        .arg("--mlf-path")
+        .arg(mlf_fixtures::workspace_root())
         .output()
         .unwrap()
 }

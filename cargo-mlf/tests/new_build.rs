@@ -28,12 +28,19 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `cargo mlf new NAME --path DIR [more]`.
+/// `cargo mlf new NAME --path DIR --mlf-path <this checkout> [more]`.
 fn new_crate(name: &str, dir: &Path, more: &[&str]) {
     let mut args = vec!["new", name];
     args.extend_from_slice(more);
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).arg("mlf").args(&args).arg("--path").arg(dir).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .arg("mlf")
+        .args(&args)
+        .arg("--path")
+        .arg(dir)
+        .arg("--mlf-path")
+        .arg(root())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "cargo mlf new {name}: {}", text(&out.stderr));
     assert!(dir.join("Cargo.toml").is_file() && dir.join("build.rs").is_file() && dir.join("src/main.rs").is_file());
 }

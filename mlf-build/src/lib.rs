@@ -1,26 +1,53 @@
 //! # mlf-build
 //!
-//! The build-time side of [mlf](https://example.invalid/mlf): it reads compiled models (TVM
-//! Model Library Format archives of every metadata version, Kendryte kmodels), describes them,
-//! plans their static memory, generates the typed Rust module `include_model!` includes, and
-//! compiles the model's C for the target.
+//! The build-time side of [mlf](https://github.com/mlf-rs/mlf): in `build.rs` it reads a compiled
+//! model (an Apache TVM Model Library Format archive of any metadata version, or a Kendryte
+//! kmodel), plans its static memory, compiles its C for `$TARGET`, and writes the typed Rust
+//! module that `mlf_runtime::include_model!` includes.
 //!
-//! In a build script:
+//! ## The workflow
+//!
+//! `build.rs` (with `mlf-build` in `[build-dependencies]`; paths are relative to `Cargo.toml`):
 //!
 //! ```no_run
-//! // build.rs
 //! fn main() {
 //!     mlf_build::Model::open("models/digits.tar")
-//!         .params(mlf_build::Placement::Embedded)
-//!         .compile_or_exit(); // an error fails the build with cargo's error, no panic
+//!         .params(mlf_build::Placement::Embedded) // weights in flash, used in place
+//!         .compile_or_exit(); // an error fails the build with cargo's error naming the file and field
 //! }
 //! ```
 //!
-//! Reading a model:
+//! Then in the crate, with `mlf-runtime` (feature `macros`) in `[dependencies]` — compiled and
+//! run on [mlf-runtime's page](https://docs.rs/mlf-runtime):
 //!
-//! ```no_run
-//! let model = mlf_build::open("models/digits.tar")?;
-//! println!("{} takes {} inputs", model.name, model.inputs.len());
+//! ```rust,ignore
+//! mlf_runtime::include_model!("models/digits.tar"); // -> pub mod digits { … }
+//! let mut net = digits::Model::take().unwrap(); // the model's static memory, once at a time
+//! let out = net.run(&digits::Inputs { pixels: &pixels })?;
+//! ```
+//!
+//! Or list the models in `Cargo.toml` with their budgets and build them all with
+//! [`compile_listed`]; a model that needs more static RAM or flash than its budget fails the
+//! build, naming the model and both numbers:
+//!
+//! ```toml
+//! [[package.metadata.mlf.models]]
+//! path = "models/digits.tar"
+//! ram = "1 KiB"
+//! flash = "64 KiB"
+//! ```
+//!
+//! ## How big must the arena be?
+//!
+//! Known before anything runs. [`open`] reads a model's description, and the build plans every
+//! byte (what [`Built`] and its [`MemoryReport`] give; `cargo mlf build` prints it):
+//!
+//! ```
+//! let model = mlf_build::open("../examples/digits/model/digits.tar")?;
+//! assert_eq!(model.name, "default");
+//! let input = &model.inputs[0];
+//! assert_eq!((input.name.as_str(), input.shape.as_slice()), ("pixels", &[1, 64][..]));
+//! assert_eq!(model.outputs[0].bytes(), 40); // ten f32 scores
 //! # Ok::<(), mlf_build::Error>(())
 //! ```
 //!
@@ -30,14 +57,6 @@
 //!   [`compile_listed`], [`open`]). Without it the crate holds what `include_model!` needs: the
 //!   kmodel reader, code generation and finding what the build step wrote.
 //! - `cli`: what only `cargo mlf` uses (inspection reports, plan pictures, clap parsing).
-//!
-//! ## Inside
-//!
-//! Data flows one way, one folder per layer: `support` (bytes, dtypes, names) → `model` (the
-//! model description, with types of its own) ← `read` (one reader per format) → `plan` (static
-//! memory plans) → `codegen` (generated code as values) → `backend` (one implementation per
-//! executor: graph, AOT, kmodel) → `build` (the only layer that writes files or runs the
-//! compiler) → `cli`. The repository's README explains the design.
 #![forbid(unsafe_code)]
 // Examples show build scripts, whose `fn main` is the point of the example.
 #![allow(clippy::needless_doctest_main)]
@@ -45,6 +64,12 @@
 // Without every feature, what only the build step or the command line uses is compiled but not
 // called (the executor backends serve all three); the full build checks for dead code.
 #![cfg_attr(not(all(feature = "build", feature = "cli")), allow(dead_code, unused_imports))]
+
+// Inside: data flows one way, one folder per layer: `support` (bytes, dtypes, names) → `model`
+// (the model description, with types of its own) ← `read` (one reader per format) → `plan`
+// (static memory plans) → `codegen` (generated code as values) → `backend` (one implementation
+// per executor: graph, AOT, kmodel) → `build` (the only layer that writes files or runs the
+// compiler) → `cli`. The repository's README explains the design.
 
 mod backend;
 mod build;

@@ -26,8 +26,8 @@ mod machine;
 mod runner;
 
 use machine::Machine;
+pub use runner::without_default_features;
 use runner::{Runner, Spec, build_runner};
-pub use runner::{deps, deps_no_std, without_default_features};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]

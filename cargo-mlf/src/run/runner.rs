@@ -53,7 +53,7 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
         return Err(Error::invalid("a kmodel's weights are part of the kmodel file: only --params embedded applies"));
     }
     let split_dir = placement.is_external().then(|| dir.join("split"));
-    let (runtime_dep, build_dep) = if device.is_some() { deps_no_std() } else { deps() };
+    let (runtime_dep, build_dep) = if device.is_some() { runner_deps(false) } else { runner_deps(true) };
     let vars = [("crate_name", crate_name.clone()), ("runtime_dep", runtime_dep), ("build_dep", build_dep)];
     let (build_extra, main_rs) = match device {
         Some(m) => {
@@ -110,18 +110,7 @@ fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool, targe
     Ok(())
 }
 
-/// Dependency specs for mlf-runtime (with `std`) and mlf-build: this source tree when it is
-/// present (a checkout), else the published crates.
-pub fn deps() -> (String, String) {
-    deps_with(true)
-}
-
-/// Like [`deps`], with mlf-runtime's default features off (`no_std`, no alloc) for firmware.
-pub fn deps_no_std() -> (String, String) {
-    deps_with(false)
-}
-
-/// A dependency spec from [`deps`] with the crate's default features off (`{ path = … }` or a
+/// A dependency spec from [`crate::template::deps`] with the crate's default features off (`{ path = … }` or a
 /// version string).
 pub fn without_default_features(spec: &str) -> String {
     match spec.strip_suffix(" }") {
@@ -130,22 +119,9 @@ pub fn without_default_features(spec: &str) -> String {
     }
 }
 
-/// mlf-runtime with `macros`, and with `std` (default features on) or without (off).
-fn deps_with(std: bool) -> (String, String) {
+/// Dependency specs for mlf-runtime (`macros`, and `std` when `std`) and mlf-build: this source
+/// tree when it is present (a checkout), else the published crates.
+fn runner_deps(std: bool) -> (String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
-    let version = env!("CARGO_PKG_VERSION");
-    let (no_default, features) =
-        if std { ("", r#""macros", "std""#) } else { ("default-features = false, ", r#""macros""#) };
-    match root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()) {
-        Some(r) => (
-            format!(
-                "{{ path = {:?}, {no_default}features = [{features}] }}",
-                r.join("mlf-runtime").display().to_string()
-            ),
-            format!("{{ path = {:?} }}", r.join("mlf-build").display().to_string()),
-        ),
-        None => {
-            (format!("{{ version = \"{version}\", {no_default}features = [{features}] }}"), format!("\"{version}\""))
-        }
-    }
+    crate::template::deps(std, root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()).as_deref())
 }

@@ -121,7 +121,8 @@ impl Backend for AotBackend<'_> {
 
     fn picture(&self, name: &str) -> Result<Picture> {
         let (desc, a, p) = (self.desc, self.exec, self.plan()?);
-        let whole = |label: String, offset: u64, size: u64, kind: BoxKind| PlanBox {
+        let whole = |name: String, label: String, offset: u64, size: u64, kind: BoxKind| PlanBox {
+            name,
             label,
             offset,
             size,
@@ -135,17 +136,32 @@ impl Backend for AotBackend<'_> {
                 "TVMBackendAllocWorkspace window ({} bytes from {}, {} of alignment slack)",
                 p.tvm_workspace_bytes, a.workspace_source, p.slack_bytes
             );
-            boxes.push(whole(label, 0, p.workspace_bytes, BoxKind::Scratch));
+            boxes.push(whole(
+                "workspace (TVMBackendAllocWorkspace)".into(),
+                label,
+                0,
+                p.workspace_bytes,
+                BoxKind::Scratch,
+            ));
         }
-        for (t, off) in desc.outputs.iter().zip(&p.outputs) {
-            boxes.push(whole(format!("output {}", t.name), *off, t.bytes(), BoxKind::Tensor));
+        for (i, (t, off)) in desc.outputs.iter().zip(&p.outputs).enumerate() {
+            let label =
+                format!("model output {i}, tensor {} ({} {:?}), written by the model's C", t.name, t.dtype, t.shape);
+            boxes.push(whole(format!("model output {i}: {}", t.name), label, *off, t.bytes(), BoxKind::Tensor));
         }
         for (pool, off, bytes) in &p.pools {
-            boxes.push(whole(format!("pool {pool}"), *off, *bytes, BoxKind::Tensor));
+            let label = format!("workspace pool {pool}, which the application provides (struct workspace_pools)");
+            boxes.push(whole(format!("pool {pool}"), label, *off, *bytes, BoxKind::Tensor));
         }
         if let Some(u) = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0) {
-            let label = "USMP workspace pool compiled into the C (a static of its own, drawn above the arena)";
-            boxes.push(whole(label.into(), p.arena_bytes, u.workspace_bytes, BoxKind::CPool));
+            let label = "USMP workspace pool global_workspace: a static array in the model's C that holds every intermediate tensor (not part of the arena)";
+            boxes.push(whole(
+                "global_workspace: USMP pool in the C".to_string(),
+                label.into(),
+                p.arena_bytes,
+                u.workspace_bytes,
+                BoxKind::CPool,
+            ));
         }
         let usmp = a
             .usmp

@@ -130,6 +130,7 @@ impl Backend for GraphBackend<'_> {
             .map(|b| {
                 let (f, l) = (first_col(b.first), last_col(b.last));
                 PlanBox {
+                    name: b.name.clone(),
                     label: b.label.clone(),
                     offset: b.offset,
                     size: b.size,

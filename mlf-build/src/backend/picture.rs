@@ -21,7 +21,9 @@ pub struct Picture {
 /// One buffer in the arena.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanBox {
-    /// What it is (shown as a tooltip).
+    /// Short name drawn in the box: the tensor or the operator it belongs to.
+    pub name: String,
+    /// What it is, in words (the tooltip).
     pub label: String,
     /// Offset in the arena.
     pub offset: u64,

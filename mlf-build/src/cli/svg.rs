@@ -1,7 +1,9 @@
 //! A picture of a model's static memory plan, as SVG: every arena buffer is a box spanning the
-//! operators during which it is live (x) and the bytes it occupies (y), operator scratch in its
-//! own colour; the peak of live bytes is marked; the parameters in flash stand beside it as one
-//! stacked bar. Each box carries a tooltip (`<title>`) with its label, offset, size and lifetime.
+//! operators during which it is live (x) and the bytes it occupies (y), named after its tensor
+//! (the operator that writes it) or the operator whose scratch it is, tensors in a colour each,
+//! operator scratch in one colour; the axis has round ticks; the peak of live bytes is marked;
+//! the parameters in flash stand beside it as one stacked bar. Each box carries a tooltip
+//! (`<title>`) saying in words what it holds, where, how big and while which operators run.
 
 use svg::Document;
 use svg::node::element::{Group, Line, Rectangle, Text, Title};
@@ -9,6 +11,7 @@ use svg::node::element::{Group, Line, Rectangle, Text, Title};
 use crate::backend::{self, BoxKind, Picture};
 use crate::error::Result;
 use crate::model::ModelDesc;
+use crate::support::names;
 use crate::support::size::human;
 
 /// The fill colour of a box of `kind` (tensors take the hue `tensor_hue`, in degrees).
@@ -20,15 +23,46 @@ fn fill(kind: BoxKind, tensor_hue: usize) -> String {
     }
 }
 
-/// A legend swatch of `kind` at `x`, its baseline at `y`.
-fn swatch(x: f64, y: f64, kind: BoxKind) -> Rectangle {
-    Rectangle::new()
-        .set("x", x)
-        .set("y", y - 10.0)
-        .set("width", 14)
-        .set("height", 10)
-        .set("fill", fill(kind, 200))
-        .set("stroke", "#1d3557")
+/// The hue of the `i`-th box.
+fn hue(i: usize) -> usize {
+    (i * 47) % 360
+}
+
+/// A legend swatch of `kind` at `x`, its baseline at `y`: tensors show four of their colours.
+fn swatch(x: f64, y: f64, kind: BoxKind) -> Group {
+    let rect = |dx: f64, w: f64, fill: String| {
+        Rectangle::new().set("x", x + dx).set("y", y - 10.0).set("width", w).set("height", 10).set("fill", fill)
+    };
+    let mut g = Group::new();
+    if kind == BoxKind::Tensor {
+        for k in 0..4 {
+            g = g.add(rect(k as f64 * 5.0, 5.0, fill(kind, hue(k))));
+        }
+        g.add(rect(0.0, 20.0, "none".into()).set("stroke", "#1d3557"))
+    } else {
+        g.add(rect(0.0, 20.0, fill(kind, 0)).set("stroke", "#1d3557"))
+    }
+}
+
+/// The step between round ticks for an axis up to `top` bytes (1, 2 or 5 × a power of ten of
+/// bytes, KiB or MiB; at most six steps), and the unit: (step, unit bytes, unit name).
+fn tick_step(top: u64) -> (u64, u64, &'static str) {
+    let (unit, unit_name) = match top {
+        t if t >= 4 << 20 => (1u64 << 20, "MiB"),
+        t if t >= 4 << 10 => (1 << 10, "KiB"),
+        _ => (1, "B"),
+    };
+    let in_units = top.div_ceil(unit).max(1);
+    let mut power = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            let step = m * power;
+            if in_units / step <= 6 {
+                return (step * unit, unit, unit_name);
+            }
+        }
+        power = power.saturating_mul(10);
+    }
 }
 
 /// Width and height of the picture.
@@ -99,12 +133,13 @@ fn axes(p: &Picture, g: &Frame) -> (Group, Group) {
     let mut axes = Group::new().set("stroke", "#333").set("stroke-width", 1);
     axes = axes.add(line(g.x0, g.y1, g.x1, g.y1)).add(line(g.x0, g.y0, g.x0, g.y1));
     let mut labels = Group::new().set("font-family", FONT).set("font-size", 11).set("fill", "#333");
-    for k in 0..=4u64 {
-        let off = g.top_bytes * k / 4;
+    let (step, unit, unit_name) = tick_step(g.top_bytes);
+    for k in 0..=g.top_bytes / step {
+        let off = k * step;
         let y = g.y_of(off);
         axes = axes.add(line(g.x0 - 5.0, y, g.x0, y));
-        labels =
-            labels.add(Text::new(human(off)).set("x", r(g.x0 - 8.0)).set("y", r(y + 4.0)).set("text-anchor", "end"));
+        let label = format!("{} {unit_name}", off / unit);
+        labels = labels.add(Text::new(label).set("x", r(g.x0 - 8.0)).set("y", r(y + 4.0)).set("text-anchor", "end"));
     }
     let step = (p.columns.len() / 20).max(1);
     for c in (0..p.columns.len()).step_by(step) {
@@ -131,7 +166,7 @@ fn axes(p: &Picture, g: &Frame) -> (Group, Group) {
     (axes, labels)
 }
 
-/// A box per buffer (with its tooltip), and the size labels that fit inside them.
+/// A box per buffer (with its tooltip), and the names and sizes that fit inside them.
 fn boxes(p: &Picture, g: &Frame) -> (Group, Group) {
     let mut boxes = Group::new().set("stroke", "#1d3557").set("stroke-width", 0.6);
     let mut box_labels =
@@ -140,32 +175,48 @@ fn boxes(p: &Picture, g: &Frame) -> (Group, Group) {
         let (bx0, bx1) = (g.x0 + b.first as f64 * g.cw, g.x0 + (b.last + 1) as f64 * g.cw);
         let (top, bottom) = (g.y_of(b.offset + b.size), g.y_of(b.offset));
         let h = (bottom - top).max(1.0);
-        let fill = fill(b.kind, (i * 47) % 360);
-        let tip = format!(
-            "{}: offset {}, {} bytes, live over call{} {}",
-            b.label,
-            b.offset,
-            b.size,
-            if b.first == b.last { "" } else { "s" },
-            if b.first == b.last { b.first.to_string() } else { format!("{}–{}", b.first, b.last) }
-        );
         boxes = boxes.add(
             Rectangle::new()
                 .set("x", r(bx0))
                 .set("y", r(bottom - h))
                 .set("width", r((bx1 - bx0).max(1.0)))
                 .set("height", r(h))
-                .set("fill", fill)
+                .set("fill", fill(b.kind, hue(i)))
                 .set("fill-opacity", 0.9)
-                .add(Title::new(tip)),
+                .add(Title::new(tooltip(p, b))),
         );
-        if bx1 - bx0 >= 46.0 && h >= 14.0 {
+        // About 5.8 px per character at 10 px.
+        let fits = ((bx1 - bx0 - 6.0) / 5.8).max(0.0) as usize;
+        let (cx, cy) = (r((bx0 + bx1) / 2.0), bottom - h / 2.0);
+        let size = human(b.size);
+        if fits >= 6 && h >= 26.0 {
             box_labels = box_labels
-                .add(Text::new(human(b.size)).set("x", r((bx0 + bx1) / 2.0)).set("y", r(bottom - h / 2.0 + 3.5)));
+                .add(Text::new(abbreviate(&b.name, fits)).set("x", cx).set("y", r(cy - 2.0)))
+                .add(Text::new(size).set("x", cx).set("y", r(cy + 10.0)));
+        } else if fits >= 6 && h >= 12.0 {
+            let both = format!("{} · {size}", b.name);
+            let text = if both.chars().count() <= fits { both } else { abbreviate(&b.name, fits) };
+            box_labels = box_labels.add(Text::new(text).set("x", cx).set("y", r(cy + 3.5)));
         }
     }
 
     (boxes, box_labels)
+}
+
+/// What a box holds, in words: its description, size, place and the operators it lives over.
+fn tooltip(p: &Picture, b: &crate::backend::PlanBox) -> String {
+    let call = |c: usize| match p.columns.get(c) {
+        Some(f) => format!("call {c} ({})", names::operator(f)),
+        None => format!("call {c}"),
+    };
+    let when = if b.kind == BoxKind::CPool {
+        "for the whole run".to_string()
+    } else if b.first == b.last {
+        format!("live during {}", call(b.first))
+    } else {
+        format!("live from {} to {}", call(b.first), call(b.last))
+    };
+    format!("{}: {} bytes at arena offset {}, {when}", b.label, b.size, b.offset)
 }
 
 /// The arena's size and the column where live bytes peak.
@@ -186,46 +237,54 @@ fn marks(p: &Picture, g: &Frame) -> Group {
         )
         .add(line(px, g.y0, px, g.y1).set("stroke", "#c1121f").set("stroke-width", 1.5).set("stroke-dasharray", "3 3"))
         .add(
+            // From the plot's left edge, where the whole line fits.
             g.text(
-                px,
+                g.x0,
                 g.y1 + 54.0,
                 12.0,
                 &format!(
                     "peak: {pbytes} bytes live at call {pc} ({})",
-                    short(p.columns.get(pc).map(String::as_str).unwrap_or(""), 48)
+                    short(names::operator(p.columns.get(pc).map(String::as_str).unwrap_or("")), 80)
                 ),
             )
-            .set("text-anchor", if px > (g.x0 + g.x1) / 2.0 { "end" } else { "start" })
             .set("fill", "#c1121f")
             .set("font-weight", "bold"),
         )
 }
 
-/// What the colours and marks mean.
+/// What the colours and marks mean: only what the picture uses.
 fn legend(p: &Picture, g: &Frame) -> Group {
     let ly = H - 14.0;
-    let legend = Group::new()
-        .add(swatch(g.x0, ly, BoxKind::Tensor))
-        .add(g.text(g.x0 + 20.0, ly, 11.0, "tensor (activation or output)"))
-        .add(swatch(g.x0 + 210.0, ly, BoxKind::Scratch))
-        .add(g.text(g.x0 + 230.0, ly, 11.0, "operator scratch (TVMBackendAllocWorkspace)"))
-        .add(
-            line(g.x0 + 530.0, ly - 5.0, g.x0 + 555.0, ly - 5.0)
-                .set("stroke", "#c1121f")
-                .set("stroke-dasharray", "3 3")
-                .set("stroke-width", 1.5),
-        )
-        .add(g.text(g.x0 + 560.0, ly, 11.0, "peak of live bytes"));
-    if p.boxes.iter().any(|b| b.kind == BoxKind::CPool) {
-        legend.add(swatch(g.x0 + 680.0, ly, BoxKind::CPool)).add(g.text(
-            g.x0 + 700.0,
-            ly,
-            11.0,
-            "static RAM inside the C",
-        ))
-    } else {
-        legend
+    let has = |k: BoxKind| p.boxes.iter().any(|b| b.kind == k);
+    // (a box kind, or the dash pattern of a red line), text, width of the item.
+    let mut items: Vec<(Result<BoxKind, &str>, &str, f64)> = Vec::new();
+    if has(BoxKind::Tensor) {
+        items.push((Ok(BoxKind::Tensor), "tensor (a colour each)", 170.0));
     }
+    if has(BoxKind::Scratch) {
+        items.push((Ok(BoxKind::Scratch), "operator scratch (TVMBackendAllocWorkspace)", 310.0));
+    }
+    if has(BoxKind::CPool) {
+        items.push((Ok(BoxKind::CPool), "static RAM inside the C", 170.0));
+    }
+    items.push((Err("6 4"), "arena size", 100.0));
+    items.push((Err("3 3"), "peak of live bytes", 0.0));
+    let mut legend = Group::new();
+    let mut x = g.x0;
+    for (mark, text, width) in items {
+        let mark = match mark {
+            Ok(kind) => swatch(x, ly, kind),
+            Err(dash) => Group::new().add(
+                line(x, ly - 5.0, x + 20.0, ly - 5.0)
+                    .set("stroke", "#c1121f")
+                    .set("stroke-dasharray", dash)
+                    .set("stroke-width", 1.5),
+            ),
+        };
+        legend = legend.add(mark).add(g.text(x + 26.0, ly, 11.0, text));
+        x += width;
+    }
+    legend
 }
 
 /// The flash beside the arena: one bar of the parameters or constants, stacked.
@@ -256,7 +315,7 @@ fn flash(p: &Picture, g: &Frame) -> Group {
                     .set("fill", shade)
                     .set("stroke", "#023047")
                     .set("stroke-width", 0.4)
-                    .add(Title::new(format!("{name}: {bytes} bytes"))),
+                    .add(Title::new(format!("{name}: {bytes} bytes ({})", p.flash_caption))),
             );
             if h >= 11.0 && big.contains(&i) {
                 flash = flash.add(g.text(
@@ -281,6 +340,40 @@ fn line(xa: f64, ya: f64, xb: f64, yb: f64) -> Line {
 /// Rounds to 0.1 px (keeps the document small and deterministic).
 fn r(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
+}
+
+/// A box's name in at most `max` characters, keeping what tells boxes apart: a prefix such as
+/// `scratch of ` becomes `scratch: `, and a long operator name keeps its first words and its
+/// numeric suffix (`nn_conv2d_add_fixed_point_multiply_clip_1` → `conv2d_add…_1`).
+fn abbreviate(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_string();
+    }
+    let (prefix, op) = match name.rsplit_once(": ") {
+        Some((p, op)) => (format!("{p}: "), op),
+        None => match name.strip_prefix("scratch of ") {
+            Some(op) => ("scratch: ".to_string(), op),
+            None => (String::new(), name),
+        },
+    };
+    let words: Vec<&str> = op.split('_').filter(|w| !matches!(*w, "nn" | "contrib" | "")).collect();
+    let suffix = words.last().filter(|w| words.len() > 1 && w.chars().all(|c| c.is_ascii_digit()));
+    let tail = suffix.map(|s| format!("…_{s}")).unwrap_or_else(|| "…".to_string());
+    let budget = max.saturating_sub(prefix.chars().count() + tail.chars().count());
+    let mut head = String::new();
+    for w in &words {
+        let next = if head.is_empty() { w.to_string() } else { format!("{head}_{w}") };
+        if next.chars().count() > budget {
+            break;
+        }
+        head = next;
+    }
+    if head.chars().count() < 4 {
+        // No room for the operator: the prefix alone (`scratch`) says more than a cut name.
+        let bare = prefix.trim_end_matches(": ");
+        return if bare.is_empty() { short(name, max) } else { short(bare, max) };
+    }
+    short(&format!("{prefix}{head}{tail}"), max)
 }
 
 /// `name`, cut to `max` characters with an ellipsis.
@@ -312,6 +405,7 @@ mod tests {
     #[test]
     fn peak_is_the_column_with_most_live_bytes() {
         let b = |offset, size, first, last| PlanBox {
+            name: String::new(),
             label: String::new(),
             offset,
             size,
@@ -328,5 +422,23 @@ mod tests {
         assert_eq!(p.peak(), (1, 30));
         let svg = p.to_svg();
         assert!(svg.starts_with("<svg") && svg.contains("peak: 30 bytes live at call 1 (b)"), "{svg}");
+    }
+
+    #[test]
+    fn names_keep_what_tells_boxes_apart() {
+        let op = "nn_conv2d_add_fixed_point_multiply_per_axis_add_clip_cast_cast_subtract_1";
+        assert_eq!(abbreviate(op, 16), "conv2d_add…_1");
+        assert_eq!(abbreviate(&format!("scratch of {op}"), 18), "scratch: conv2d…_1");
+        assert_eq!(abbreviate("model output 0: softmax", 40), "model output 0: softmax");
+        assert_eq!(abbreviate("dense_add", 5), "dens…");
+        assert_eq!(abbreviate(&format!("scratch of {op}"), 14), "scratch");
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(tick_step(88192), (20 << 10, 1 << 10, "KiB"));
+        assert_eq!(tick_step(176), (50, 1, "B"));
+        assert_eq!(tick_step(3_377_604), (500 << 10, 1 << 10, "KiB"));
+        assert_eq!(tick_step(40 << 20), (10 << 20, 1 << 20, "MiB"));
     }
 }

@@ -203,6 +203,9 @@ impl fmt::Display for MemoryReport {
         let file = self.file.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let module = self.mlf_module.as_ref().map(|m| format!(", MLF module {m}")).unwrap_or_default();
         writeln!(f, "model {} ({file}{module}, {} executor, target {})", self.model, self.executor, self.target)?;
+        if self.executor == "kmodel" {
+            return self.fmt_kmodel(f);
+        }
         let r = &self.ram;
         line(f, "static RAM", r.total, "arena + parameter RAM + C data")?;
         let tvm = r.tvm_executor.map(|t| format!(" (TVM's executor: {t})")).unwrap_or_default();
@@ -221,6 +224,23 @@ impl fmt::Display for MemoryReport {
         line(f, "  data", fl.data, "initial values of the C's .data")?;
         line(f, "  parameters", fl.params, "embedded in the program image, used in place")?;
         line(f, "external parameters", self.external_param_bytes, "loaded at run time")?;
+        for note in &self.notes {
+            writeln!(f, "  note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+impl MemoryReport {
+    /// The rows of a kmodel's report: it has no C, no TVM workspace and no separate parameters
+    /// (the notes break the arena down into main memory, emulated KPU RAM, scratch and steps).
+    fn fmt_kmodel(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (r, fl) = (&self.ram, &self.flash);
+        line(f, "static RAM", r.total, "the arena")?;
+        line(f, "  arena", r.arena, "ARENA_BYTES: main memory + emulated KPU RAM + scratch + decoded steps")?;
+        line(f, "  inputs", r.inputs, "the caller's buffers, not counted")?;
+        line(f, "flash", fl.total, "the kmodel file (and mlf's interpreter, not counted)")?;
+        line(f, "  kmodel file", fl.params, "embedded in the program image, read in place")?;
         for note in &self.notes {
             writeln!(f, "  note: {note}")?;
         }
@@ -256,5 +276,27 @@ mod tests {
             text.contains("\n    code                         5 bytes              .text of the model's C\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn kmodel_report_has_its_own_rows() {
+        let r = MemoryReport {
+            model: "iris".into(),
+            file: "m/iris.kmodel".into(),
+            mlf_module: None,
+            executor: "kmodel".into(),
+            target: "t".into(),
+            planned: false,
+            ram: Ram { total: 4096, arena: 4096, inputs: 16, ..Ram::default() },
+            flash: Flash { total: 2000, params: 2000, ..Flash::default() },
+            external_param_bytes: 0,
+            notes: vec![],
+        };
+        let text = r.to_string();
+        assert!(text.contains("\n    kmodel file               2000 bytes (2.0 KiB)    embedded"), "{text}");
+        for tvm_only in ["workspace", "outputs", "parameter RAM", "C data", "code", "read-only data", "parameters"] {
+            assert!(!text.lines().any(|l| l.trim_start().starts_with(tvm_only)), "{tvm_only} in\n{text}");
+        }
+        assert!(!text.contains("TVMBackendAllocWorkspace"), "{text}");
     }
 }

@@ -137,9 +137,29 @@ fn is_rust_keyword(s: &str) -> bool {
     )
 }
 
+/// A TVM operator's C function without the generated prefix, for people:
+/// `tvmgen_default_fused_nn_conv2d_add` → `nn_conv2d_add` (`fused_` and `tvmgen_<module>_`
+/// dropped; names of functions TVM did not fuse unchanged).
+pub fn operator(func: &str) -> &str {
+    let rest = match func.strip_prefix("tvmgen_") {
+        Some(r) => r.find("_fused_").map(|i| &r[i + "_fused_".len()..]).unwrap_or(func),
+        None => func,
+    };
+    rest.strip_prefix("fused_").unwrap_or(rest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operator_names() {
+        assert_eq!(operator("tvmgen_default_fused_nn_conv2d_add"), "nn_conv2d_add");
+        assert_eq!(operator("tvmgen_kws_fused_reshape_1"), "reshape_1");
+        assert_eq!(operator("fused_dense"), "dense");
+        assert_eq!(operator("my_op"), "my_op");
+        assert_eq!(operator("tvmgen_default_run"), "tvmgen_default_run");
+    }
 
     #[test]
     fn identifiers() {

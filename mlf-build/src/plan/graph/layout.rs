@@ -4,8 +4,9 @@
 use super::types::{CopyIn, OutputPlace, PlacedBuffer, Slot, TvmPlan};
 use super::usage::{Buffer, Usage};
 use crate::error::{Error, Result};
-use crate::model::{ArgBinding, Graph, ModelDesc};
+use crate::model::{ArgBinding, Graph, ModelDesc, NodeOp};
 use crate::plan::pack::{self, Interval, align_up};
+use crate::support::names;
 
 /// The layout chosen for the arena.
 pub(super) struct Chosen<'a> {
@@ -188,14 +189,16 @@ pub(super) fn tvm_plan(desc: &ModelDesc, graph: &Graph, usage: &Usage) -> TvmPla
     tvm
 }
 
-/// The arena buffers and scratch windows as placed, for pictures.
+/// The arena buffers and scratch windows as placed, for pictures: each named after the tensor
+/// it holds (the graph node that writes it) or the operator whose scratch it is.
 pub(super) fn placed_buffers(graph: &Graph, usage: &Usage, chosen: &Chosen<'_>) -> Vec<PlacedBuffer> {
     let (bufs_offsets, scratch_offsets, _) = chosen.split_offsets(usage.scratch.len());
     let mut buffers = Vec::new();
     for (arena_k, b) in chosen.bufs.iter().filter(|b| b.external.is_none()).enumerate() {
-        let sids: std::collections::BTreeSet<usize> = b.entries.iter().map(|&e| graph.storage_id[e]).collect();
+        let (name, label) = tensor_words(graph, &b.entries);
         buffers.push(PlacedBuffer {
-            label: format!("entries {:?} (storage {:?})", b.entries, sids),
+            name,
+            label,
             offset: bufs_offsets[arena_k],
             size: b.size,
             first: b.first,
@@ -205,8 +208,10 @@ pub(super) fn placed_buffers(graph: &Graph, usage: &Usage, chosen: &Chosen<'_>) 
     }
     for (k, iv) in usage.scratch.iter().enumerate() {
         if iv.size > 0 {
+            let func = &usage.calls[k].func;
             buffers.push(PlacedBuffer {
-                label: format!("scratch of call {k} ({})", usage.calls[k].func),
+                name: format!("scratch of {}", names::operator(func)),
+                label: format!("scratch memory of operator {func} (call {k}, TVMBackendAllocWorkspace)"),
                 offset: scratch_offsets[k],
                 size: iv.size,
                 first: iv.first,
@@ -216,4 +221,43 @@ pub(super) fn placed_buffers(graph: &Graph, usage: &Usage, chosen: &Chosen<'_>) 
         }
     }
     buffers
+}
+
+/// A short name and a description in words of the tensor held by a buffer of `entries`: the
+/// first entry's node (the operator that writes it, or a graph input), whether it is an output
+/// of the model, its dtype and shape, and how many reshapes share it.
+fn tensor_words(graph: &Graph, entries: &[usize]) -> (String, String) {
+    let Some(&eid) = entries.iter().min() else { return (String::new(), String::new()) };
+    let node_id = graph.node_row_ptr.partition_point(|&start| start <= eid).saturating_sub(1);
+    let Some(node) = graph.nodes.get(node_id) else { return (format!("entry {eid}"), format!("entry {eid}")) };
+    let index = eid - graph.node_row_ptr[node_id];
+    let output_of = |what: &str| {
+        if node.num_outputs > 1 { format!("output {index} of {what}") } else { format!("output of {what}") }
+    };
+    let (name, what) = match &node.op {
+        NodeOp::Call { func_name, .. } => {
+            let op = names::operator(func_name).to_string();
+            let what = output_of(&format!("operator {func_name}"));
+            (op, what)
+        }
+        NodeOp::Null | NodeOp::Nop => (node.name.clone(), format!("tensor {}", node.name)),
+    };
+    let head = graph.heads.iter().position(|&h| entries.contains(&graph.eid(h)));
+    let (name, what) = match head {
+        Some(i) => (format!("model output {i}: {name}"), format!("model output {i}, the {what}")),
+        None => (name, what),
+    };
+    let (dtype, shape) = (graph.dltype.get(eid), graph.shape.get(eid));
+    let mut label = match (dtype, shape) {
+        (Some(d), Some(s)) => format!("{what} ({d} {s:?})"),
+        _ => what,
+    };
+    if entries.len() > 1 {
+        label.push_str(&format!(", shared with {} reshape{} of it", entries.len() - 1, plural(entries.len() - 1)));
+    }
+    (name, label)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

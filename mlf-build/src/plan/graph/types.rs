@@ -116,7 +116,10 @@ pub struct GraphPlan {
 /// A placed arena buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PlacedBuffer {
-    /// What it is (`sid 3`, `scratch of call 2`).
+    /// Short name: the tensor (the operator that writes it, or the input's name) or
+    /// `scratch of <operator>`.
+    pub name: String,
+    /// What it is, in words (for tooltips).
     pub label: String,
     /// Offset.
     pub offset: u64,
