@@ -3,8 +3,8 @@
 //! The `no_std`, allocation-free runtime for models compiled by mlf:
 //!
 //! - [`Error`]: a small `Copy` error type;
-//! - [`TakeOnce`], [`Arena`], [`Aligned`]: statically allocated model state, handed out once at a
-//!   time;
+//! - [`TakeOnce`], [`Arena`], [`StaticArena`], [`Aligned`]: statically allocated model state,
+//!   handed out once at a time;
 //! - the TVM C backend functions generated C calls (`TVMBackendAllocWorkspace`, …), implemented
 //!   in Rust over the running model's static arena;
 //! - [`kmodel`]: the Kendryte K210 kmodel parser, interpreter and KPU emulation;
@@ -25,7 +25,7 @@ mod message;
 pub mod params;
 pub mod tvm;
 
-pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};
+pub use cell::{Aligned, Aligned256, Arena, StaticArena, TakeOnce, Taken};
 pub use element::{Element, as_bytes, view};
 pub use error::{Error, Message};
 

@@ -172,6 +172,7 @@ pub fn module_tokens(
             quote!(::mlf_runtime::kmodel::Options::default()),
             "How the model runs (activation rounding).",
         )],
+        on_take: quote!(),
         methods: vec![quote! {
             /// Chooses the KPU activation rounding (default: nncase v0.2's, see
             /// `mlf_runtime::kmodel::ActivationRounding`).

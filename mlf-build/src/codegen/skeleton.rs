@@ -48,6 +48,8 @@ pub struct Module<'a> {
     pub model_doc: String,
     /// The fields of `Model` besides its state.
     pub model_fields: Vec<Field>,
+    /// Statements `take()` runs once the state is taken (before the `Model` is made).
+    pub on_take: TokenStream,
     /// Methods of `Model` between `take()` and `run()`.
     pub methods: Vec<TokenStream>,
     /// The documentation and signature of `run()`.
@@ -157,7 +159,16 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
     });
     let blank = blank();
     let methods = m.methods.iter().map(|method| quote!(#method #blank));
-    let (run_sig, run_body) = (&m.run_sig, &m.run_body);
+    let (run_sig, run_body, on_take) = (&m.run_sig, &m.run_body, &m.on_take);
+    let take_body = if on_take.is_empty() {
+        quote!(STATE.take().map(|state| Model { state, #(#inits)* }))
+    } else {
+        quote! {
+            let state = STATE.take()?;
+            #on_take
+            Some(Model { state, #(#inits)* })
+        }
+    };
     [
         quote! {
             #[doc = #doc]
@@ -172,7 +183,7 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
                 /// Takes the model (its static memory). `None` while another `Model` of this kind
                 /// is alive.
                 pub fn take() -> Option<Model> {
-                    STATE.take().map(|state| Model { state, #(#inits)* })
+                    #take_body
                 }
 
                 #blank

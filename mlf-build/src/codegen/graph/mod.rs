@@ -9,6 +9,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::lit;
+use super::skeleton::Field;
 use super::tvm::{self, ParamCode, TvmModule};
 use crate::error::{Error, Result};
 use crate::model::{GraphExec, ModelDesc};
@@ -26,9 +27,9 @@ pub struct GraphCodegen<'a> {
 
 /// The justification written above the generated `unsafe` block.
 pub const SAFETY: &str = "each call passes the model's own kernel (declared from its C definition, \
-    whose packed signature and presence were checked at build time) the tensors the graph gives \
-    it, bound above to caller inputs, embedded parameters or arena storage of exactly the graph's \
-    shapes and dtypes.";
+    whose packed signature and presence were checked at build time) the descriptors of the tensors \
+    the graph gives it, which point at the caller's inputs (stored above), parameters or arena \
+    storage of exactly the graph's shapes and dtypes.";
 
 /// Generates the module items.
 pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &GraphCodegen<'_>) -> Result<TokenStream> {
@@ -39,9 +40,8 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     let kernels = Kernels::new(desc, plan, cg.symbol_prefix);
     let params = Params::new(desc, plan, cg.params);
     let run = run::Run { desc, g, plan, params: cg.params, tensors: &tensors, kernels: &kernels, embedded: &params };
-    let (bind, calls, after) = (run.bind()?, run.calls(), run.after());
-    let api =
-        tvm::param_api(cg.params.placement(), tensors.slot.len(), plan.align, params.region, &params.resident_offsets);
+    let tables = run.tables()?;
+    let api = tvm::param_api(cg.params.placement(), plan.align, params.region, &params.resident_offsets);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \
@@ -56,6 +56,11 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     );
     let mut statics = tensors.statics;
     statics.extend(params.statics);
+    let state = if tables.linked {
+        vec![Field::new("linked", quote!(bool), quote!(false), "Whether the linked parameters were looked up.")]
+    } else {
+        Vec::new()
+    };
     tvm::module(TvmModule {
         desc,
         arena: plan.arena_bytes,
@@ -69,12 +74,15 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
         decls: kernels.items(),
         statics,
+        tables: tables.items,
         params: api,
+        state,
         model_doc,
-        bind,
-        calls,
+        on_take: tables.on_take,
+        before: tables.before,
+        calls: tables.calls,
         safety: SAFETY,
-        after,
+        after: tables.after,
         high_water_doc: "Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
     })
 }
