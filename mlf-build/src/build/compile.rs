@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::model::ModelDesc;
+use crate::plan::stack::Frames;
 
 /// The headers generated C includes, written by mlf from TVM's ABI (path, contents).
 pub const HEADERS: &[(&str, &str)] = &[
@@ -225,7 +226,9 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         .opt_level(2)
         .cargo_metadata(job.cargo_metadata)
         .cargo_warnings(job.cargo_metadata)
-        .flag_if_supported("-fno-strict-aliasing");
+        .flag_if_supported("-fno-strict-aliasing")
+        // One `.su` file per object with every function's frame (gcc and clang).
+        .flag_if_supported("-fstack-usage");
     for (_, f) in &files {
         build.file(f);
     }
@@ -239,6 +242,27 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         return Err(explain_failure(&build, &files, &e));
     }
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
+}
+
+/// The stack frames the compiler reported for the model's C (the `.su` files `-fstack-usage`
+/// wrote beside the objects of [`compile`]), with the symbol prefix taken off renamed names.
+/// Empty when the compiler wrote none (it does not support the flag).
+pub fn stack_frames(job: &CompileJob<'_>) -> Result<Frames> {
+    let mut frames = Frames::default();
+    let mut dirs = vec![job.dir.join("obj")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "su") {
+                let text = std::fs::read_to_string(&path).map_err(|e| Error::from(e).in_file(&path))?;
+                frames.add_su(&text, &job.prefix);
+            }
+        }
+    }
+    Ok(frames)
 }
 
 /// Every function the model calls (a graph's operators) must be defined by its C or objects.

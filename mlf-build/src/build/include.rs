@@ -27,6 +27,7 @@ pub fn kmodel_module(path: &Path, include_path: &IncludePath) -> Result<(String,
             model_file: Some(include_path),
             target: "",
             mlf_module: None,
+            frames: None,
         })
         .in_file(path)?;
     Ok((name, generated.tokens))

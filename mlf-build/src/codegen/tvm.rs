@@ -13,6 +13,7 @@ use super::{IncludePath, ident, lit, usize_lit};
 use crate::error::Result;
 use crate::model::{ModelDesc, Placement, TensorInfo};
 use crate::plan::split::Split;
+use crate::plan::stack::{self, StackFigure};
 use crate::support::dtype::DType;
 
 /// `const DT_…: DLDataType` items for the dtypes in `dtypes`, and a map from dtype to the item.
@@ -171,51 +172,7 @@ pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64])
             run_sig: run_sig(false),
             check_loaded: quote!(),
         },
-        Placement::Resident => {
-            let offs = offsets.iter().map(|&o| lit(o));
-            let n = usize_lit(offsets.len());
-            ParamApi {
-                consts: vec![
-                    quote! {
-                        /// Bytes of static RAM holding the parameters once loaded (resident placement).
-                        pub const PARAM_BYTES: usize = #region_lit;
-                    },
-                    quote! {
-                        /// Where each file of [`PARAMS`] lies in the parameter region.
-                        const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
-                    },
-                ],
-                statics: vec![region_item("The parameters, once loaded by [`Model::load`]")],
-                state: vec![Field::new(
-                    "loaded",
-                    quote!(bool),
-                    quote!(false),
-                    "Whether [`Model::load`] filled `PARAM_REGION`.",
-                )],
-                enter: (enter_with, format!("{enter_note}; parameters are read in place from the loaded region.")),
-                methods: vec![quote! {
-                    /// Loads every parameter from `source` into the model's static parameter region,
-                    /// checking sizes and hashes. Call once before [`Model::run`].
-                    pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
-                        self.state.loaded = false;
-                        // SAFETY: this `Model` holds `STATE`, which owns `PARAM_REGION`, and no run is
-                        // in progress (`&mut self`), so nothing else reads or writes it.
-                        let region = unsafe { PARAM_REGION.bytes_mut() };
-                        for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
-                            source.load(p, &mut region[offset..offset + p.bytes])?;
-                        }
-                        self.state.loaded = true;
-                        Ok(())
-                    }
-                }],
-                run_sig: run_sig(false),
-                check_loaded: quote! {
-                    if !self.state.loaded {
-                        return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
-                    }
-                },
-            }
-        }
+        Placement::Resident => resident_api(offsets, region_lit.clone(), enter_with, region_item, enter_note),
         Placement::Streamed => ParamApi {
             consts: vec![quote! {
                 /// Bytes of the staging buffer parameters are streamed through: the largest number
@@ -230,6 +187,92 @@ pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64])
             check_loaded: quote!(),
         },
     }
+}
+
+/// The [`ParamApi`] of resident parameters: `PARAM_REGION`, `load` and the check that it ran.
+fn resident_api(
+    offsets: &[u64],
+    region_lit: Literal,
+    enter_with: TokenStream,
+    region_item: impl Fn(&str) -> TokenStream,
+    enter_note: &str,
+) -> ParamApi {
+    let offs = offsets.iter().map(|&o| lit(o));
+    let n = usize_lit(offsets.len());
+    ParamApi {
+        consts: vec![
+            quote! {
+                /// Bytes of static RAM holding the parameters once loaded (resident placement).
+                pub const PARAM_BYTES: usize = #region_lit;
+            },
+            quote! {
+                /// Where each file of [`PARAMS`] lies in the parameter region.
+                const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
+            },
+        ],
+        statics: vec![region_item("The parameters, once loaded by [`Model::load`]")],
+        state: vec![Field::new(
+            "loaded",
+            quote!(bool),
+            quote!(false),
+            "Whether [`Model::load`] filled `PARAM_REGION`.",
+        )],
+        enter: (enter_with, format!("{enter_note}; parameters are read in place from the loaded region.")),
+        methods: vec![quote! {
+            /// Loads every parameter from `source` into the model's static parameter region,
+            /// checking sizes and hashes. Call once before [`Model::run`].
+            pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
+                self.state.loaded = false;
+                // SAFETY: this `Model` holds `STATE`, which owns `PARAM_REGION`, and no run is
+                // in progress (`&mut self`), so nothing else reads or writes it.
+                let region = unsafe { PARAM_REGION.bytes_mut() };
+                for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
+                    source.load(p, &mut region[offset..offset + p.bytes])?;
+                }
+                self.state.loaded = true;
+                Ok(())
+            }
+        }],
+        run_sig: run_sig(false),
+        check_loaded: quote! {
+            if !self.state.loaded {
+                return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
+            }
+        },
+    }
+}
+
+/// `C_STACK_BYTES` and `STACK_BYTES`: the stack one run needs, from the compiler's frames of the
+/// model's C and mlf's allowances (nothing when the C was not compiled).
+pub fn stack_consts(stack: Option<&StackFigure>) -> Vec<TokenStream> {
+    let Some(s) = stack else { return Vec::new() };
+    let c = lit(s.c + s.leaf);
+    let bound = if s.bounded { String::new() } else { format!(" Not a bound: {}.", s.unbounded.join("; ")) };
+    let c_doc = format!(
+        " Bytes of stack the model's C needs in one run: its deepest call chain ({} bytes: {}, \
+         from the compiler's `-fstack-usage`) plus {} bytes for a function outside the C called \
+         from it (`TVMBackendAllocWorkspace`, `expf`, `memcpy`).{bound}",
+        s.c,
+        if s.deepest.is_empty() { "none" } else { &s.deepest },
+        s.leaf
+    );
+    let (release, debug) = (lit(stack::RUNTIME_BYTES), lit(stack::RUNTIME_DEBUG_BYTES));
+    let total_doc = format!(
+        " Bytes of stack one `run()` needs below its caller's frame: [`C_STACK_BYTES`] plus mlf's \
+         own frames ({} bytes when optimised; {} with debug assertions, as in the dev profile).",
+        stack::RUNTIME_BYTES,
+        stack::RUNTIME_DEBUG_BYTES
+    );
+    vec![
+        quote! {
+            #[doc = #c_doc]
+            pub const C_STACK_BYTES: usize = #c;
+        },
+        quote! {
+            #[doc = #total_doc]
+            pub const STACK_BYTES: usize = C_STACK_BYTES + if cfg!(debug_assertions) { #debug } else { #release };
+        },
+    ]
 }
 
 /// The embedded references to external parameter files: `pub static PARAMS: [ParamRef; N]`
@@ -249,7 +292,7 @@ pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
 /// The declaration of a packed C function `name` (TVM's `TVMBackendPackedCFunc` signature).
 pub fn packed_fn_decl(name: &Ident) -> TokenStream {
     quote! {
-        pub fn #name(
+        pub unsafe fn #name(
             args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
             type_codes: *mut ::core::ffi::c_int,
             num_args: ::core::ffi::c_int,
@@ -313,6 +356,24 @@ pub struct TvmModule<'a> {
 const ENTER_SAFETY: &str = "SAFETY: this `Model` holds `STATE`, the one owner of `ARENA`, the parameter \
     region and the tensor descriptors, so nothing else uses them until `r` ends.";
 
+/// The fields of `Outputs` (views of the arena) and where each output is, with a compile-time
+/// check that each lies inside the arena pushed to `consts`.
+fn outputs(desc: &ModelDesc, offsets: &[u64], consts: &mut Vec<TokenStream>) -> (Vec<TokenStream>, Vec<String>) {
+    let mut out_fields = Vec::new();
+    let mut out_places = Vec::new();
+    for (t, &off) in desc.outputs.iter().zip(offsets) {
+        let (f, o, b) = (ident(&t.ident), lit(off), lit(t.bytes()));
+        out_fields.push(quote!(#f: ARENA.view(#o)));
+        out_places.push(format!("`{}` at {}", t.ident, bytes(off, t.bytes())));
+        let doc = format!(" Output `{}` lies inside the arena (checked when the module compiles).", t.ident);
+        consts.push(quote! {
+            #[doc = #doc]
+            const _: () = assert!(#o + #b <= ARENA_BYTES);
+        });
+    }
+    (out_fields, out_places)
+}
+
 /// The module of a TVM model: the interface, `ARENA_BYTES` (every output checked to fit it at
 /// compile time), the declarations and statics, the arena and the tables that point into it,
 /// the state, `Model`, `take()`, `run()` and `workspace_high_water()`.
@@ -324,18 +385,7 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
         pub const ARENA_BYTES: usize = #arena;
     }];
     consts.extend(m.consts);
-    let mut out_fields = Vec::new();
-    let mut out_places = Vec::new();
-    for (t, &off) in desc.outputs.iter().zip(&m.output_offsets) {
-        let (f, o, b) = (ident(&t.ident), lit(off), lit(t.bytes()));
-        out_fields.push(quote!(#f: ARENA.view(#o)));
-        out_places.push(format!("`{}` at {}", t.ident, bytes(off, t.bytes())));
-        let doc = format!(" Output `{}` lies inside the arena (checked when the module compiles).", t.ident);
-        consts.push(quote! {
-            #[doc = #doc]
-            const _: () = assert!(#o + #b <= ARENA_BYTES);
-        });
-    }
+    let (out_fields, out_places) = outputs(desc, &m.output_offsets, &mut consts);
     consts.extend(m.params.consts);
     let mut statics = m.statics;
     statics.extend(m.params.statics);

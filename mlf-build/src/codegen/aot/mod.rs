@@ -4,7 +4,7 @@
 
 mod args;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::render::comment;
@@ -13,6 +13,7 @@ use super::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc, Placement};
 use crate::plan::aot::AotPlan;
+use crate::plan::stack::StackFigure;
 use crate::support::names;
 use args::{Arg, Args};
 
@@ -47,7 +48,6 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
     };
     let direct: Vec<&Arg> = args.inputs.iter().chain(&args.outputs).collect();
     let mut e = Entry { decls: quote!(), tables: Vec::new(), before: Vec::new(), call: quote!(), on_take: Vec::new() };
-    let ws_lit = usize_lit(ws as usize);
     let decl = match &a.call {
         AotCall::CInterface { pools: takes_pools, .. } => {
             if *takes_pools == args.pools.is_empty() {
@@ -74,30 +74,7 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
             pointer_fn(structs.len())
         }
         AotCall::Packed { .. } => {
-            let mut handles = Vec::new();
-            for arg in &direct {
-                let (item, described) = arg.descriptor(params);
-                e.tables.push(item);
-                if described {
-                    e.on_take.push(arg.describe());
-                }
-                e.before.push(arg.store());
-                let name = arg.ident();
-                handles.push(quote!(#name.handle()));
-            }
-            let doc = format!(
-                " The call of `{symbol}`: a packed function taking one `DLTensor` per argument, with {}.",
-                match ws {
-                    0 => "no workspace window".to_string(),
-                    n => format!("arena {} for TVMBackendAllocWorkspace", bytes(0, n)),
-                }
-            );
-            e.tables.push(quote! {
-                #[doc = #doc]
-                static ENTRY: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#symbol, entry::#f, &[#(#handles),*], ::mlf_runtime::tvm::Scratch { offset: 0, len: #ws_lit });
-            });
-            let note = comment(format!("Call `{symbol}`."));
-            e.call = quote!(#note r.call(&ENTRY)?;);
+            packed(&mut e, &direct, &symbol, &f, params, ws);
             tvm::packed_fn_decl(&f)
         }
         AotCall::Unpacked { .. } => {
@@ -135,6 +112,35 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
     Ok(e)
 }
 
+/// A packed entry: one descriptor static per argument and the `ENTRY` call.
+fn packed(e: &mut Entry, direct: &[&Arg], symbol: &str, f: &Ident, params: Placement, ws: u64) {
+    let ws_lit = usize_lit(ws as usize);
+    let mut handles = Vec::new();
+    for arg in direct {
+        let (item, described) = arg.descriptor(params);
+        e.tables.push(item);
+        if described {
+            e.on_take.push(arg.describe());
+        }
+        e.before.push(arg.store());
+        let name = arg.ident();
+        handles.push(quote!(#name.handle()));
+    }
+    let doc = format!(
+        " The call of `{symbol}`: a packed function taking one `DLTensor` per argument, with {}.",
+        match ws {
+            0 => "no workspace window".to_string(),
+            n => format!("arena {} for TVMBackendAllocWorkspace", bytes(0, n)),
+        }
+    );
+    e.tables.push(quote! {
+        #[doc = #doc]
+        static ENTRY: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#symbol, entry::#f, &[#(#handles),*], ::mlf_runtime::tvm::Scratch { offset: 0, len: #ws_lit });
+    });
+    let note = comment(format!("Call `{symbol}`."));
+    e.call = quote!(#note r.call(&ENTRY)?;);
+}
+
 /// `r.workspace(0, ws)` under a comment saying what it serves.
 fn workspace_window(ws: u64) -> TokenStream {
     let note = comment(match ws {
@@ -153,6 +159,7 @@ pub fn module_tokens(
     plan: &AotPlan,
     symbol_prefix: &str,
     params: ParamCode<'_>,
+    stack: Option<&StackFigure>,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -200,7 +207,10 @@ pub fn module_tokens(
                 /// The workspace window lies inside the arena (checked when the module compiles).
                 const _: () = assert!(WORKSPACE_BYTES <= ARENA_BYTES);
             },
-        ],
+        ]
+        .into_iter()
+        .chain(tvm::stack_consts(stack))
+        .collect(),
         output_offsets: plan.outputs.clone(),
         decls: vec![e.decls.clone()],
         statics,

@@ -14,6 +14,7 @@ use super::tvm::{self, ParamCode, TvmModule};
 use crate::error::{Error, Result};
 use crate::model::{GraphExec, ModelDesc};
 use crate::plan::graph::GraphPlan;
+use crate::plan::stack::StackFigure;
 use parts::{Kernels, Params, Tensors};
 
 /// What the generator needs besides the model and its plan.
@@ -23,6 +24,8 @@ pub struct GraphCodegen<'a> {
     pub symbol_prefix: &'a str,
     /// Where the parameters live.
     pub params: ParamCode<'a>,
+    /// The stack a run needs, when the C was compiled.
+    pub stack: Option<&'a StackFigure>,
 }
 
 /// The justification written above the generated `unsafe` block.
@@ -66,11 +69,14 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         arena: plan.arena_bytes,
         arena_doc: "Bytes of static RAM this module allocates (its arena: activations, outputs and every \
                     operator's scratch memory, planned at build time).",
-        consts: vec![quote! {
+        consts: [quote! {
             /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
             /// id, parameters and inputs included, plus its workspace pool).
             pub const TVM_PLAN_BYTES: usize = #tvm_total;
-        }],
+        }]
+        .into_iter()
+        .chain(tvm::stack_consts(cg.stack))
+        .collect(),
         output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
         decls: kernels.items(),
         statics,
@@ -115,6 +121,7 @@ mod tests {
             }
             let cg = GraphCodegen {
                 symbol_prefix: "mlf_test_",
+                stack: None,
                 params: if streamed { ParamCode::Streamed(&split) } else { ParamCode::Resident(&split) },
             };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
