@@ -13,7 +13,7 @@ fn main() {
             Ok(dir) => {
                 let model = dir.join("model.tar").canonicalize().expect("model.tar");
                 mlf_build::Model::open(&model).name(name).compile().unwrap_or_else(|e| panic!("{e}"));
-                device_vectors::Program::new(&model, name).cases(&dir, usize::MAX).write(&file);
+                device_vectors::Program::new(&model, name).cases(&dir, usize::MAX).graph_facts(&model).write(&file);
             }
             Err(why) => device_vectors::missing(&file, &why),
         }

@@ -101,8 +101,10 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
         }
     };
     e.decls = quote! {
-        /// The model's entry point, under the private name its C was compiled with.
-        mod entry {
+        /// The model's entry point, under the private name its C was compiled with (public for
+        /// tools that call it themselves).
+        #[doc(hidden)]
+        pub mod entry {
             unsafe extern "C" {
                 #[link_name = #link]
                 #decl

@@ -229,8 +229,9 @@ impl Run<'_> {
         }
         let n = usize_lit(refs.len());
         items.push(quote! {
-            /// The operator calls, in order.
-            static CALLS: [&::mlf_runtime::tvm::Call; #n] = [#(#refs),*];
+            /// The operator calls, in order (public for tools that call the kernels themselves).
+            #[doc(hidden)]
+            pub static CALLS: [&::mlf_runtime::tvm::Call; #n] = [#(#refs),*];
         });
         let (linked, lookups) = self.lookups();
         let run_calls = match self.params {
