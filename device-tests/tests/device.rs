@@ -106,6 +106,27 @@ fn digits_on_cortex_m0_without_atomics_or_fpu() {
     assert!(o.memory.ram + summary(&o).number("max_stack").unwrap() < 16 * 1024, "fits the micro:bit's 16 KiB");
 }
 
+/// The kmodel is used in place: the YOLO program's image holds the kmodel file once, as it is
+/// (one constant of its size, padded to its 256-byte alignment), and besides it and the test
+/// vectors only the program's code and small constants (none of 4 KiB or more: no copy, no
+/// decoded weights, no big tables).
+#[test]
+fn yolo_image_is_the_kmodel_plus_code() {
+    let Some(o) = check("yolo_image", "yolo-v4-rv64") else { return };
+    let kmodel = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-20classes-yolo/yolo.kmodel");
+    let kmodel = std::fs::metadata(&kmodel).unwrap_or_else(|e| panic!("{}: {e}", kmodel.display())).len();
+    let m = &o.memory;
+    let others: Vec<_> = m.large_constants.iter().filter(|(n, _)| !n.contains("TESTDATA_")).collect();
+    assert!(
+        matches!(others[..], [(n, bytes)] if n.contains("MODEL") && (kmodel..kmodel + 256).contains(bytes)),
+        "constants of 4 KiB or more besides the test vectors: {others:?} (the kmodel file is {kmodel} bytes)"
+    );
+    let code: u64 = m.sections.iter().filter(|s| s.name.starts_with(".text")).map(|s| s.bytes).sum();
+    let rest = m.program_flash() - kmodel - code;
+    assert!(rest < code, "{rest} bytes besides the kmodel and the code: {m:?}");
+    eprintln!("yolo: image {} = kmodel {kmodel} + code {code} + other constants {rest}", m.program_flash());
+}
+
 #[test]
 fn kmodels_on_rv64_iris_v3_v4_and_yolo() {
     for name in ["iris-v3-rv64", "iris-v4-rv64", "yolo-v4-rv64"] {

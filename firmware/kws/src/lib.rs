@@ -20,6 +20,7 @@ macro_rules! kws_program {
                 };
                 report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
             }
+            report.stated_stack($m::STACK_BYTES);
             report.finish()
         }
     };

@@ -110,8 +110,9 @@ pub struct GraphPeer<const E: usize, const N: usize> {
     n_entries: usize,
     nodes: [Node; N],
     n_nodes: usize,
-    registry: &'static [(&'static str, PackedFn)],
-    input_names: &'static [&'static str],
+    // `Option`s, so that an empty peer is all zero bytes (in `.bss`).
+    registry: Option<&'static [(&'static str, PackedFn)]>,
+    input_names: Option<&'static [&'static str]>,
     input_entries: [usize; 4],
     output_entry: usize,
 }
@@ -124,8 +125,8 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
             n_entries: 0,
             nodes: [NO_NODE; N],
             n_nodes: 0,
-            registry: &[],
-            input_names: &[],
+            registry: None,
+            input_names: None,
             input_entries: [0; 4],
             output_entry: 0,
         }
@@ -151,7 +152,7 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
         if nodes > N || inputs.len() > 4 {
             return None;
         }
-        self.registry = kernels;
+        self.registry = Some(kernels);
         let mut handles: [*const DLTensor; E] = [core::ptr::null(); E];
         for (k, c) in calls.iter().enumerate() {
             let node = &mut self.nodes[nulls + k];
@@ -183,7 +184,7 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
             node.count = c.args.len();
         }
         self.n_nodes = nodes;
-        self.input_names = names;
+        self.input_names = Some(names);
         for (i, data) in inputs.iter().enumerate() {
             self.input_entries[i] =
                 self.entries[..self.n_entries].iter().position(|t| t.data.cast_const().cast::<u8>() == *data)?;
@@ -201,7 +202,7 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
     #[inline(never)]
     pub fn set_input(&mut self, name: &str, data: *const c_void) {
         let mut index = None;
-        for (i, n) in self.input_names.iter().enumerate() {
+        for (i, n) in self.input_names.unwrap_or_default().iter().enumerate() {
             if strcmp(n, name) {
                 index = Some(i);
                 break;
@@ -215,11 +216,12 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
     /// TVM's `Run`: every node; operators are called through [`func_call`].
     #[inline(never)]
     pub fn run(&mut self) -> bool {
+        let Some(registry) = self.registry else { return false };
         let mut ok = true;
         for node in &mut self.nodes[..self.n_nodes] {
             if node.fexec != 0 {
                 // SAFETY: the node's arguments were built from the generated call.
-                ok &= unsafe { func_call(self.registry, node) } == 0;
+                ok &= unsafe { func_call(registry, node) } == 0;
             }
         }
         ok

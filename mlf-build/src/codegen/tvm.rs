@@ -243,8 +243,9 @@ fn resident_api(
 }
 
 /// `C_STACK_BYTES` and `STACK_BYTES`: the stack one run needs, from the compiler's frames of the
-/// model's C and mlf's allowances (nothing when the C was not compiled).
-pub fn stack_consts(stack: Option<&StackFigure>) -> Vec<TokenStream> {
+/// model's C and mlf's allowances (nothing when the C was not compiled). A `streamed` run also
+/// calls its parameter source ([`stack::SOURCE_BYTES`]).
+pub fn stack_consts(stack: Option<&StackFigure>, streamed: bool) -> Vec<TokenStream> {
     let Some(s) = stack else { return Vec::new() };
     let c = lit(s.c + s.leaf);
     let bound = if s.bounded { String::new() } else { format!(" Not a bound: {}.", s.unbounded.join("; ")) };
@@ -256,12 +257,22 @@ pub fn stack_consts(stack: Option<&StackFigure>) -> Vec<TokenStream> {
         if s.deepest.is_empty() { "none" } else { &s.deepest },
         s.leaf
     );
-    let (release, debug) = (lit(stack::RUNTIME_BYTES), lit(stack::RUNTIME_DEBUG_BYTES));
+    let source = if streamed { stack::SOURCE_BYTES } else { 0 };
+    let (release, debug) = (lit(stack::RUNTIME_BYTES + source), lit(stack::RUNTIME_DEBUG_BYTES + source));
+    let source_doc = if streamed {
+        format!(
+            ", {} of them for the parameter source's `load` (an allowance that covers mlf's \
+             `FlashArchive`; a source of your own with deeper frames adds the difference)",
+            stack::SOURCE_BYTES
+        )
+    } else {
+        String::new()
+    };
     let total_doc = format!(
         " Bytes of stack one `run()` needs below its caller's frame: [`C_STACK_BYTES`] plus mlf's \
-         own frames ({} bytes when optimised; {} with debug assertions, as in the dev profile).",
-        stack::RUNTIME_BYTES,
-        stack::RUNTIME_DEBUG_BYTES
+         own frames ({} bytes when optimised; {} with debug assertions, as in the dev profile{source_doc}).",
+        stack::RUNTIME_BYTES + source,
+        stack::RUNTIME_DEBUG_BYTES + source
     );
     vec![
         quote! {

@@ -28,6 +28,11 @@ pub const RUNTIME_DEBUG_BYTES: u64 = 2048;
 /// `memcpy`, `memset`). Not measured: an allowance, stated as one.
 pub const LEAF_BYTES: u64 = 256;
 
+/// Bytes allowed for the parameter source a streamed run reads through (its `ParamSource::load`
+/// and what it calls, such as mlf's `FlashArchive`): an allowance, stated as one. A source of
+/// the caller's own with deeper frames adds the difference.
+pub const SOURCE_BYTES: u64 = 512;
+
 /// One function's frame as the compiler reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
