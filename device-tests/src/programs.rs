@@ -82,6 +82,7 @@ pub const PROGRAMS: &[Program] = &[
             ..program("digits-flash", "digits, resident params via FlashArchive", "flash-params", "digits-flash")
         },
     ),
+    vs("digits", shared(program("digits-aot", "digits MLP, AOT (C interface), f32", "kws", "digits-aot"))),
     shared(program("kws-graph", "KWS int8, graph", "kws", "kws-graph")),
     vs("kws-graph", shared(program("kws-aot", "KWS int8, AOT (C interface)", "kws", "kws-aot"))),
     vs("kws-graph", shared(program("kws-usmp", "KWS int8, AOT + USMP", "kws", "kws-usmp"))),

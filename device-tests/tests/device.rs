@@ -35,6 +35,24 @@ fn digits_on_cortex_m4_within_tolerance_with_compiler_builtins_expf() {
     assert!(s.number("stack").unwrap() > 0);
 }
 
+/// Issue 13's targets for the instructions a run spends beyond the model's C (exact counts, the
+/// same kernels measured alone in the same program): at most 460 for the digits graph, and at
+/// most half of what a TVM-style graph executor spends over the same kernels; at most 220 for
+/// the digits AOT archive.
+#[test]
+fn digits_run_overhead_within_the_targets() {
+    for (name, most) in [("digits", 460), ("digits-aot", 220)] {
+        let Some(o) = check("digits_run_overhead", name) else { continue };
+        let s = summary(&o);
+        let (run, kernels) = (s.number("run_instructions").unwrap(), s.number("kernels_instructions").unwrap());
+        let ours = run.checked_sub(kernels).unwrap_or_else(|| panic!("{name}: run {run} < kernels {kernels}"));
+        assert!(ours <= most, "{name}: {ours} instructions beyond the kernels > {most}\n{}", o.run.stdout);
+        if let Some(peer) = s.number("peer_instructions") {
+            assert!(2 * ours <= peer - kernels, "{name}: {ours} > half the peer's {}", peer - kernels);
+        }
+    }
+}
+
 /// `-ffp-contract=off` (mlf's default) makes the M4F compute the digits model bit for bit as
 /// the x86 reference (given an `expf` that rounds as glibc's); with `fp_contract = true` gcc
 /// fuses multiply-adds and outputs differ.
