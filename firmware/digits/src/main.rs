@@ -12,7 +12,7 @@
 #![no_main]
 
 use device_support::check::{compare, decode};
-use device_support::overhead::{self, GraphPeer};
+use device_support::overhead::{self, GraphModel, GraphPeer};
 use device_support::{Report, entry, measure};
 use mlf_runtime::{StaticArena, TakeOnce};
 
@@ -47,45 +47,21 @@ fn main() -> ! {
     report.finish()
 }
 
-/// Measures `run()`, the model's kernels alone and a TVM-style graph executor over the same
-/// kernels (see `device_support::overhead`), each `REPS` times on case 0; the kernels and the
-/// executor use the input pointer the last `run()` stored, and the executor's output must
-/// equal `run()`'s.
+/// Measures `run()` [`overhead::REPS`] times on case 0, then the model's kernels alone and a
+/// TVM-style graph executor over the same kernels (see `device_support::overhead`).
 fn overhead(report: &mut Report, model: &mut digits::Model) {
     static SCRATCH: StaticArena<{ digits::ARENA_BYTES }> = StaticArena::new();
     static PEER: TakeOnce<GraphPeer<16, 16>> = TakeOnce::new(GraphPeer::new());
     let Some(pixels) = decode::<f32, 64>(CASES[0].inputs[0]) else { report.fail("input-size", None) };
     let (ok, runs) = measure(|| (0..overhead::REPS).all(|_| model.run(&digits::Inputs { pixels: &pixels }).is_ok()));
     let want = match model.run(&digits::Inputs { pixels: &pixels }) {
-        Ok(out) if ok => *out.output,
+        Ok(out) if ok => out.output.map(f32::to_ne_bytes),
         Ok(_) => report.fail("run", None),
         Err(e) => report.fail("run", Some(&e)),
     };
-    // SAFETY: no model is running, SCRATCH serves nothing else, and the module's descriptors
-    // point at `pixels`, alive until the end of this function.
-    let (kernels, ok) = unsafe { overhead::kernels_alone(&digits::CALLS, &SCRATCH) };
-    let Some(mut peer) = PEER.take() else { report.fail("peer", None) };
-    let input = [pixels.as_ptr().cast::<u8>()];
-    // SAFETY: the module's own calls and kernels.
-    if !ok || unsafe { peer.build(&digits::CALLS, &digits::KERNELS, GRAPH_NODES, &input, &INPUT_NAMES) }.is_none() {
-        report.fail("kernels", None);
-    }
-    let mut got = [0u8; 40];
-    // SAFETY: SCRATCH serves nothing else.
-    let measured = unsafe {
-        overhead::with_scratch(&SCRATCH, || {
-            measure(|| {
-                (0..overhead::REPS).all(|_| {
-                    peer.set_input(INPUT_NAMES[0], pixels.as_ptr().cast());
-                    peer.run() & peer.get_output(&mut got)
-                })
-            })
-        })
-    };
-    let Some((true, cost)) = measured else { report.fail("peer", None) };
-    if compare(&want, &got, TOLERANCE).result != device_support::check::Match::BitExact {
-        report.fail("peer-output", None);
-    }
-    let per = |c: device_support::Cost| c.instructions / overhead::REPS;
-    report.overhead(per(runs), per(kernels), Some(per(cost)));
+    let graph =
+        GraphModel { calls: &digits::CALLS, kernels: &digits::KERNELS, nodes: GRAPH_NODES, names: &INPUT_NAMES };
+    // SAFETY: the last run stored `pixels` (alive until the end of this function); no model is
+    // running; SCRATCH serves nothing else.
+    unsafe { overhead::graph(report, runs, want.as_flattened(), &graph, &[pixels.as_ptr().cast()], &SCRATCH, &PEER) };
 }

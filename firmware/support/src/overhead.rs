@@ -307,3 +307,62 @@ pub unsafe fn with_scratch<const N: usize, R>(scratch: &'static StaticArena<N>, 
     drop(session);
     Some(r)
 }
+
+/// What a graph program hands [`graph`]: the generated module's tables and the model's facts.
+pub struct GraphModel {
+    /// The module's `CALLS`.
+    pub calls: &'static [&'static Call],
+    /// The module's `KERNELS`.
+    pub kernels: &'static [(&'static str, PackedFn)],
+    /// Nodes of the graph (`GRAPH_NODES`).
+    pub nodes: usize,
+    /// Names of its inputs (`INPUT_NAMES`).
+    pub names: &'static [&'static str],
+}
+
+/// After the program measured [`REPS`] runs of `run()` (`runs`) on `inputs` and kept the
+/// output of the last (`want`): measures the kernels alone and the TVM-style executor `peer`
+/// over them on the same inputs ([`REPS`] inferences each), requires the executor's output to
+/// equal `want` byte for byte, and records the three figures per inference in `report`.
+///
+/// # Safety
+/// The last run of the model stored `inputs` (alive) in its descriptors; no model is running;
+/// nothing else uses `scratch`.
+pub unsafe fn graph<const S: usize, const E: usize, const N: usize>(
+    report: &mut crate::Report,
+    runs: crate::Cost,
+    want: &[u8],
+    model: &GraphModel,
+    inputs: &[*const u8],
+    scratch: &'static StaticArena<S>,
+    peer: &'static mlf_runtime::TakeOnce<GraphPeer<E, N>>,
+) {
+    // SAFETY: the caller's contract.
+    let (kernels, ok) = unsafe { kernels_alone(model.calls, scratch) };
+    let Some(mut peer) = peer.take() else { report.fail("peer", None) };
+    // SAFETY: the module's own calls and kernels.
+    if !ok || unsafe { peer.build(model.calls, model.kernels, model.nodes, inputs, model.names) }.is_none() {
+        report.fail("kernels", None);
+    }
+    let mut got = [0u8; 256];
+    let Some(got) = got.get_mut(..want.len()) else { report.fail("peer-output", None) };
+    // SAFETY: the caller's contract: `scratch` serves nothing else.
+    let measured = unsafe {
+        with_scratch(scratch, || {
+            crate::measure(|| {
+                (0..REPS).all(|_| {
+                    for (name, data) in model.names.iter().zip(inputs) {
+                        peer.set_input(name, data.cast());
+                    }
+                    peer.run() & peer.get_output(got)
+                })
+            })
+        })
+    };
+    let Some((true, cost)) = measured else { report.fail("peer", None) };
+    if got != want {
+        report.fail("peer-output", None);
+    }
+    let per = |c: crate::Cost| c.instructions / REPS;
+    report.overhead(per(runs), per(kernels), Some(per(cost)));
+}
