@@ -41,13 +41,16 @@ fn digits_on_cortex_m4_within_tolerance_with_compiler_builtins_expf() {
 /// spends over the same kernels; the kernel-bound KWS graph within 1.001× its kernels alone.
 #[test]
 fn run_overhead_within_the_targets() {
-    for (name, most) in [("digits", 460), ("digits-aot", 220), ("kws-graph", u64::MAX)] {
+    // (program, most instructions beyond the kernels, kernel-bound).
+    for (name, most, kernel_bound) in
+        [("digits", 460, false), ("digits-aot", 220, false), ("kws-graph", u64::MAX, true)]
+    {
         let Some(o) = check("run_overhead", name) else { continue };
         let s = summary(&o);
         let (run, kernels) = (s.number("run_instructions").unwrap(), s.number("kernels_instructions").unwrap());
         let ours = run.checked_sub(kernels).unwrap_or_else(|| panic!("{name}: run {run} < kernels {kernels}"));
         assert!(ours <= most, "{name}: {ours} instructions beyond the kernels > {most}\n{}", o.run.stdout);
-        assert!(run as f64 <= kernels as f64 * 1.001, "{name}: run {run} > 1.001 × kernels {kernels}");
+        assert!(!kernel_bound || run as f64 <= kernels as f64 * 1.001, "{name}: run {run} > 1.001 × kernels {kernels}");
         if let Some(peer) = s.number("peer_instructions") {
             assert!(2 * ours <= peer - kernels, "{name}: {ours} > half the peer's {}", peer - kernels);
         }
