@@ -102,7 +102,11 @@ impl Backend for AotBackend<'_> {
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
         let p = self.plan()?;
         let symbol = self.exec.call.symbol();
-        let stack = opts.frames.map(|f| stack::figure(self.desc, &[symbol], f));
+        let streamed = opts.params.placement() == crate::model::Placement::Streamed;
+        let stack = opts
+            .frames
+            .map(|f| stack::figure(self.desc, &[symbol], f))
+            .map(|s| if streamed { s.with_source() } else { s });
         let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params, stack.as_ref())?;
         // Resident or streamed, the pool files sit one after the other.
         let param_ram = match opts.params.split() {

@@ -107,7 +107,11 @@ impl Backend for GraphBackend<'_> {
         if self.desc.params.iter().any(|q| q.linked.is_some()) {
             roots.push("_lookup_linked_param");
         }
-        let stack = opts.frames.map(|f| stack::figure(self.desc, &roots, f));
+        let streamed = opts.params.placement() == crate::model::Placement::Streamed;
+        let stack = opts
+            .frames
+            .map(|f| stack::figure(self.desc, &roots, f))
+            .map(|s| if streamed { s.with_source() } else { s });
         let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params: opts.params, stack: stack.as_ref() };
         let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {

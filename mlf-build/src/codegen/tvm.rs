@@ -243,9 +243,9 @@ fn resident_api(
 }
 
 /// `C_STACK_BYTES` and `STACK_BYTES`: the stack one run needs, from the compiler's frames of the
-/// model's C and mlf's allowances (nothing when the C was not compiled). A `streamed` run also
-/// calls its parameter source ([`stack::SOURCE_BYTES`]).
-pub fn stack_consts(stack: Option<&StackFigure>, streamed: bool) -> Vec<TokenStream> {
+/// model's C and mlf's allowances (nothing when the C was not compiled), including the one for
+/// the parameter source of a streamed run.
+pub fn stack_consts(stack: Option<&StackFigure>) -> Vec<TokenStream> {
     let Some(s) = stack else { return Vec::new() };
     let c = lit(s.c + s.leaf);
     let bound = if s.bounded { String::new() } else { format!(" Not a bound: {}.", s.unbounded.join("; ")) };
@@ -257,13 +257,12 @@ pub fn stack_consts(stack: Option<&StackFigure>, streamed: bool) -> Vec<TokenStr
         if s.deepest.is_empty() { "none" } else { &s.deepest },
         s.leaf
     );
-    let source = if streamed { stack::SOURCE_BYTES } else { 0 };
+    let source = s.source;
     let (release, debug) = (lit(stack::RUNTIME_BYTES + source), lit(stack::RUNTIME_DEBUG_BYTES + source));
-    let source_doc = if streamed {
+    let source_doc = if source > 0 {
         format!(
-            ", {} of them for the parameter source's `load` (an allowance that covers mlf's \
-             `FlashArchive`; a source of your own with deeper frames adds the difference)",
-            stack::SOURCE_BYTES
+            ", {source} of them for the parameter source's `load` (an allowance that covers mlf's \
+             `FlashArchive`; a source of your own with deeper frames adds the difference)"
         )
     } else {
         String::new()

@@ -232,6 +232,9 @@ impl fmt::Display for MemoryReport {
             line(f, "  mlf's frames", s.runtime, "run() and the runtime around the calls (optimised builds)")?;
             line(f, "  C frames", s.c, &format!("the deepest chain: {}", s.deepest))?;
             line(f, "  leaf outside the C", s.leaf, "allowance: TVMBackendAllocWorkspace, expf, memcpy…")?;
+            if s.source > 0 {
+                line(f, "  parameter source", s.source, "allowance: the source's load (streamed parameters)")?;
+            }
             for why in &s.unbounded {
                 writeln!(f, "  note: stack: {why}")?;
             }

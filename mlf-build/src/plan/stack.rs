@@ -75,7 +75,7 @@ impl Frames {
 /// The stack a run needs.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackFigure {
-    /// `runtime + c + leaf`: the bytes a run needs below its caller's frame.
+    /// `runtime + c + leaf + source`: the bytes a run needs below its caller's frame.
     pub total: u64,
     /// mlf's own frames ([`RUNTIME_BYTES`], release builds).
     pub runtime: u64,
@@ -83,6 +83,10 @@ pub struct StackFigure {
     pub c: u64,
     /// The allowance for a leaf outside the C ([`LEAF_BYTES`]).
     pub leaf: u64,
+    /// The allowance for the parameter source a streamed run calls ([`SOURCE_BYTES`]; 0 when
+    /// the run reads no parameters).
+    #[serde(default)]
+    pub source: u64,
     /// The deepest chain, outermost first (`f (48) → g (16)`).
     pub deepest: String,
     /// Whether `total` is a bound; when false, `unbounded` says why.
@@ -154,6 +158,16 @@ fn deepest<'a>(
     result
 }
 
+impl StackFigure {
+    /// The figure of a run that reads its parameters through a source (streamed parameters):
+    /// plus [`SOURCE_BYTES`].
+    pub fn with_source(mut self) -> StackFigure {
+        self.source = SOURCE_BYTES;
+        self.total += SOURCE_BYTES;
+        self
+    }
+}
+
 /// The stack a run of `desc` needs when the run calls the C functions `roots` (a graph's
 /// kernels, or an AOT model's entry), given the compiler's `frames`.
 pub fn figure(desc: &ModelDesc, roots: &[&str], frames: &Frames) -> StackFigure {
@@ -181,6 +195,7 @@ pub fn figure(desc: &ModelDesc, roots: &[&str], frames: &Frames) -> StackFigure 
         runtime: RUNTIME_BYTES,
         c: best.0,
         leaf: LEAF_BYTES,
+        source: 0,
         deepest: best.1.join(" → "),
         bounded: unbounded.is_empty(),
         unbounded,
@@ -190,6 +205,14 @@ pub fn figure(desc: &ModelDesc, roots: &[&str], frames: &Frames) -> StackFigure 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_run_adds_the_source_allowance() {
+        let s = StackFigure { total: 900, runtime: RUNTIME_BYTES, c: 132, leaf: LEAF_BYTES, ..Default::default() };
+        let streamed = s.clone().with_source();
+        assert_eq!((streamed.source, streamed.total), (SOURCE_BYTES, 900 + SOURCE_BYTES));
+        assert_eq!(s.source, 0);
+    }
 
     #[test]
     fn su_lines_of_gcc_and_clang() {

@@ -211,7 +211,7 @@ pub fn module_tokens(
             },
         ]
         .into_iter()
-        .chain(tvm::stack_consts(stack, matches!(params, ParamCode::Streamed(_))))
+        .chain(tvm::stack_consts(stack))
         .collect(),
         output_offsets: plan.outputs.clone(),
         decls: vec![e.decls.clone()],

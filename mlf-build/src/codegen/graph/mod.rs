@@ -75,7 +75,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
             pub const TVM_PLAN_BYTES: usize = #tvm_total;
         }]
         .into_iter()
-        .chain(tvm::stack_consts(cg.stack, matches!(cg.params, ParamCode::Streamed(_))))
+        .chain(tvm::stack_consts(cg.stack))
         .collect(),
         output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
         decls: kernels.items(),
