@@ -239,7 +239,7 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         f(&mut build);
     }
     if let Err(e) = build.try_compile(&job.lib_name) {
-        return Err(explain_failure(&build, &files, &e));
+        return Err(explain_failure(&build, &files, &e, &job.dir.join("obj")));
     }
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
 }
@@ -320,13 +320,18 @@ pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symb
     Err(Error::missing(format!("{symbol} in the compiled object")).in_member(member.to_string()))
 }
 
-/// Finds the file that does not compile and returns the compiler's own message for it.
-fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error) -> Error {
+/// Finds the file that does not compile and returns the compiler's own message for it. The
+/// compiler runs in `dir` (the build's object folder), where the build's flags make it leave
+/// files (`-fstack-usage`'s `.su`).
+fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error, dir: &Path) -> Error {
     let Ok(compiler) = build.try_get_compiler() else {
         return Error::unsupported(format!("cannot compile the model's C: {e}"));
     };
     for (member, path) in files {
         let mut cmd = compiler.to_command();
+        if path.is_absolute() && dir.is_dir() {
+            cmd.current_dir(dir);
+        }
         cmd.arg("-fsyntax-only").arg(path);
         if let Ok(out) = cmd.output() {
             if !out.status.success() {
