@@ -1,6 +1,9 @@
 //! The device table: for every program of `firmware/` (built for its target, run under QEMU
 //! with `-icount shift=0`) the instructions per inference, flash and static RAM from the
-//! linked ELF's section table, and the painted-stack high-water of `run()`.
+//! linked ELF's section table, and the painted-stack high-water of `run()`; then the overhead
+//! table: instructions per inference of `run()`, of the same kernels called alone and of a
+//! TVM-style graph executor over them (measured in the same program run), the stack a TVM
+//! module states (`STACK_BYTES`) beside the measured one, and the ELF's `.data` bytes.
 //!
 //! ```sh
 //! cargo bench -p device-tests --bench device
@@ -62,7 +65,40 @@ fn main() {
         );
     }
     println!();
+    overhead_table(&rows);
+    println!();
     println!("Counter check (a loop of 2,000,000 instructions): {}", calibration.join(", "));
+}
+
+/// The overhead table (see the crate's doc).
+fn overhead_table(rows: &[(&Program, Outcome)]) {
+    println!(
+        "| program | instructions mlf | kernels alone | overhead mlf | overhead TVM-style peer | ratio | stack stated / measured | .data bytes |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (p, o) in rows {
+        let s = o.report.summary.clone().unwrap_or_default();
+        let (run, kernels, peer) =
+            (s.number("run_instructions"), s.number("kernels_instructions"), s.number("peer_instructions"));
+        let ours = run.zip(kernels).map(|(r, k)| r as i64 - k as i64);
+        let theirs = peer.zip(kernels).map(|(r, k)| r as i64 - k as i64);
+        let cell = |n: Option<u64>| n.map(group).unwrap_or_else(|| "–".into());
+        let signed = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_else(|| "–".into());
+        let ratio = match (ours, theirs) {
+            (Some(a), Some(b)) if b > 0 => format!("{:.2}", a as f64 / b as f64),
+            _ => "–".into(),
+        };
+        let stack = format!("{} / {}", cell(s.number("stated_stack")), cell(s.number("max_stack")));
+        println!(
+            "| {} | {} | {} | {} | {} | {ratio} | {stack} | {} |",
+            p.name,
+            cell(run),
+            cell(kernels),
+            signed(ours),
+            signed(theirs),
+            o.memory.data()
+        );
+    }
 }
 
 /// `1234567` → `1,234,567`.

@@ -9,7 +9,9 @@
 //!   the whole program is loaded into RAM, so `.data` runs where it is loaded), without the
 //!   stack (measured apart by painting) and riscv-rt's placeholder `.heap`/`.stack` sections;
 //! - **test data**: the reference vectors the test programs carry (statics named
-//!   `TESTDATA_*`), included in flash; [`Memory::program_flash`] leaves them out.
+//!   `TESTDATA_*`), included in flash; [`Memory::program_flash`] leaves them out;
+//! - **initialised data**: the symbols in `.data`/`.sdata` (statics with non-zero initial
+//!   values: they cost flash and RAM and a copy at reset); [`Memory::mlf_data`] sums mlf's.
 
 use std::path::Path;
 
@@ -40,12 +42,33 @@ pub struct Memory {
     pub test_data: u64,
     /// The allocated sections.
     pub sections: Vec<Section>,
+    /// Every symbol in `.data`/`.sdata`: (mangled name, bytes).
+    pub data_symbols: Vec<(String, u64)>,
+    /// Every symbol of at least 4 KiB in `.rodata`: (mangled name, bytes).
+    pub large_constants: Vec<(String, u64)>,
 }
 
 impl Memory {
     /// Flash without the reference vectors: the firmware itself.
     pub fn program_flash(&self) -> u64 {
         self.flash - self.test_data
+    }
+
+    /// Bytes of `.data`/`.sdata` sections.
+    pub fn data(&self) -> u64 {
+        self.sections.iter().filter(|s| s.name == ".data" || s.name == ".sdata").map(|s| s.bytes).sum()
+    }
+
+    /// The `.data` symbols that are mlf's: its crates' (`mlf_runtime`, `mlf_kmodel`), the model's
+    /// C (`mlf_`-prefixed and TVM's `tvmgen_`/`__tvm` names) and the generated module's (a path
+    /// segment `module`, as the mangled name spells it).
+    pub fn mlf_data(&self, module: &str) -> Vec<(String, u64)> {
+        let segment = format!("{}{module}", module.len());
+        self.data_symbols
+            .iter()
+            .filter(|(n, _)| n.contains("mlf_") || n.contains("tvm") || n.contains(&segment))
+            .cloned()
+            .collect()
     }
 }
 
@@ -90,6 +113,16 @@ fn measure_elf<E: FileHeader<Endian = object::Endianness>>(file: &ElfFile<'_, E>
         m.flash += if in_flash { s.size() } else { 0 };
         m.ram += if in_ram { s.size() } else { 0 };
         m.sections.push(Section { name, bytes: s.size(), in_flash, in_ram });
+    }
+    for sym in file.symbols() {
+        let Some(index) = sym.section_index() else { continue };
+        let section = file.section_by_index(index).ok().and_then(|s| s.name().ok().map(str::to_string));
+        let named = || (sym.name().unwrap_or("").to_string(), sym.size());
+        match section.as_deref() {
+            Some(".data" | ".sdata") if sym.size() > 0 => m.data_symbols.push(named()),
+            Some(".rodata") if sym.size() >= 4096 => m.large_constants.push(named()),
+            _ => {}
+        }
     }
     m.test_data = file.symbols().filter(|s| s.name().is_ok_and(|n| n.contains("TESTDATA_"))).map(|s| s.size()).sum();
     Ok(m)

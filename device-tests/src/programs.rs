@@ -82,6 +82,7 @@ pub const PROGRAMS: &[Program] = &[
             ..program("digits-flash", "digits, resident params via FlashArchive", "flash-params", "digits-flash")
         },
     ),
+    vs("digits", shared(program("digits-aot", "digits MLP, AOT (C interface), f32", "kws", "digits-aot"))),
     shared(program("kws-graph", "KWS int8, graph", "kws", "kws-graph")),
     vs("kws-graph", shared(program("kws-aot", "KWS int8, AOT (C interface)", "kws", "kws-aot"))),
     vs("kws-graph", shared(program("kws-usmp", "KWS int8, AOT + USMP", "kws", "kws-usmp"))),
@@ -173,7 +174,9 @@ pub fn run_program(p: &Program) -> Outcome {
 
 /// The test rule for a program: skipped (returns `None`) when a tool or the fixtures are
 /// missing (see [`tools::require`]); otherwise it must end with status 0, every case and the
-/// summary `PASS`, and the stack measurement within the painted region. The summary line is
+/// summary `PASS`, the stack measurement within the painted region and, for a TVM model
+/// (whose module states `STACK_BYTES`), at most the stated stack, and no symbol of mlf's in
+/// `.data` (see [`Memory::mlf_data`]). The summary line is
 /// echoed to the test's output.
 pub fn check(test: &str, name: &str) -> Option<Outcome> {
     let p = find(name);
@@ -193,6 +196,18 @@ pub fn check(test: &str, name: &str) -> Option<Outcome> {
         assert!(case.get("stack_overflowed").is_none(), "{}", context());
     }
     assert_eq!(summary.number("cases"), Some(o.report.cases.len() as u64), "{}", context());
+    // A TVM module states the stack a run needs (`STACK_BYTES`); the painted high-water of
+    // every run must be within it.
+    if p.c {
+        let stated = summary.number("stated_stack");
+        let measured = summary.number("max_stack");
+        assert!(stated.is_some(), "{name}: the program does not print its module's STACK_BYTES\n{}", context());
+        assert!(measured <= stated, "{name}: stack {measured:?} > stated STACK_BYTES {stated:?}\n{}", context());
+    }
+    // Nothing of mlf's is initialised data: its statics are all-zero (`.bss`) or read-only.
+    let module = summary.get("model").unwrap_or("").replace('-', "_");
+    let mlf_data = o.memory.mlf_data(&module);
+    assert!(mlf_data.is_empty(), "{name}: mlf's symbols in .data: {mlf_data:?}");
     eprintln!("{name}: {}", out.lines().rev().find(|l| l.contains("model=")).unwrap_or(""));
     Some(o)
 }

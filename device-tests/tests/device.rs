@@ -35,6 +35,28 @@ fn digits_on_cortex_m4_within_tolerance_with_compiler_builtins_expf() {
     assert!(s.number("stack").unwrap() > 0);
 }
 
+/// Issue 13's targets for the instructions a run spends beyond the model's C (exact counts, the
+/// same kernels measured alone in the same program): at most 460 for the digits graph and 220
+/// for the digits AOT archive; a graph run at most half of what a TVM-style graph executor
+/// spends over the same kernels; the kernel-bound KWS graph within 1.001× its kernels alone.
+#[test]
+fn run_overhead_within_the_targets() {
+    // (program, most instructions beyond the kernels, kernel-bound).
+    for (name, most, kernel_bound) in
+        [("digits", 460, false), ("digits-aot", 220, false), ("kws-graph", u64::MAX, true)]
+    {
+        let Some(o) = check("run_overhead", name) else { continue };
+        let s = summary(&o);
+        let (run, kernels) = (s.number("run_instructions").unwrap(), s.number("kernels_instructions").unwrap());
+        let ours = run.checked_sub(kernels).unwrap_or_else(|| panic!("{name}: run {run} < kernels {kernels}"));
+        assert!(ours <= most, "{name}: {ours} instructions beyond the kernels > {most}\n{}", o.run.stdout);
+        assert!(!kernel_bound || run as f64 <= kernels as f64 * 1.001, "{name}: run {run} > 1.001 × kernels {kernels}");
+        if let Some(peer) = s.number("peer_instructions") {
+            assert!(2 * ours <= peer - kernels, "{name}: {ours} > half the peer's {}", peer - kernels);
+        }
+    }
+}
+
 /// `-ffp-contract=off` (mlf's default) makes the M4F compute the digits model bit for bit as
 /// the x86 reference (given an `expf` that rounds as glibc's); with `fp_contract = true` gcc
 /// fuses multiply-adds and outputs differ.
@@ -104,6 +126,27 @@ fn digits_on_cortex_m0_without_atomics_or_fpu() {
     let Some(o) = check("digits_on_cortex_m0", "digits-m0") else { return };
     assert_eq!(summary(&o).number("cases"), Some(10));
     assert!(o.memory.ram + summary(&o).number("max_stack").unwrap() < 16 * 1024, "fits the micro:bit's 16 KiB");
+}
+
+/// The kmodel is used in place: the YOLO program's image holds the kmodel file once, as it is
+/// (one constant of its size, padded to its 256-byte alignment), and besides it and the test
+/// vectors only the program's code and small constants (none of 4 KiB or more: no copy, no
+/// decoded weights, no big tables).
+#[test]
+fn yolo_image_is_the_kmodel_plus_code() {
+    let Some(o) = check("yolo_image", "yolo-v4-rv64") else { return };
+    let kmodel = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-20classes-yolo/yolo.kmodel");
+    let kmodel = std::fs::metadata(&kmodel).unwrap_or_else(|e| panic!("{}: {e}", kmodel.display())).len();
+    let m = &o.memory;
+    let others: Vec<_> = m.large_constants.iter().filter(|(n, _)| !n.contains("TESTDATA_")).collect();
+    assert!(
+        matches!(others[..], [(n, bytes)] if n.contains("MODEL") && (kmodel..kmodel + 256).contains(bytes)),
+        "constants of 4 KiB or more besides the test vectors: {others:?} (the kmodel file is {kmodel} bytes)"
+    );
+    let code: u64 = m.sections.iter().filter(|s| s.name.starts_with(".text")).map(|s| s.bytes).sum();
+    let rest = m.program_flash() - kmodel - code;
+    assert!(rest < code, "{rest} bytes besides the kmodel and the code: {m:?}");
+    eprintln!("yolo: image {} = kmodel {kmodel} + code {code} + other constants {rest}", m.program_flash());
 }
 
 #[test]

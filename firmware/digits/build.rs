@@ -6,7 +6,7 @@ fn main() {
     let built = mlf_build::compile_listed().unwrap_or_else(|e| panic!("{e}"));
     let model = &built[0].model;
     let dir = model.parent().expect("the model's folder");
-    device_vectors::Program::new(model, "digits").cases(dir, 10).write("model.rs");
+    device_vectors::Program::new(model, "digits").cases(dir, 10).graph_facts(model).write("model.rs");
     // The program requires bit-exact outputs unless the model's C may fuse multiply-adds.
     println!("cargo::rustc-check-cfg=cfg(fp_contract)");
     let manifest = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))

@@ -1,10 +1,15 @@
-//! Builds the three KWS archives of ../shared/fixtures (one program each) and writes, per
+//! Builds the three KWS archives and the digits AOT archive of ../shared/fixtures (one program
+//! each) and writes, per
 //! program, the `include_model!` line and the reference vectors into `OUT_DIR/<module>.rs`.
 //! An absent fixture makes only its program fail to compile, naming it.
 
 /// (fixture folder, module name).
-const MODELS: [(&str, &str); 3] =
-    [("mlf/kws-int8-graph", "kws_graph"), ("mlf/kws-int8-aot-c", "kws_aot"), ("mlf/kws-int8-aot-usmp", "kws_usmp")];
+const MODELS: [(&str, &str); 4] = [
+    ("mlf/kws-int8-graph", "kws_graph"),
+    ("mlf/kws-int8-aot-c", "kws_aot"),
+    ("mlf/kws-int8-aot-usmp", "kws_usmp"),
+    ("mlf/digits-mlp-aot-c", "digits_aot"),
+];
 
 fn main() {
     for (rel, name) in MODELS {
@@ -13,7 +18,7 @@ fn main() {
             Ok(dir) => {
                 let model = dir.join("model.tar").canonicalize().expect("model.tar");
                 mlf_build::Model::open(&model).name(name).compile().unwrap_or_else(|e| panic!("{e}"));
-                device_vectors::Program::new(&model, name).cases(&dir, usize::MAX).write(&file);
+                device_vectors::Program::new(&model, name).cases(&dir, usize::MAX).graph_facts(&model).write(&file);
             }
             Err(why) => device_vectors::missing(&file, &why),
         }

@@ -130,6 +130,11 @@ fn codegen_only_tree_is_refused_when_read() {
 fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
     let msg = build_error_of(&digits_with_c(|c| [b"#include <esp_kernel.h>\n".as_slice(), &c].concat()));
     assert!(msg.contains("codegen/host/src/default_lib1.c") && msg.contains("esp_kernel.h"), "{msg}");
+    // Finding the file reruns the compiler with the build's flags: what they make it write
+    // (`-fstack-usage`'s `.su` files) stays in the build's folder, not the current one.
+    let here = std::fs::read_dir(".").unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned());
+    let strays: Vec<String> = here.filter(|n| n.ends_with(".su")).collect();
+    assert!(strays.is_empty(), "written into the current folder: {strays:?}");
 }
 
 #[test]

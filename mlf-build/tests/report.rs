@@ -44,6 +44,14 @@ fn digits_report_of_a_build_measures_the_compiled_c() {
     let text = r.to_string();
     let line = text.lines().find(|l| l.trim_start().starts_with("static RAM")).unwrap();
     assert!(line.contains(&format!(" {} bytes", r.ram.total)), "{text}");
+    // The stack of a run: mlf's frames, the C's deepest chain, one leaf; no parameter source.
+    let st = r.stack.as_ref().expect("a stack figure when the C was compiled");
+    assert!(st.c > 0 && st.source == 0, "{st:?}");
+    assert_eq!(st.total, st.runtime + st.c + st.leaf);
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("stack") && l.contains(&format!(" {} bytes", st.total))),
+        "{text}"
+    );
 }
 
 #[test]

@@ -104,6 +104,87 @@ impl<const N: usize> Default for Arena<N> {
     }
 }
 
+/// A zeroed, 64-byte-aligned byte arena in a `static` (so in `.bss`) that C code writes through
+/// raw pointers: the arena of a generated TVM module, its parameter region or staging buffer.
+///
+/// Its addresses are known when the program links, so descriptors in other statics can point
+/// into it ([`StaticArena::at`] is a `const fn`). Taking an address is safe; using the bytes is
+/// not: only the owner — the generated `Model`, which holds the module's [`TakeOnce`] state, the
+/// one way to reach the arena — reads or writes them, through the `unsafe` methods below.
+#[repr(C, align(64))]
+pub struct StaticArena<const N: usize>(UnsafeCell<[u8; N]>);
+
+// SAFETY: the bytes are only reached through raw pointers and the `unsafe` accessors, whose
+// callers guarantee exclusive use (see the type's documentation).
+unsafe impl<const N: usize> Sync for StaticArena<N> {}
+
+impl<const N: usize> StaticArena<N> {
+    /// A zeroed arena.
+    pub const fn new() -> Self {
+        StaticArena(UnsafeCell::new([0; N]))
+    }
+
+    /// Size in bytes.
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// True when `N == 0`.
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// The address of byte `offset` (at most `N`: one past the end is allowed, as for slices).
+    ///
+    /// # Panics
+    /// If `offset > N` (in a `static` initializer: a compile error).
+    pub const fn at(&'static self, offset: usize) -> *mut core::ffi::c_void {
+        assert!(offset <= N, "offset outside the arena");
+        self.0.get().cast::<u8>().wrapping_add(offset).cast()
+    }
+
+    /// The first byte's address.
+    pub const fn as_mut_ptr(&'static self) -> *mut u8 {
+        self.0.get().cast()
+    }
+
+    /// `M` elements of `T` at `offset`, read-only.
+    ///
+    /// # Safety
+    /// The caller owns the arena (see the type's documentation), and nothing writes those bytes
+    /// while the returned reference lives.
+    ///
+    /// # Panics
+    /// If the range is outside the arena or misaligned for `T` (generated code checks both at
+    /// compile time).
+    pub unsafe fn view<T: crate::Element, const M: usize>(&'static self, offset: usize) -> &'static [T; M] {
+        let size = core::mem::size_of::<[T; M]>();
+        assert!(offset.checked_add(size).is_some_and(|end| end <= N), "view outside the arena");
+        let p = self.as_mut_ptr().wrapping_add(offset);
+        assert!(p.align_offset(core::mem::align_of::<T>()) == 0, "misaligned tensor view");
+        // SAFETY: in bounds and aligned (checked); every bit pattern is a valid `T` (`Element`
+        // is sealed to plain numeric types); no writer while it lives (the caller's contract).
+        unsafe { &*p.cast::<[T; M]>() }
+    }
+
+    /// The bytes, writable.
+    ///
+    /// # Safety
+    /// The caller owns the arena, no C call is running, and no other reference to its bytes
+    /// lives while the returned one does.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn bytes_mut(&'static self) -> &'static mut [u8; N] {
+        // SAFETY: exclusive, per the caller's contract.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+impl<const N: usize> Default for StaticArena<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Bytes embedded in the program image with a guaranteed alignment (64), for parameters and
 /// model files used in place (`include_bytes!` gives no alignment guarantee by itself).
 #[repr(C, align(64))]

@@ -86,7 +86,7 @@ mod message;
 pub mod params;
 pub mod tvm;
 
-pub use cell::{Aligned, Aligned256, Arena, TakeOnce, Taken};
+pub use cell::{Aligned, Aligned256, Arena, StaticArena, TakeOnce, Taken};
 pub use element::{Element, as_bytes, view};
 pub use error::{Error, Message};
 

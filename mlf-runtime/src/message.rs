@@ -21,6 +21,13 @@ impl Message {
         Message { bytes: [0; Self::CAPACITY], len: 0 }
     }
 
+    /// Makes the message empty (nothing to do when it is: the common case between runs).
+    pub(crate) fn clear(&mut self) {
+        if self.len != 0 {
+            *self = Message::empty();
+        }
+    }
+
     /// Copies up to [`Message::CAPACITY`] bytes of `text` (cut at a character boundary).
     pub fn new(text: &str) -> Self {
         let mut end = text.len().min(Self::CAPACITY);

@@ -12,7 +12,9 @@
 #![no_main]
 
 use device_support::check::{compare, decode};
+use device_support::overhead::{self, GraphModel, GraphPeer};
 use device_support::{Report, entry, measure};
+use mlf_runtime::{StaticArena, TakeOnce};
 
 include!(concat!(env!("OUT_DIR"), "/model.rs"));
 
@@ -40,5 +42,26 @@ fn main() -> ! {
         };
         report.case(compare(out.output, case.outputs[0], TOLERANCE), BIT_EXACT, &cost);
     }
+    report.stated_stack(digits::STACK_BYTES);
+    overhead(&mut report, &mut model);
     report.finish()
+}
+
+/// Measures `run()` [`overhead::REPS`] times on case 0, then the model's kernels alone and a
+/// TVM-style graph executor over the same kernels (see `device_support::overhead`).
+fn overhead(report: &mut Report, model: &mut digits::Model) {
+    static SCRATCH: StaticArena<{ digits::ARENA_BYTES }> = StaticArena::new();
+    static PEER: TakeOnce<GraphPeer<16, 16>> = TakeOnce::new(GraphPeer::new());
+    let Some(pixels) = decode::<f32, 64>(CASES[0].inputs[0]) else { report.fail("input-size", None) };
+    let (ok, runs) = measure(|| (0..overhead::REPS).all(|_| model.run(&digits::Inputs { pixels: &pixels }).is_ok()));
+    let want = match model.run(&digits::Inputs { pixels: &pixels }) {
+        Ok(out) if ok => out.output.map(f32::to_ne_bytes),
+        Ok(_) => report.fail("run", None),
+        Err(e) => report.fail("run", Some(&e)),
+    };
+    let graph =
+        GraphModel { calls: &digits::CALLS, kernels: &digits::KERNELS, nodes: GRAPH_NODES, names: &INPUT_NAMES };
+    // SAFETY: the last run stored `pixels` (alive until the end of this function); no model is
+    // running; SCRATCH serves nothing else.
+    unsafe { overhead::graph(report, runs, want.as_flattened(), &graph, &[pixels.as_ptr().cast()], &SCRATCH, &PEER) };
 }

@@ -2,7 +2,9 @@
 #![no_std]
 
 /// Defines the `main` of a program that runs the int8 KWS module `$m` (input `input_1`,
-/// output `identity`) on every reference case and requires the outputs exactly.
+/// output `identity`) on every reference case and requires the outputs exactly; with `graph`
+/// (a graph module), then measures what a run costs beyond the kernels
+/// (`device_support::overhead::graph`).
 #[macro_export]
 macro_rules! kws_program {
     ($m:ident) => {
@@ -20,6 +22,46 @@ macro_rules! kws_program {
                 };
                 report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
             }
+            report.stated_stack($m::STACK_BYTES);
+            report.finish()
+        }
+    };
+    ($m:ident, graph) => {
+        #[device_support::entry]
+        fn main() -> ! {
+            use device_support::check::{compare, decode};
+            use device_support::overhead::{self, GraphModel, GraphPeer};
+            use device_support::{Report, measure};
+            use mlf_runtime::{StaticArena, TakeOnce};
+            static SCRATCH: StaticArena<{ $m::ARENA_BYTES }> = StaticArena::new();
+            static PEER: TakeOnce<GraphPeer<128, 80>> = TakeOnce::new(GraphPeer::new());
+            let mut report = Report::start(stringify!($m));
+            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
+            for case in &CASES {
+                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
+                let (out, cost) = measure(|| model.run(&$m::Inputs { input_1: &input }));
+                let out = match out {
+                    Ok(out) => out,
+                    Err(e) => report.fail("run", Some(&e)),
+                };
+                report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
+            }
+            report.stated_stack($m::STACK_BYTES);
+            // What a run costs beyond the kernels (see `device_support::overhead`), on case 0.
+            let Some(input) = decode::<i8, 490>(CASES[0].inputs[0]) else { report.fail("input-size", None) };
+            let (ok, runs) =
+                measure(|| (0..overhead::REPS).all(|_| model.run(&$m::Inputs { input_1: &input }).is_ok()));
+            let want = match model.run(&$m::Inputs { input_1: &input }) {
+                Ok(out) if ok => *out.identity,
+                Ok(_) => report.fail("run", None),
+                Err(e) => report.fail("run", Some(&e)),
+            };
+            let want = want.map(|v| v as u8);
+            let graph =
+                GraphModel { calls: &$m::CALLS, kernels: &$m::KERNELS, nodes: GRAPH_NODES, names: &INPUT_NAMES };
+            // SAFETY: the last run stored `input` (alive until the end of `main`); no model is
+            // running; SCRATCH serves nothing else.
+            unsafe { overhead::graph(&mut report, runs, &want, &graph, &[input.as_ptr().cast()], &SCRATCH, &PEER) };
             report.finish()
         }
     };

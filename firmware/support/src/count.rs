@@ -88,3 +88,12 @@ pub fn now() -> u64 {
 pub fn instructions(start: u64, end: u64) -> u64 {
     end.saturating_sub(start) * PER_TICK.0 / PER_TICK.1
 }
+
+/// Waits until the counter has just advanced, so that code run next starts at the same phase
+/// of a tick (to within the few instructions of this loop): two measurements that each start
+/// here differ by whole ticks only by what they ran.
+#[inline(never)]
+pub fn align() {
+    let start = now();
+    while now() == start {}
+}

@@ -6,6 +6,7 @@
 //!   count (QEMU `-icount shift=0`: SysTick on Arm, `minstret` on RISC-V) and stack high-water;
 //! - [`check`]: decodes reference vectors and compares outputs (integers exactly, floats bit by
 //!   bit and within a tolerance);
+//! - [`overhead`]: the kernels alone and a TVM-style executor over the same kernels;
 //! - [`Report`]: prints one `mlf-device …` line per case and a summary line through semihosting
 //!   and ends QEMU with the status (0 when every case passed); the `device-tests` crate parses
 //!   these lines.
@@ -17,6 +18,7 @@ pub mod check;
 pub mod count;
 pub mod math;
 pub mod out;
+pub mod overhead;
 #[cfg(machine = "mps2")]
 pub mod partition;
 mod report;

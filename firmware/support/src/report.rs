@@ -24,6 +24,8 @@ pub struct Report {
     first_run: Option<Cost>,
     max_stack: usize,
     overflowed: bool,
+    stated_stack: Option<usize>,
+    overhead: Option<(u64, u64, Option<u64>)>,
 }
 
 impl Report {
@@ -39,6 +41,8 @@ impl Report {
             first_run: None,
             max_stack: 0,
             overflowed: false,
+            stated_stack: None,
+            overhead: None,
         }
     }
 
@@ -80,6 +84,19 @@ impl Report {
         self.overflowed |= cost.stack_overflowed;
     }
 
+    /// Records the stack the model's module states a run needs (its `STACK_BYTES`), printed
+    /// in the summary as `stated_stack` beside the measured `max_stack`.
+    pub fn stated_stack(&mut self, bytes: usize) {
+        self.stated_stack = Some(bytes);
+    }
+
+    /// Records the instructions per inference of `run()`, of the model's kernels called alone
+    /// and of a TVM-style executor over them (see [`crate::overhead`]), each measured over
+    /// [`crate::overhead::REPS`] inferences, printed in the summary.
+    pub fn overhead(&mut self, run: u64, kernels: u64, peer: Option<u64>) {
+        self.overhead = Some((run, kernels, peer));
+    }
+
     /// Prints an error that stops the program and ends it: `what` (one word, such as `run`)
     /// failed, with what the runtime's error says when there is one.
     pub fn fail(&self, what: &str, error: Option<&mlf_runtime::Error>) -> ! {
@@ -105,6 +122,15 @@ impl Report {
             .field("result", if ok { "PASS" } else { "FAIL" });
         cost_fields(&mut line, &self.first.unwrap_or_default());
         line.count("max_stack", self.max_stack as u64);
+        if let Some(s) = self.stated_stack {
+            line.count("stated_stack", s as u64);
+        }
+        if let Some((run, kernels, peer)) = self.overhead {
+            line.count("run_instructions", run).count("kernels_instructions", kernels);
+            if let Some(p) = peer {
+                line.count("peer_instructions", p);
+            }
+        }
         if let Some(first) = &self.first_run {
             line.count("first_run_instructions", first.instructions);
         }

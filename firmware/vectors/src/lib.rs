@@ -83,6 +83,24 @@ impl Program {
         self
     }
 
+    /// For a graph model, `GRAPH_NODES` (its graph's node count) and `INPUT_NAMES` (its inputs'
+    /// names), which the program's TVM-style executor peer needs; nothing for other models.
+    pub fn graph_facts(mut self, model: &Path) -> Program {
+        let desc = mlf_build::open(model).unwrap_or_else(|e| panic!("{e}"));
+        if let mlf_build::__private::model::Executor::Graph(g) = &desc.executor {
+            let names: Vec<String> = desc.inputs.iter().map(|t| format!("{:?}", t.name)).collect();
+            let _ = write!(
+                self.text,
+                "/// Nodes of the model's graph.\n#[allow(dead_code)]\nconst GRAPH_NODES: usize = {};\n\
+                 /// Names of its inputs.\n#[allow(dead_code)]\nstatic INPUT_NAMES: [&str; {}] = [{}];\n",
+                g.graph.nodes.len(),
+                names.len(),
+                names.join(", ")
+            );
+        }
+        self
+    }
+
     /// Writes the file as `OUT_DIR/<file>`.
     pub fn write(self, file: &str) {
         write_out(file, &self.text);

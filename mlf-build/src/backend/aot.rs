@@ -14,6 +14,7 @@ use crate::plan::aot::{AotPlan, plan};
 use crate::plan::params::sequential;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
+use crate::plan::stack;
 
 /// An AOT model.
 pub(super) struct AotBackend<'a> {
@@ -100,7 +101,13 @@ impl Backend for AotBackend<'_> {
 
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
         let p = self.plan()?;
-        let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params)?;
+        let symbol = self.exec.call.symbol();
+        let streamed = opts.params.placement() == crate::model::Placement::Streamed;
+        let stack = opts
+            .frames
+            .map(|f| stack::figure(self.desc, &[symbol], f))
+            .map(|s| if streamed { s.with_source() } else { s });
+        let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params, stack.as_ref())?;
         // Resident or streamed, the pool files sit one after the other.
         let param_ram = match opts.params.split() {
             Some(split) => sequential(split.files.iter().map(|f| f.bytes()), p.align).1,
@@ -111,7 +118,7 @@ impl Backend for AotBackend<'_> {
             arena_bytes: p.arena_bytes,
             param_ram_bytes: param_ram,
             summary: self.summary(&p, opts, param_ram),
-            report: self.report(&p, opts.module_name, opts.target, opts.mlf_module),
+            report: MemoryReport { stack, ..self.report(&p, opts.module_name, opts.target, opts.mlf_module) },
         })
     }
 

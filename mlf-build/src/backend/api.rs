@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::model::ModelDesc;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
+use crate::plan::stack::Frames;
 
 /// What a backend does with a model.
 pub trait Backend {
@@ -80,6 +81,9 @@ pub struct Generate<'a> {
     pub target: &'a str,
     /// The MLF module read from a multi-module archive, if one was chosen.
     pub mlf_module: Option<&'a str>,
+    /// The stack frames of the compiled C (`None` when it was not compiled: the module then
+    /// states no stack figure).
+    pub frames: Option<&'a Frames>,
 }
 
 /// A generated module and what the build reports about it.

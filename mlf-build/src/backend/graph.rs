@@ -14,6 +14,7 @@ use crate::plan::graph::{GraphPlan, plan};
 use crate::plan::params::graph_region;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
+use crate::plan::stack;
 
 /// A graph-executor model.
 pub(super) struct GraphBackend<'a> {
@@ -101,14 +102,24 @@ impl Backend for GraphBackend<'_> {
             Some(split) => graph_region(&p, split, opts.params.placement()).1,
             None => 0,
         };
-        let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params: opts.params };
+        // The run calls every kernel of the graph (and looks linked parameters up in the C).
+        let mut roots: Vec<&str> = p.calls.iter().map(|c| c.func.as_str()).collect();
+        if self.desc.params.iter().any(|q| q.linked.is_some()) {
+            roots.push("_lookup_linked_param");
+        }
+        let streamed = opts.params.placement() == crate::model::Placement::Streamed;
+        let stack = opts
+            .frames
+            .map(|f| stack::figure(self.desc, &roots, f))
+            .map(|s| if streamed { s.with_source() } else { s });
+        let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params: opts.params, stack: stack.as_ref() };
         let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {
             tokens,
             arena_bytes: p.arena_bytes,
             param_ram_bytes: param_ram,
             summary: self.summary(&p, opts, param_ram),
-            report: self.report(&p, opts.module_name, opts.target, opts.mlf_module),
+            report: MemoryReport { stack, ..self.report(&p, opts.module_name, opts.target, opts.mlf_module) },
         })
     }
 

@@ -155,6 +155,7 @@ mod tests {
             ram: crate::plan::report::Ram { total: ram, ..Default::default() },
             flash: crate::plan::report::Flash { total: flash, ..Default::default() },
             external_param_bytes: 0,
+            stack: None,
             notes: vec![],
         };
         let reports = [r("a", 100, 1000), r("b", 200, 2000)];

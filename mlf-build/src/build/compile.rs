@@ -10,6 +10,7 @@ use super::libraries::{UserLibraries, library_name};
 use super::runnable;
 use crate::error::{Error, Result};
 use crate::model::ModelDesc;
+use crate::plan::stack::Frames;
 
 /// Writes [`HEADERS`] under `dir` and returns `dir`.
 pub fn write_headers(dir: &Path) -> Result<PathBuf> {
@@ -171,7 +172,9 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         .opt_level(2)
         .cargo_metadata(job.cargo_metadata)
         .cargo_warnings(job.cargo_metadata)
-        .flag_if_supported("-fno-strict-aliasing");
+        .flag_if_supported("-fno-strict-aliasing")
+        // One `.su` file per object with every function's frame (gcc and clang).
+        .flag_if_supported("-fstack-usage");
     for (_, f) in &files {
         build.file(f);
     }
@@ -182,7 +185,7 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         f(&mut build);
     }
     if let Err(e) = build.try_compile(&job.lib_name) {
-        return Err(explain_failure(&build, &files, &e, &job.target));
+        return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("obj")));
     }
     compile_user_code(job)?;
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
@@ -213,7 +216,7 @@ fn compile_user_code(job: &CompileJob<'_>) -> Result<()> {
         let files: Vec<(String, PathBuf)> = sources.iter().map(|p| (p.display().to_string(), p.clone())).collect();
         build.files(&sources);
         if let Err(e) = build.try_compile(&format!("{}_user", job.lib_name)) {
-            return Err(explain_failure(&build, &files, &e, &job.target));
+            return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("user-obj")));
         }
     }
     for lib in &job.libs.libraries {
@@ -226,6 +229,27 @@ fn compile_user_code(job: &CompileJob<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The stack frames the compiler reported for the model's C (the `.su` files `-fstack-usage`
+/// wrote beside the objects of [`compile`]), with the symbol prefix taken off renamed names.
+/// Empty when the compiler wrote none (it does not support the flag).
+pub fn stack_frames(job: &CompileJob<'_>) -> Result<Frames> {
+    let mut frames = Frames::default();
+    let mut dirs = vec![job.dir.join("obj")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "su") {
+                let text = std::fs::read_to_string(&path).map_err(|e| Error::from(e).in_file(&path))?;
+                frames.add_su(&text, &job.prefix);
+            }
+        }
+    }
+    Ok(frames)
 }
 
 /// Every function the model calls (a graph's operators) must be defined by its C or objects.
@@ -284,8 +308,9 @@ pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symb
 }
 
 /// Finds the file that does not compile and returns the compiler's own message for it (or, when
-/// there is no compiler, what to install).
-fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error, target: &str) -> Error {
+/// there is no compiler, what to install). The compiler runs in `dir` (the build's object
+/// folder), where the build's flags make it leave files (`-fstack-usage`'s `.su`).
+fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error, target: &str, dir: &Path) -> Error {
     // cc's error kinds are private; its message starts with the kind's name.
     if e.to_string().starts_with("ToolNotFound") {
         return Error::unsupported(runnable::no_compiler_message(target));
@@ -295,6 +320,9 @@ fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error
     };
     for (member, path) in files {
         let mut cmd = compiler.to_command();
+        if path.is_absolute() && dir.is_dir() {
+            cmd.current_dir(dir);
+        }
         cmd.arg("-fsyntax-only").arg(path);
         if let Ok(out) = cmd.output() {
             if !out.status.success() {

@@ -34,6 +34,7 @@ pub fn kmodel_module_on(path: &Path, include_path: &IncludePath, kpu: Kpu) -> Re
             model_file: Some(include_path),
             target: "",
             mlf_module: None,
+            frames: None,
         })
         .in_file(path)?;
     Ok((name, generated.tokens))

@@ -234,6 +234,9 @@ impl Model {
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
             _ => ParamCode::Embedded(&param_files),
         };
+        // The C first: the module states the stack its frames need.
+        let library = compile::compile(&CompileJob { desc: code_desc, ..job.clone() }).in_file(&canonical)?;
+        let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         let generated = backend::of(code_desc)
             .generate(&Generate {
@@ -244,13 +247,14 @@ impl Model {
                 model_file: None,
                 target,
                 mlf_module: self.module.as_deref(),
+                frames: Some(&frames),
             })
             .in_file(&canonical)?;
         let header = header(&desc, &file_name, self.module.as_deref(), self.params);
         write_if_changed(&layout.rust_file(), render::text(&generated.tokens, &header)?.as_bytes())?;
         let (side_file, side) = layout.side_file_for(&module, &fingerprint(&canonical)?, &generated.summary);
         write_if_changed(&side_file, &side)?;
-        let library = Some(compile::compile(&CompileJob { desc: code_desc, ..job.clone() }).in_file(&canonical)?);
+        let library = Some(library);
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
         let external_bytes: u64 = split.as_ref().map_or(0, |s| s.files.iter().map(|f| f.bytes()).sum());

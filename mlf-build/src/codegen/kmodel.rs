@@ -281,6 +281,7 @@ pub fn module_tokens_on(
         state,
         model_doc: model_doc_text.into(),
         model_fields,
+        on_take: quote!(),
         methods,
         run_sig: quote! {
             /// Runs the model on `inputs`.

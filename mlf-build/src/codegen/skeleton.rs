@@ -55,6 +55,8 @@ pub struct Module<'a> {
     pub model_doc: String,
     /// The fields of `Model` besides its state.
     pub model_fields: Vec<Field>,
+    /// Statements `take()` runs once the state is taken (before the `Model` is made).
+    pub on_take: TokenStream,
     /// Methods of `Model` between `take()` and `run()`.
     pub methods: Vec<TokenStream>,
     /// The documentation and signature of `run()`.
@@ -164,17 +166,20 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
     });
     let blank = blank();
     let methods = m.methods.iter().map(|method| quote!(#method #blank));
-    let (run_sig, run_body) = (&m.run_sig, &m.run_body);
-    // A field taken with the state (`?`) needs the state taken first, in a body of its own.
-    let take = if m.model_fields.iter().any(|f| f.fallible) {
+    let (run_sig, run_body, on_take) = (&m.run_sig, &m.run_body, &m.on_take);
+    let fallible = m.model_fields.iter().any(|f| f.fallible);
+    // A field taken with the state (`?`), or statements run once the state is taken, need the
+    // state taken first, in a body of its own.
+    let take = if fallible || !on_take.is_empty() {
         quote! {
             let state = STATE.take()?;
+            #on_take
             Some(Model { state, #(#inits)* })
         }
     } else {
         quote!(STATE.take().map(|state| Model { state, #(#inits)* }))
     };
-    let take_doc: &[&str] = if m.model_fields.iter().any(|f| f.fallible) {
+    let take_doc: &[&str] = if fallible {
         &[
             " Takes the model (its static memory and what it runs on). `None` while another `Model`",
             " of this kind, or anything else using what it runs on, is alive.",

@@ -13,6 +13,7 @@ use super::{IncludePath, ident, lit, usize_lit};
 use crate::error::Result;
 use crate::model::{ModelDesc, Placement, TensorInfo};
 use crate::plan::split::Split;
+use crate::plan::stack::{self, StackFigure};
 use crate::support::dtype::DType;
 
 /// `const DT_…: DLDataType` items for the dtypes in `dtypes`, and a map from dtype to the item.
@@ -111,7 +112,9 @@ impl<'a> ParamCode<'a> {
 pub struct ParamApi {
     /// Constants describing the region (`PARAM_BYTES` and `PARAM_OFFSETS`, or `STAGING_BYTES`).
     pub consts: Vec<TokenStream>,
-    /// Fields of the state besides the arena.
+    /// The region's static (`PARAM_REGION` or `STAGING`), if any.
+    pub statics: Vec<TokenStream>,
+    /// Fields of the state (resident: whether `load` ran).
     pub state: Vec<Field>,
     /// The expression that starts the run, and what it does.
     pub enter: (TokenStream, String),
@@ -139,94 +142,147 @@ fn run_sig(source: bool) -> TokenStream {
     }
 }
 
+/// The name of the static holding external parameters for `placement` (`PARAM_REGION` when
+/// resident, `STAGING` when streamed).
+pub fn region_static(placement: Placement) -> Ident {
+    ident(if placement == Placement::Streamed { "STAGING" } else { "PARAM_REGION" })
+}
+
 /// The [`ParamApi`] for `placement`. `region` is the resident region or the staging buffer in
-/// bytes; `offsets` the resident offset of each entry of `PARAMS`; `n_slots` the tensors the run
-/// binds and `align` their alignment.
-pub fn param_api(placement: Placement, n_slots: usize, align: u64, region: u64, offsets: &[u64]) -> ParamApi {
-    let run_doc = format!(" One run of the model: the {n_slots} tensors it binds and the calls into its C.");
-    let (n_slots, align, region) = (usize_lit(n_slots), lit(align), lit(region));
-    let enter_with = |buffer: TokenStream| quote!(Run::enter_with_params(&mut state.arena.0, &mut #buffer, #align)?);
-    let run_type = quote! {
-        #[doc = #run_doc]
-        type Run<'a> = ::mlf_runtime::tvm::Run<'a, #n_slots>;
+/// bytes; `offsets` the resident offset of each entry of `PARAMS`; `align` the alignment of
+/// workspace allocations.
+pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64]) -> ParamApi {
+    let (align, region_lit, region) = (lit(align), lit(region), region_static(placement));
+    let enter_with = quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align));
+    let region_item = |doc: &str| {
+        let doc = format!(" {doc} (zeroed: in `.bss`).");
+        quote! {
+            #[doc = #doc]
+            static #region: ::mlf_runtime::StaticArena<#region_lit> = ::mlf_runtime::StaticArena::new();
+        }
     };
+    let enter_note = "Enter the run: the arena becomes this model's for TVMBackendAllocWorkspace until `r` ends";
     match placement {
         Placement::Embedded => ParamApi {
-            consts: vec![run_type],
+            consts: Vec::new(),
+            statics: Vec::new(),
             state: Vec::new(),
-            enter: (
-                quote!(Run::enter(&mut state.arena.0, #align)?),
-                "Enter the run: the arena becomes this model's for TVMBackendAllocWorkspace until `r` is dropped.".into(),
-            ),
+            enter: (quote!(::mlf_runtime::tvm::Run::enter(&ARENA, #align)), format!("{enter_note}.")),
             methods: Vec::new(),
             run_sig: run_sig(false),
             check_loaded: quote!(),
         },
-        Placement::Resident => {
-            let offs = offsets.iter().map(|&o| lit(o));
-            let n = usize_lit(offsets.len());
-            ParamApi {
-                consts: vec![
-                    run_type,
-                    quote! {
-                        /// Bytes of static RAM holding the parameters once loaded (resident placement).
-                        pub const PARAM_BYTES: usize = #region;
-                    },
-                    quote! {
-                        /// Where each file of [`PARAMS`] lies in the parameter region.
-                        const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
-                    },
-                ],
-                state: vec![
-                    Field::new("params", quote!(::mlf_runtime::Arena<#region>), quote!(::mlf_runtime::Arena::new()), "The parameters, once loaded."),
-                    Field::new("loaded", quote!(bool), quote!(false), "Whether [`Model::load`] filled `params`."),
-                ],
-                enter: (
-                    enter_with(quote!(state.params.0)),
-                    "Enter the run: the arena becomes this model's for TVMBackendAllocWorkspace until `r` is dropped; parameters are read in place from the loaded region.".into(),
-                ),
-                methods: vec![quote! {
-                    /// Loads every parameter from `source` into the model's static parameter region,
-                    /// checking sizes and hashes. Call once before [`Model::run`].
-                    pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
-                        let state = &mut *self.state;
-                        state.loaded = false;
-                        for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
-                            source.load(p, &mut state.params.0[offset..offset + p.bytes])?;
-                        }
-                        state.loaded = true;
-                        Ok(())
-                    }
-                }],
-                run_sig: run_sig(false),
-                check_loaded: quote! {
-                    if !state.loaded {
-                        return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
-                    }
-                },
-            }
-        }
+        Placement::Resident => resident_api(offsets, region_lit.clone(), enter_with, region_item, enter_note),
         Placement::Streamed => ParamApi {
-            consts: vec![run_type, quote! {
+            consts: vec![quote! {
                 /// Bytes of the staging buffer parameters are streamed through: the largest number
                 /// of parameter bytes one call reads.
-                pub const STAGING_BYTES: usize = #region;
+                pub const STAGING_BYTES: usize = #region_lit;
             }],
-            state: vec![Field::new(
-                "staging",
-                quote!(::mlf_runtime::Arena<#region>),
-                quote!(::mlf_runtime::Arena::new()),
-                "The staging buffer each call's parameters are read into.",
-            )],
-            enter: (
-                enter_with(quote!(state.staging.0)),
-                "Enter the run: the arena becomes this model's for TVMBackendAllocWorkspace until `r` is dropped; parameters are staged in `staging`.".into(),
-            ),
+            statics: vec![region_item("The staging buffer each call's parameters are read into")],
+            state: Vec::new(),
+            enter: (enter_with, format!("{enter_note}; parameters are staged in `STAGING`.")),
             methods: Vec::new(),
             run_sig: run_sig(true),
             check_loaded: quote!(),
         },
     }
+}
+
+/// The [`ParamApi`] of resident parameters: `PARAM_REGION`, `load` and the check that it ran.
+fn resident_api(
+    offsets: &[u64],
+    region_lit: Literal,
+    enter_with: TokenStream,
+    region_item: impl Fn(&str) -> TokenStream,
+    enter_note: &str,
+) -> ParamApi {
+    let offs = offsets.iter().map(|&o| lit(o));
+    let n = usize_lit(offsets.len());
+    ParamApi {
+        consts: vec![
+            quote! {
+                /// Bytes of static RAM holding the parameters once loaded (resident placement).
+                pub const PARAM_BYTES: usize = #region_lit;
+            },
+            quote! {
+                /// Where each file of [`PARAMS`] lies in the parameter region.
+                const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
+            },
+        ],
+        statics: vec![region_item("The parameters, once loaded by [`Model::load`]")],
+        state: vec![Field::new(
+            "loaded",
+            quote!(bool),
+            quote!(false),
+            "Whether [`Model::load`] filled `PARAM_REGION`.",
+        )],
+        enter: (enter_with, format!("{enter_note}; parameters are read in place from the loaded region.")),
+        methods: vec![quote! {
+            /// Loads every parameter from `source` into the model's static parameter region,
+            /// checking sizes and hashes. Call once before [`Model::run`].
+            pub fn load(&mut self, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<(), ::mlf_runtime::Error> {
+                self.state.loaded = false;
+                // SAFETY: this `Model` holds `STATE`, which owns `PARAM_REGION`, and no run is
+                // in progress (`&mut self`), so nothing else reads or writes it.
+                let region = unsafe { PARAM_REGION.bytes_mut() };
+                for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
+                    source.load(p, &mut region[offset..offset + p.bytes])?;
+                }
+                self.state.loaded = true;
+                Ok(())
+            }
+        }],
+        run_sig: run_sig(false),
+        check_loaded: quote! {
+            if !self.state.loaded {
+                return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
+            }
+        },
+    }
+}
+
+/// `C_STACK_BYTES` and `STACK_BYTES`: the stack one run needs, from the compiler's frames of the
+/// model's C and mlf's allowances (nothing when the C was not compiled), including the one for
+/// the parameter source of a streamed run.
+pub fn stack_consts(stack: Option<&StackFigure>) -> Vec<TokenStream> {
+    let Some(s) = stack else { return Vec::new() };
+    let c = lit(s.c + s.leaf);
+    let bound = if s.bounded { String::new() } else { format!(" Not a bound: {}.", s.unbounded.join("; ")) };
+    let c_doc = format!(
+        " Bytes of stack the model's C needs in one run: its deepest call chain ({} bytes: {}, \
+         from the compiler's `-fstack-usage`) plus {} bytes for a function outside the C called \
+         from it (`TVMBackendAllocWorkspace`, `expf`, `memcpy`).{bound}",
+        s.c,
+        if s.deepest.is_empty() { "none" } else { &s.deepest },
+        s.leaf
+    );
+    let source = s.source;
+    let (release, debug) = (lit(stack::RUNTIME_BYTES + source), lit(stack::RUNTIME_DEBUG_BYTES + source));
+    let source_doc = if source > 0 {
+        format!(
+            ", {source} of them for the parameter source's `load` (an allowance that covers mlf's \
+             `FlashArchive`; a source of your own with deeper frames adds the difference)"
+        )
+    } else {
+        String::new()
+    };
+    let total_doc = format!(
+        " Bytes of stack one `run()` needs below its caller's frame: [`C_STACK_BYTES`] plus mlf's \
+         own frames ({} bytes when optimised; {} with debug assertions, as in the dev profile{source_doc}).",
+        stack::RUNTIME_BYTES + source,
+        stack::RUNTIME_DEBUG_BYTES + source
+    );
+    vec![
+        quote! {
+            #[doc = #c_doc]
+            pub const C_STACK_BYTES: usize = #c;
+        },
+        quote! {
+            #[doc = #total_doc]
+            pub const STACK_BYTES: usize = C_STACK_BYTES + if cfg!(debug_assertions) { #debug } else { #release };
+        },
+    ]
 }
 
 /// The embedded references to external parameter files: `pub static PARAMS: [ParamRef; N]`
@@ -246,7 +302,7 @@ pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
 /// The declaration of a packed C function `name` (TVM's `TVMBackendPackedCFunc` signature).
 pub fn packed_fn_decl(name: &Ident) -> TokenStream {
     quote! {
-        pub fn #name(
+        pub unsafe fn #name(
             args: *mut ::mlf_runtime::tvm::ffi::TVMValue,
             type_codes: *mut ::core::ffi::c_int,
             num_args: ::core::ffi::c_int,
@@ -283,12 +339,19 @@ pub struct TvmModule<'a> {
     pub decls: Vec<TokenStream>,
     /// dtype, shape and parameter statics.
     pub statics: Vec<TokenStream>,
+    /// The tables built at compile time: tensor descriptors and calls (after the arena).
+    pub tables: Vec<TokenStream>,
     /// How the parameters are held.
     pub params: ParamApi,
+    /// Fields of the state besides the parameters' (linked parameters looked up).
+    pub state: Vec<Field>,
     /// The documentation of `Model`.
     pub model_doc: String,
-    /// Statements binding every tensor to its place before the calls.
-    pub bind: TokenStream,
+    /// Statements run when the model is taken (describing the descriptors a run fills in),
+    /// inside an `unsafe` block.
+    pub on_take: TokenStream,
+    /// Statements before the calls: the caller's inputs stored into their descriptors, copies.
+    pub before: TokenStream,
     /// The calls into the model's C (inside the `unsafe` block).
     pub calls: TokenStream,
     /// The justification of the `unsafe` block.
@@ -299,9 +362,31 @@ pub struct TvmModule<'a> {
     pub high_water_doc: &'static str,
 }
 
+/// The justification of `Run::enter` in every TVM module.
+const ENTER_SAFETY: &str = "SAFETY: this `Model` holds `STATE`, the one owner of `ARENA`, the parameter \
+    region and the tensor descriptors, so nothing else uses them until `r` ends.";
+
+/// The fields of `Outputs` (views of the arena) and where each output is, with a compile-time
+/// check that each lies inside the arena pushed to `consts`.
+fn outputs(desc: &ModelDesc, offsets: &[u64], consts: &mut Vec<TokenStream>) -> (Vec<TokenStream>, Vec<String>) {
+    let mut out_fields = Vec::new();
+    let mut out_places = Vec::new();
+    for (t, &off) in desc.outputs.iter().zip(offsets) {
+        let (f, o, b) = (ident(&t.ident), lit(off), lit(t.bytes()));
+        out_fields.push(quote!(#f: ARENA.view(#o)));
+        out_places.push(format!("`{}` at {}", t.ident, bytes(off, t.bytes())));
+        let doc = format!(" Output `{}` lies inside the arena (checked when the module compiles).", t.ident);
+        consts.push(quote! {
+            #[doc = #doc]
+            const _: () = assert!(#o + #b <= ARENA_BYTES);
+        });
+    }
+    (out_fields, out_places)
+}
+
 /// The module of a TVM model: the interface, `ARENA_BYTES` (every output checked to fit it at
-/// compile time), the declarations and statics, and the static state, `Model`, `take()`,
-/// `run()` and `workspace_high_water()`.
+/// compile time), the declarations and statics, the arena and the tables that point into it,
+/// the state, `Model`, `take()`, `run()` and `workspace_high_water()`.
 pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
     let desc = m.desc;
     let (arena, arena_doc) = (lit(m.arena), format!(" {}", m.arena_doc));
@@ -310,61 +395,63 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
         pub const ARENA_BYTES: usize = #arena;
     }];
     consts.extend(m.consts);
-    let mut out_fields = Vec::new();
-    let mut out_places = Vec::new();
-    for (t, &off) in desc.outputs.iter().zip(&m.output_offsets) {
-        let (f, o, b) = (ident(&t.ident), lit(off), lit(t.bytes()));
-        out_fields.push(quote!(#f: ::mlf_runtime::view(&state.arena.0, #o)));
-        out_places.push(format!("`{}` at {}", t.ident, bytes(off, t.bytes())));
-        let doc = format!(" Output `{}` lies inside the arena (checked when the module compiles).", t.ident);
-        consts.push(quote! {
-            #[doc = #doc]
-            const _: () = assert!(#o + #b <= ARENA_BYTES);
-        });
-    }
+    let (out_fields, out_places) = outputs(desc, &m.output_offsets, &mut consts);
     consts.extend(m.params.consts);
-    let mut state = vec![Field::new(
-        "arena",
-        quote!(::mlf_runtime::Arena<#arena>),
-        quote!(::mlf_runtime::Arena::new()),
-        "Every tensor the model writes and the scratch memory of its C.",
-    )];
+    let mut statics = m.statics;
+    statics.extend(m.params.statics);
+    statics.push(quote! {
+        /// The arena: every tensor the model writes and the scratch memory of its C (zeroed: in
+        /// `.bss`). The descriptors below point into it.
+        static ARENA: ::mlf_runtime::StaticArena<ARENA_BYTES> = ::mlf_runtime::StaticArena::new();
+    });
+    statics.extend(m.tables);
+    let mut state =
+        vec![Field::new("high_water", quote!(usize), quote!(0), "The workspace high-water mark of the last run.")];
     state.extend(m.params.state);
+    state.extend(m.state);
     let (enter, enter_what) = (&m.params.enter.0, comment(&m.params.enter.1));
-    let (check_loaded, bind, calls, after, blank) = (&m.params.check_loaded, &m.bind, &m.calls, &m.after, blank());
+    let (check_loaded, before, calls, after, blank) = (&m.params.check_loaded, &m.before, &m.calls, &m.after, blank());
     let safety = comment(format!("SAFETY: {}", m.safety));
+    let enter_safety = comment(ENTER_SAFETY);
     let outputs = comment(format!("The outputs, read from the arena: {}.", out_places.join(", ")));
+    let views_safety = comment(
+        "SAFETY: the run is over, and the outputs borrow this `Model`, so no run writes the arena while they live.",
+    );
     let high_water_doc = format!(" {}", m.high_water_doc);
     let mut methods = m.params.methods;
     methods.push(quote! {
         #[doc = #high_water_doc]
         pub fn workspace_high_water(&self) -> usize {
-            self.high_water
+            self.state.high_water
         }
     });
+    let on_take = &m.on_take;
+    let take = if on_take.is_empty() {
+        quote!()
+    } else {
+        let note = comment(
+            "SAFETY: this `Model` is the one holder of `STATE`, which owns the descriptors, and no run is in progress.",
+        );
+        quote!(#note unsafe { #on_take })
+    };
     skeleton::module(skeleton::Module {
         desc,
         name_doc: " The model's name as the compiler recorded it.".into(),
         consts,
         decls: m.decls,
-        statics: m.statics,
+        statics,
         state,
         model_doc: m.model_doc,
-        model_fields: vec![Field::new(
-            "high_water",
-            quote!(usize),
-            quote!(0),
-            "The workspace high-water mark of the last run.",
-        )],
+        model_fields: Vec::new(),
+        on_take: take,
         methods,
         run_sig: m.params.run_sig,
         run_body: quote! {
-            let state = &mut *self.state;
             #check_loaded
             #enter_what
-            let mut r = #enter;
-            #blank
-            #bind
+            #enter_safety
+            let mut r = unsafe { #enter? };
+            #before
             #blank
             #safety
             unsafe {
@@ -372,10 +459,10 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
             }
             #blank
             #after
-            self.high_water = r.high_water();
-            drop(r);
+            self.state.high_water = r.finish();
             #outputs
-            Ok(Outputs { #(#out_fields,)* })
+            #views_safety
+            unsafe { Ok(Outputs { #(#out_fields,)* }) }
         },
     })
 }

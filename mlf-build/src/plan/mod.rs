@@ -6,3 +6,4 @@ pub mod pack;
 pub mod params;
 pub mod report;
 pub mod split;
+pub mod stack;

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::model::ModelDesc;
+use crate::plan::stack::StackFigure;
 use crate::support::size::human;
 
 /// The memory a model needs, in bytes.
@@ -42,6 +43,9 @@ pub struct MemoryReport {
     pub flash: Flash,
     /// Bytes of parameters loaded at run time from outside the program image.
     pub external_param_bytes: u64,
+    /// The stack one run needs (TVM models whose C was compiled).
+    #[serde(default)]
+    pub stack: Option<StackFigure>,
     /// Remarks on how figures were obtained.
     pub notes: Vec<String>,
 }
@@ -126,6 +130,7 @@ impl MemoryReport {
             ram: Ram { inputs: desc.inputs.iter().map(|t| t.bytes()).sum(), ..Ram::default() },
             flash: Flash { c_constants: desc.code.constants.iter().map(|c| c.bytes).sum(), ..Flash::default() },
             external_param_bytes: 0,
+            stack: None,
             notes: Vec::new(),
         };
         r.finish();
@@ -224,6 +229,19 @@ impl fmt::Display for MemoryReport {
         line(f, "  data", fl.data, "initial values of the C's .data")?;
         line(f, "  parameters", fl.params, "embedded in the program image, used in place")?;
         line(f, "external parameters", self.external_param_bytes, "loaded at run time")?;
+        if let Some(s) = &self.stack {
+            let bound = if s.bounded { "" } else { " (not a bound, see the notes)" };
+            line(f, "stack", s.total, &format!("of one run, below its caller{bound}"))?;
+            line(f, "  mlf's frames", s.runtime, "run() and the runtime around the calls (optimised builds)")?;
+            line(f, "  C frames", s.c, &format!("the deepest chain: {}", s.deepest))?;
+            line(f, "  leaf outside the C", s.leaf, "allowance: TVMBackendAllocWorkspace, expf, memcpy…")?;
+            if s.source > 0 {
+                line(f, "  parameter source", s.source, "allowance: the source's load (streamed parameters)")?;
+            }
+            for why in &s.unbounded {
+                writeln!(f, "  note: stack: {why}")?;
+            }
+        }
         for note in &self.notes {
             writeln!(f, "  note: {note}")?;
         }
@@ -264,6 +282,7 @@ mod tests {
             ram: Ram { total: 88192, arena: 88192, ..Ram::default() },
             flash: Flash { total: 5, code: 5, measured: true, ..Flash::default() },
             external_param_bytes: 0,
+            stack: None,
             notes: vec![],
         };
         let text = r.to_string();
@@ -290,6 +309,7 @@ mod tests {
             ram: Ram { total: 4096, arena: 4096, inputs: 16, ..Ram::default() },
             flash: Flash { total: 2000, params: 2000, ..Flash::default() },
             external_param_bytes: 0,
+            stack: None,
             notes: vec![],
         };
         let text = r.to_string();

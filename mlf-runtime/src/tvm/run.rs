@@ -1,263 +1,202 @@
-//! One run of a TVM model: the tensor table, the workspace session, and the calls into
-//! generated C. Generated modules drive a [`Run`]; they never build pointers themselves.
+//! One run of a TVM model: the workspace session over the model's static arena, the caller's
+//! input pointers stored into their descriptors, and the calls into generated C through the
+//! tables the module built when it compiled ([`super::tables`]). Nothing is built per run.
 
 use core::ffi::{c_int, c_void};
-use core::marker::PhantomData;
 
-use super::ffi::{DLDataType, DLDevice, DLTensor, K_ARG_INT, K_DL_TENSOR_HANDLE, K_OPAQUE_HANDLE, PackedFn, TVMValue};
+use super::ffi::{K_ARG_INT, K_OPAQUE_HANDLE, PackedFn, TVMValue};
+use super::tables::{Call, MAX_PACKED_ARGS, RunTensor, TYPE_CODES};
 use super::workspace::Session;
+use crate::cell::StaticArena;
 use crate::element::Element;
 use crate::error::{Error, Message};
+use crate::params::{ParamRef, ParamSource};
 
-/// A model run: `N` tensor slots, the model's arena (tensors placed at build-time offsets, and
-/// the workspace window for `TVMBackendAllocWorkspace`).
-pub struct Run<'a, const N: usize> {
-    session: Session<'a>,
+/// A model run: the arena installed for `TVMBackendAllocWorkspace` (and the parameter region,
+/// for external parameters) until it is dropped.
+pub struct Run {
+    session: Session<'static>,
     base: *mut u8,
     len: usize,
     params: *mut u8,
     params_len: usize,
-    tensors: [DLTensor; N],
-    /// Bytes readable at each slot's data pointer (0 while unbound).
-    lens: [usize; N],
-    _borrow: PhantomData<&'a mut [u8]>,
 }
 
-impl<'a, const N: usize> Run<'a, N> {
+impl Run {
     /// Starts a run over `arena`; workspace allocations are aligned to `align`.
     /// Fails with [`Error::Busy`] when another model is running.
-    pub fn enter(arena: &'a mut [u8], align: usize) -> Result<Self, Error> {
-        // One pointer for the whole run: the session's workspace and the tensors placed here are
-        // both derived from it (reborrowing `arena` again would invalidate it).
-        let len = arena.len();
+    ///
+    /// # Safety
+    /// Until the `Run` is dropped the caller has exclusive use of `arena` and of every static
+    /// it passes to this run's methods (descriptors, the parameter region): the generated
+    /// `Model` holds its module's take-once state, which owns them.
+    pub unsafe fn enter<const N: usize>(arena: &'static StaticArena<N>, align: usize) -> Result<Run, Error> {
         let base = arena.as_mut_ptr();
-        let session = Session::enter_raw(base, len, align)?;
-        Ok(Run {
-            session,
-            base,
-            len,
-            params: core::ptr::null_mut(),
-            params_len: 0,
-            tensors: [DLTensor::EMPTY; N],
-            lens: [0; N],
-            _borrow: PhantomData,
-        })
+        let session = Session::enter_raw(base, N, align)?;
+        Ok(Run { session, base, len: N, params: core::ptr::null_mut(), params_len: 0 })
     }
 
     /// Starts a run with a second region for external parameters: loaded before the run
-    /// (resident placement) or filled operator by operator with [`Run::stage`] (streamed).
-    pub fn enter_with_params(arena: &'a mut [u8], params: &'a mut [u8], align: usize) -> Result<Self, Error> {
-        let mut r = Self::enter(arena, align)?;
+    /// (resident placement) or filled call by call (streamed, see [`Run::calls_streamed`]).
+    ///
+    /// # Safety
+    /// As for [`Run::enter`], for both regions.
+    pub unsafe fn enter_with_params<const N: usize, const P: usize>(
+        arena: &'static StaticArena<N>,
+        params: &'static StaticArena<P>,
+        align: usize,
+    ) -> Result<Run, Error> {
+        // SAFETY: forwarded from the caller.
+        let mut r = unsafe { Self::enter(arena, align)? };
         r.params = params.as_mut_ptr();
-        r.params_len = params.len();
+        r.params_len = P;
         Ok(r)
     }
 
-    /// Binds slot `i` to `bytes` at `offset` in the parameter region.
-    ///
-    /// # Panics
-    /// If the tensor does not fit the region (impossible for generated code).
-    pub fn param(&mut self, i: usize, offset: usize, bytes: usize, shape: &'static [i64], dtype: DLDataType) {
-        assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.params_len), "parameter outside its region");
-        // SAFETY: inside the parameter region borrowed for 'a (checked above).
-        let p = unsafe { self.params.add(offset) };
-        self.set(i, p.cast(), bytes, shape, dtype);
+    /// Points input descriptor `t` at the caller's buffer (read, never written, by the
+    /// kernels) for this run's calls.
+    #[inline]
+    pub fn input<T: Element>(&mut self, t: &'static RunTensor, data: &[T]) {
+        // SAFETY: `enter`'s contract gives this run exclusive use of the model's descriptors,
+        // and no call is running (`&mut self`).
+        unsafe { (*t.ptr()).data = data_ptr(data) };
     }
 
     /// Reads parameter `p` from `source` into the parameter region at `offset` (checking size and
     /// hash), for the next call (streamed placement).
-    pub fn stage(
-        &mut self,
-        source: &mut dyn crate::params::ParamSource,
-        p: &crate::params::ParamRef,
-        offset: usize,
-    ) -> Result<(), Error> {
+    pub fn stage(&mut self, source: &mut dyn ParamSource, p: &ParamRef, offset: usize) -> Result<(), Error> {
         assert!(offset.checked_add(p.bytes).is_some_and(|end| end <= self.params_len), "parameter outside its region");
-        // SAFETY: the range is inside the parameter region borrowed mutably for 'a (checked above);
-        // no call is running, so no C code reads it while it is rewritten.
+        // SAFETY: the range is inside the parameter region this run uses exclusively (checked
+        // above, `enter_with_params`' contract); no call is running, so no C code reads it.
         let buf = unsafe { core::slice::from_raw_parts_mut(self.params.add(offset), p.bytes) };
         source.load(p, buf)?;
         Ok(())
     }
 
-    /// Binds slot `i` to `data`, of which `len` bytes are readable.
-    fn set(&mut self, i: usize, data: *mut c_void, len: usize, shape: &'static [i64], dtype: DLDataType) {
-        self.lens[i] = len;
-        self.tensors[i] = DLTensor {
-            data,
-            device: DLDevice::CPU,
-            ndim: shape.len() as i32,
-            dtype,
-            shape: shape.as_ptr().cast_mut(),
-            strides: core::ptr::null_mut(),
-            byte_offset: 0,
-        };
-    }
-
-    /// Binds slot `i` to a caller's input (read, never written, by the kernels).
-    pub fn input<T: Element>(&mut self, i: usize, data: &'a [T], shape: &'static [i64]) {
-        self.set(i, data.as_ptr().cast_mut().cast(), core::mem::size_of_val(data), shape, T::DL);
-    }
-
-    /// Binds slot `i` to constant bytes (an embedded parameter), read in place.
-    pub fn constant(&mut self, i: usize, data: &'static [u8], shape: &'static [i64], dtype: DLDataType) {
-        self.set(i, data.as_ptr().cast_mut().cast(), data.len(), shape, dtype);
-    }
-
-    /// Binds slot `i` to `bytes` at `offset` in the arena.
-    ///
-    /// # Panics
-    /// If the tensor does not fit the arena (impossible for generated code: offsets are checked
-    /// at compile time).
-    pub fn arena(&mut self, i: usize, offset: usize, bytes: usize, shape: &'static [i64], dtype: DLDataType) {
-        assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.len), "tensor outside the arena");
-        // SAFETY: `offset + bytes <= len`, so the pointer is inside the arena borrowed for 'a.
-        let p = unsafe { self.base.add(offset) };
-        self.set(i, p.cast(), bytes, shape, dtype);
-    }
-
-    /// Copies a caller's input into the arena at `offset` (used when a model writes into the
-    /// storage of an input, so the caller's buffer cannot be used in place).
+    /// Copies a caller's input (or an embedded parameter) into the arena at `offset` (when the
+    /// model writes into its storage, or an output is one of them).
     pub fn copy_in<T: Element>(&mut self, offset: usize, data: &[T]) {
         let bytes = core::mem::size_of_val(data);
         assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.len), "copy outside the arena");
         // SAFETY: the destination range is inside the arena (checked above), the source is a
-        // valid slice, and they cannot overlap (the arena is borrowed mutably for 'a).
+        // valid slice, and they cannot overlap (the arena is this run's alone).
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr().cast::<u8>(), self.base.add(offset), bytes) };
     }
 
-    /// Copies `bytes` bytes from the data of slot `slot` (an input or parameter) into the arena
-    /// at `offset` (for outputs that are inputs or parameters themselves).
-    ///
-    /// # Panics
-    /// If the slot is unbound or holds fewer than `bytes` bytes, or the copy does not fit the
-    /// arena (impossible for generated code).
-    pub fn copy_slot(&mut self, slot: usize, offset: usize, bytes: usize) {
+    /// Copies `bytes` bytes at `from` in the parameter region to `offset` in the arena (an
+    /// output that is a resident parameter).
+    pub fn copy_param(&mut self, from: usize, offset: usize, bytes: usize) {
+        assert!(from.checked_add(bytes).is_some_and(|end| end <= self.params_len), "copy outside the parameters");
         assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.len), "copy outside the arena");
-        let src = self.tensors[slot].data.cast::<u8>().cast_const();
-        assert!(!src.is_null(), "slot not bound");
-        assert!(bytes <= self.lens[slot], "copy past the end of the slot's data");
-        // SAFETY: `src` is readable for `lens[slot]` >= `bytes` bytes (recorded when the slot was
-        // bound to a slice, an arena or parameter range, or a linked parameter, see `linked`);
-        // the destination is inside the arena (checked above) and cannot overlap caller or flash
-        // memory.
-        unsafe { core::ptr::copy_nonoverlapping(src, self.base.add(offset), bytes) };
+        // SAFETY: both ranges are inside this run's regions (checked above), which are distinct
+        // statics.
+        unsafe { core::ptr::copy_nonoverlapping(self.params.add(from), self.base.add(offset), bytes) };
     }
 
-    /// Points the workspace at `[offset, offset + len)` of the arena (the slot planned for the
-    /// next operator's scratch memory).
+    /// Copies the data of descriptor `t` (a linked parameter) into the arena at `offset`.
+    ///
+    /// # Safety
+    /// `t`'s data pointer is valid for the bytes its shape and dtype describe (set by
+    /// [`Run::linked`]).
+    pub unsafe fn copy_linked(&mut self, t: &'static RunTensor, offset: usize) {
+        // SAFETY: no call is running; the descriptor is read, not written.
+        let d = unsafe { *t.ptr() };
+        let bytes = d.data_bytes().expect("a described tensor");
+        assert!(!d.data.is_null(), "linked parameter not looked up");
+        assert!(offset.checked_add(bytes).is_some_and(|end| end <= self.len), "copy outside the arena");
+        // SAFETY: the source is valid for `bytes` (the caller's contract), the destination is
+        // inside the arena (checked above), and C's read-only data cannot overlap it.
+        unsafe { core::ptr::copy_nonoverlapping(d.data.cast::<u8>(), self.base.add(offset), bytes) };
+    }
+
+    /// Points the workspace at `[offset, offset + len)` of the arena (an AOT model's window;
+    /// graph calls carry their own, see [`Call::scratch`]).
     pub fn workspace(&mut self, offset: usize, len: usize) {
         self.session.set_window(offset, len);
     }
 
-    /// Calls packed function `f` (call number `index`, C name `name`) with the tensors in
-    /// `slots` as `DLTensor*` arguments.
+    /// Calls every call of `calls` in order (their index in the slice is the call number in
+    /// errors), each with its scratch window.
     ///
     /// # Safety
-    /// `f` must be the model's generated packed function of that name, and the tensors in
-    /// `slots` must be bound with the shapes and dtypes it was compiled for (the code generator
-    /// checks both against the model at build time).
-    pub unsafe fn call<const K: usize>(
-        &mut self,
-        index: u16,
-        name: &'static str,
-        f: PackedFn,
-        slots: [u16; K],
-    ) -> Result<(), Error> {
-        // Packed AOT entries forward their arrays to a main that reads type codes for the pools
-        // they append, so the arrays are padded well past K.
-        const PAD: usize = 8;
-        assert!(K + PAD <= MAX_PACKED_ARGS, "too many arguments for a packed call");
-        let mut values = [TVMValue { v_int64: 0 }; MAX_PACKED_ARGS];
-        let mut codes = [K_DL_TENSOR_HANDLE; MAX_PACKED_ARGS];
-        for (v, &s) in values.iter_mut().zip(slots.iter()) {
-            v.v_handle = (&mut self.tensors[s as usize] as *mut DLTensor).cast();
+    /// Each call's function must be the model's generated packed function of that name, and
+    /// its arguments descriptors of the tensors it was compiled for, whose data is valid (the
+    /// code generator checks both against the model at build time; inputs are set by
+    /// [`Run::input`] before).
+    pub unsafe fn calls(&mut self, calls: &'static [&'static Call]) -> Result<(), Error> {
+        for (i, c) in calls.iter().enumerate() {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.call_at(i as u16, c)? };
         }
+        Ok(())
+    }
+
+    /// [`Run::calls`] with streamed parameters: before each call, the parameter files it
+    /// stages are read from `source` (files of `params`, checked) into the staging buffer.
+    ///
+    /// # Safety
+    /// As for [`Run::calls`]; the staged descriptors point into the staging buffer.
+    pub unsafe fn calls_streamed(
+        &mut self,
+        calls: &'static [&'static Call],
+        source: &mut dyn ParamSource,
+        params: &'static [ParamRef],
+    ) -> Result<(), Error> {
+        for (i, c) in calls.iter().enumerate() {
+            for s in c.stage {
+                self.stage(source, &params[s.file as usize], s.offset)?;
+            }
+            // SAFETY: forwarded from the caller.
+            unsafe { self.call_at(i as u16, c)? };
+        }
+        Ok(())
+    }
+
+    /// Calls one packed function (an AOT model's packed entry) as call 0.
+    ///
+    /// # Safety
+    /// As for [`Run::calls`].
+    pub unsafe fn call(&mut self, c: &'static Call) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.call_at(0, c) }
+    }
+
+    #[inline]
+    unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
+        debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
+        self.session.set_window(c.scratch.offset, c.scratch.len);
         let mut ret = TVMValue { v_int64: 0 };
         let mut ret_code: c_int = 0;
-        // SAFETY: per the caller's contract `f` is a generated kernel taking K tensors; every
-        // handle points at a DLTensor in `self.tensors` whose data is live for 'a.
+        // SAFETY: per the caller's contract `c.f` is a generated kernel taking `c.args`; the
+        // handles point at descriptors in statics whose data is live for the run; the C reads
+        // the arguments and type codes and never writes them.
         let rc = unsafe {
-            f(values.as_mut_ptr(), codes.as_mut_ptr(), K as c_int, &mut ret, &mut ret_code, core::ptr::null_mut())
+            (c.f)(
+                c.args.as_ptr().cast_mut(),
+                TYPE_CODES.as_ptr().cast_mut(),
+                c.args.len() as c_int,
+                &mut ret,
+                &mut ret_code,
+                core::ptr::null_mut(),
+            )
         };
-        self.finish(index, name, rc)
+        self.session.end_call(index, c.name, rc)
     }
 
-    /// Calls an unpacked function (one data pointer per argument) with the data of the
-    /// tensors in `slots`.
-    ///
-    /// # Safety
-    /// As for [`Run::call`]: `f` is the generated function and `slots` match its parameters.
-    pub unsafe fn call_unpacked<F: UnpackedFn<K>, const K: usize>(
-        &mut self,
-        index: u16,
-        name: &'static str,
-        f: F,
-        slots: [u16; K],
-    ) -> Result<(), Error> {
-        let mut ptrs = [core::ptr::null_mut(); K];
-        for (p, &s) in ptrs.iter_mut().zip(slots.iter()) {
-            *p = self.tensors[s as usize].data;
-        }
-        // SAFETY: per the caller's contract.
-        let rc = unsafe { f.call(ptrs) };
-        self.finish(index, name, rc)
+    /// Checks what a direct call of `function` (call `index`: an AOT entry called with
+    /// pointers) returned.
+    #[inline]
+    pub fn check(&mut self, index: u16, function: &'static str, rc: i32) -> Result<(), Error> {
+        self.session.end_call(index, function, rc)
     }
 
-    /// Calls a C-interface AOT entry `run(struct inputs*, struct outputs*[, struct pools*])`
-    /// (`A` = 2 or 3 parameters): each struct is an array of `void*`, filled with the data of
-    /// the tensors in the given slots, in the header's member order.
-    ///
-    /// # Safety
-    /// As for [`Run::call`]; the struct layouts are the header's (all members `void*`).
-    pub unsafe fn call_struct_entry<
-        F: UnpackedFn<A>,
-        const A: usize,
-        const I: usize,
-        const O: usize,
-        const P: usize,
-    >(
-        &mut self,
-        name: &'static str,
-        f: F,
-        inputs: [u16; I],
-        outputs: [u16; O],
-        pools: [u16; P],
-    ) -> Result<(), Error> {
-        let mut ins = [core::ptr::null_mut::<c_void>(); I];
-        let mut outs = [core::ptr::null_mut::<c_void>(); O];
-        let mut pls = [core::ptr::null_mut::<c_void>(); P];
-        for (p, &s) in ins.iter_mut().zip(inputs.iter()) {
-            *p = self.tensors[s as usize].data;
-        }
-        for (p, &s) in outs.iter_mut().zip(outputs.iter()) {
-            *p = self.tensors[s as usize].data;
-        }
-        for (p, &s) in pls.iter_mut().zip(pools.iter()) {
-            *p = self.tensors[s as usize].data;
-        }
-        let all: [*mut c_void; 3] = [ins.as_mut_ptr().cast(), outs.as_mut_ptr().cast(), pls.as_mut_ptr().cast()];
-        let mut args = [core::ptr::null_mut(); A];
-        args.copy_from_slice(&all[..A]);
-        // SAFETY: per the caller's contract; the three arrays live until the call returns.
-        let rc = unsafe { f.call(args) };
-        self.finish(0, name, rc)
-    }
-
-    /// Binds slot `i` to the storage `_lookup_linked_param` returns for storage id `sid`
-    /// (TVM 0.8 linked parameters, which live in the C's read-only data).
+    /// Points descriptor `t` at the storage `_lookup_linked_param` returns for storage id
+    /// `sid` (TVM 0.8 linked parameters, which live in the C's read-only data).
     ///
     /// # Safety
     /// `lookup` must be the model's generated `_lookup_linked_param`, and the parameter it
-    /// returns for `sid` must hold `shape` elements of `dtype` (its bytes are taken as readable).
-    pub unsafe fn linked(
-        &mut self,
-        i: usize,
-        lookup: PackedFn,
-        sid: i64,
-        shape: &'static [i64],
-        dtype: DLDataType,
-    ) -> Result<(), Error> {
+    /// returns for `sid` must hold what `t` describes.
+    pub unsafe fn linked(&mut self, t: &'static RunTensor, lookup: PackedFn, sid: i64) -> Result<(), Error> {
         let mut arg = TVMValue { v_int64: sid };
         let mut code = K_ARG_INT;
         let mut ret = TVMValue { v_int64: 0 };
@@ -275,96 +214,311 @@ impl<'a, const N: usize> Run<'a, N> {
                 message: Message::new("no linked parameter for this storage id"),
             });
         }
-        let elems = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?));
-        let len = elems.and_then(|n| n.checked_mul((dtype.bits as usize * dtype.lanes as usize).div_ceil(8)));
-        self.set(i, handle, len.unwrap_or(0), shape, dtype);
+        // SAFETY: exclusive use of the descriptor (`enter`'s contract); no call is running.
+        unsafe { (*t.ptr()).data = handle };
         Ok(())
     }
 
-    fn finish(&mut self, index: u16, name: &'static str, rc: i32) -> Result<(), Error> {
-        if rc != 0 {
-            return Err(self.session.failure(index, name, rc));
-        }
-        self.session.check_balanced(index, name)
-    }
-
-    /// The highest arena offset the workspace reached during this run.
-    pub fn high_water(&self) -> usize {
+    /// Ends the run and returns the highest arena offset the workspace reached.
+    pub fn finish(self) -> usize {
         self.session.high_water()
     }
 }
 
-/// Most arguments (plus padding) a packed call passes.
-pub const MAX_PACKED_ARGS: usize = 64;
-
-/// An unpacked C function taking `K` data pointers and returning an `int32_t` status.
-pub trait UnpackedFn<const K: usize>: Copy {
-    /// Calls it.
-    ///
-    /// # Safety
-    /// The pointers must be what the function expects.
-    unsafe fn call(self, args: [*mut c_void; K]) -> i32;
+/// A caller's buffer as the `void*` generated C takes (read, never written, by the kernels).
+#[inline]
+pub fn data_ptr<T: Element>(data: &[T]) -> *mut c_void {
+    data.as_ptr().cast_mut().cast()
 }
-
-macro_rules! unpacked {
-    ($k:literal: $($i:literal)*) => {
-        impl UnpackedFn<$k> for unsafe extern "C" fn($(unpacked!(@p $i)),*) -> i32 {
-            unsafe fn call(self, args: [*mut c_void; $k]) -> i32 {
-                // SAFETY: forwarded from the caller.
-                unsafe { self($(args[$i]),*) }
-            }
-        }
-    };
-    (@p $i:literal) => { *mut c_void };
-}
-unpacked!(1: 0);
-unpacked!(2: 0 1);
-unpacked!(3: 0 1 2);
-unpacked!(4: 0 1 2 3);
-unpacked!(5: 0 1 2 3 4);
-unpacked!(6: 0 1 2 3 4 5);
-unpacked!(7: 0 1 2 3 4 5 6);
-unpacked!(8: 0 1 2 3 4 5 6 7);
-unpacked!(9: 0 1 2 3 4 5 6 7 8);
-unpacked!(10: 0 1 2 3 4 5 6 7 8 9);
-unpacked!(11: 0 1 2 3 4 5 6 7 8 9 10);
-unpacked!(12: 0 1 2 3 4 5 6 7 8 9 10 11);
-unpacked!(13: 0 1 2 3 4 5 6 7 8 9 10 11 12);
-unpacked!(14: 0 1 2 3 4 5 6 7 8 9 10 11 12 13);
-unpacked!(15: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14);
-unpacked!(16: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 
 #[cfg(test)]
 mod tests {
     extern crate std;
 
     use super::*;
+    use crate::tvm::backend::{TVMBackendAllocWorkspace, TVMBackendFreeWorkspace};
+    use crate::tvm::ffi::{DLDataType, DLTensor};
+    use crate::tvm::{Scratch, Stage, Tensor};
 
-    /// Runs enter one at a time (without `std` the runtime allows one run per program).
+    /// Runs one at a time (without `std` the runtime allows one run per program).
     static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    static SHAPE: [i64; 1] = [8];
+    const F32: DLDataType = DLDataType::new(2, 32);
+    static SHAPE_4: [i64; 1] = [4];
 
-    #[test]
-    fn copy_slot_copies_a_bound_input() {
-        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
-        let mut arena = [0u8; 64];
-        let data = [7u8; 8];
-        let mut r = Run::<1>::enter(&mut arena, 16).unwrap();
-        r.input(0, &data[..], &SHAPE);
-        r.copy_slot(0, 16, 8);
-        drop(r);
-        assert_eq!(&arena[16..24], &[7; 8]);
+    /// The data of `args[i]`, a `DLTensor` of four floats (checked as far as C could).
+    ///
+    /// # Safety
+    /// `args` holds at least `i + 1` handles to descriptors of four floats.
+    unsafe fn floats(args: *mut TVMValue, i: usize) -> *mut [f32; 4] {
+        // SAFETY: per the contract.
+        unsafe {
+            let t = &*(*args.add(i)).v_handle.cast::<DLTensor>();
+            assert_eq!((t.ndim, *t.shape, t.dtype), (1, 4, F32));
+            t.data.cast::<[f32; 4]>()
+        }
+    }
+
+    /// A stand-in for a TVM kernel: `out = a + b` through 48 bytes of workspace, checking its
+    /// arguments as generated C would read them.
+    unsafe extern "C" fn add(
+        args: *mut TVMValue,
+        codes: *mut c_int,
+        n: c_int,
+        _ret: *mut TVMValue,
+        _ret_code: *mut c_int,
+        _resource: *mut c_void,
+    ) -> i32 {
+        assert_eq!(n, 3);
+        // SAFETY: the run passes three handles to four-float descriptors and 64 type codes.
+        unsafe {
+            assert!((0..3).all(|i| *codes.add(i) == 7));
+            let ws = TVMBackendAllocWorkspace(1, 0, 48, 2, 32).cast::<f32>();
+            if ws.is_null() {
+                return -1;
+            }
+            let (a, b) = (*floats(args, 0), *floats(args, 1));
+            for k in 0..4 {
+                *ws.add(k) = a[k] + b[k];
+            }
+            let out = floats(args, 2);
+            for k in 0..4 {
+                (*out)[k] = *ws.add(k);
+            }
+            TVMBackendFreeWorkspace(1, 0, ws.cast())
+        }
+    }
+
+    /// A kernel that fails.
+    unsafe extern "C" fn fails(
+        _: *mut TVMValue,
+        _: *mut c_int,
+        _: c_int,
+        _: *mut TVMValue,
+        _: *mut c_int,
+        _: *mut c_void,
+    ) -> i32 {
+        -1
+    }
+
+    /// A kernel that keeps its workspace.
+    unsafe extern "C" fn leaks(
+        _: *mut TVMValue,
+        _: *mut c_int,
+        _: c_int,
+        _: *mut TVMValue,
+        _: *mut c_int,
+        _: *mut c_void,
+    ) -> i32 {
+        if TVMBackendAllocWorkspace(1, 0, 16, 2, 32).is_null() { -1 } else { 0 }
+    }
+
+    /// A two-operator model as a generated module lays it out: the caller's input, a constant
+    /// in flash, an intermediate and an output in the arena, each call's scratch window.
+    static ARENA: StaticArena<128> = StaticArena::new();
+    static INPUT: RunTensor = RunTensor::new();
+    static WEIGHTS: [f32; 4] = [0.5, 1.5, 2.5, 3.5];
+    static CONSTANT: Tensor = Tensor::new(WEIGHTS.as_ptr().cast_mut().cast(), &SHAPE_4, F32);
+    static MIDDLE: Tensor = Tensor::new(ARENA.at(0), &SHAPE_4, F32);
+    static OUTPUT: Tensor = Tensor::new(ARENA.at(16), &SHAPE_4, F32);
+    static CALL_0: Call =
+        Call::new("add_0", add, &[INPUT.handle(), CONSTANT.handle(), MIDDLE.handle()], Scratch { offset: 32, len: 48 });
+    static CALL_1: Call = Call::new(
+        "add_1",
+        add,
+        &[MIDDLE.handle(), CONSTANT.handle(), OUTPUT.handle()],
+        Scratch { offset: 64, len: 64 },
+    );
+    static CALLS: [&Call; 2] = [&CALL_0, &CALL_1];
+
+    fn run_model(input: &[f32; 4], calls: &'static [&'static Call]) -> Result<([f32; 4], usize), Error> {
+        // SAFETY: ONE_RUN (held by every test) makes this the only user of the statics.
+        let mut r = unsafe { Run::enter(&ARENA, 16)? };
+        r.input(&INPUT, &input[..]);
+        // SAFETY: the calls' functions take the descriptors they are given.
+        unsafe { r.calls(calls)? };
+        let high_water = r.finish();
+        // SAFETY: the run is over; nothing writes the arena while the copy is made.
+        let out = *unsafe { ARENA.view::<f32, 4>(16) };
+        Ok((out, high_water))
+    }
+
+    fn describe_input() {
+        // SAFETY: no run is in progress (ONE_RUN is held).
+        unsafe { INPUT.describe(&SHAPE_4, F32) };
     }
 
     #[test]
-    #[should_panic(expected = "copy past the end of the slot's data")]
-    fn copy_slot_refuses_to_read_past_the_slot() {
+    fn calls_read_static_tables_and_write_the_arena() {
         let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
-        let mut arena = [0u8; 64];
-        let data = [7u8; 64];
-        let mut r = Run::<1>::enter(&mut arena, 16).unwrap();
-        r.input(0, &data[..8], &SHAPE);
-        r.copy_slot(0, 0, 32);
+        describe_input();
+        let (out, high_water) = run_model(&[1.0, 2.0, 3.0, 4.0], &CALLS).unwrap();
+        assert_eq!(out, [2.0, 5.0, 8.0, 11.0]);
+        assert_eq!(high_water, 64 + 48, "the second call's window starts at 64");
+        // A second run with another input sees only its own input.
+        let (out, _) = run_model(&[0.0; 4], &CALLS).unwrap();
+        assert_eq!(out, [1.0, 3.0, 5.0, 7.0]);
+    }
+
+    static SMALL_CALL: Call = Call::new(
+        "add_small",
+        add,
+        &[INPUT.handle(), CONSTANT.handle(), MIDDLE.handle()],
+        Scratch { offset: 32, len: 32 },
+    );
+    static SMALL: [&Call; 1] = [&SMALL_CALL];
+    static BROKEN: Call = Call::new("broken", fails, &[], Scratch::NONE);
+    static FAILING: [&Call; 2] = [&CALL_0, &BROKEN];
+    static LEAKY: Call = Call::new("leaky", leaks, &[], Scratch { offset: 32, len: 32 });
+    static LEAKING: [&Call; 1] = [&LEAKY];
+
+    #[test]
+    fn failures_name_the_call() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        describe_input();
+        let e = run_model(&[0.0; 4], &SMALL).unwrap_err();
+        assert_eq!(e, Error::WorkspaceExhausted { requested: 48, available: 32 });
+        match run_model(&[0.0; 4], &FAILING).unwrap_err() {
+            Error::OperatorFailed { index, function, code, .. } => {
+                assert_eq!((index, function, code), (1, "broken", -1))
+            }
+            e => panic!("{e:?}"),
+        }
+        match run_model(&[0.0; 4], &LEAKING).unwrap_err() {
+            Error::OperatorFailed { function, message, .. } => {
+                assert_eq!(function, "leaky");
+                assert!(message.as_str().contains("LIFO"), "{message}");
+            }
+            e => panic!("{e:?}"),
+        }
+        // The model runs again after every failure.
+        assert_eq!(run_model(&[0.0; 4], &CALLS).unwrap().0, [1.0, 3.0, 5.0, 7.0]);
+    }
+
+    #[cfg(not(feature = "std"))]
+    #[test]
+    fn a_second_run_is_busy() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: ONE_RUN is held; the second enter fails before touching anything.
+        let r = unsafe { Run::enter(&ARENA, 16) }.unwrap();
+        assert_eq!(unsafe { Run::enter(&ARENA, 16) }.err(), Some(Error::Busy));
+        drop(r);
+    }
+
+    #[test]
+    fn copies_stay_inside_their_regions() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        static PARAMS: StaticArena<16> = StaticArena::new();
+        // SAFETY: ONE_RUN is held.
+        let mut r = unsafe { Run::enter_with_params(&ARENA, &PARAMS, 16) }.unwrap();
+        r.copy_in(120, &[7u8; 8][..]);
+        r.copy_param(8, 0, 8);
+        let copy_past_the_end =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| r.copy_in(121, &[7u8; 8][..])));
+        assert!(copy_past_the_end.is_err());
+        drop(r);
+        // SAFETY: the run is over.
+        assert_eq!(unsafe { ARENA.view::<u8, 8>(120) }, &[7; 8]);
+    }
+
+    /// A `ParamSource` holding four floats under the identifier `w`.
+    struct Source(u32);
+
+    impl ParamSource for Source {
+        fn path_of(&self, _: &ParamRef) -> Message {
+            Message::new("test")
+        }
+
+        fn read(&mut self, p: &ParamRef, out: &mut [u8]) -> Result<(), crate::params::ParamError> {
+            self.load(p, out)
+        }
+
+        /// Fills the buffer without a hash check (the test's reference has no hash).
+        fn load(&mut self, p: &ParamRef, out: &mut [u8]) -> Result<(), crate::params::ParamError> {
+            self.0 += 1;
+            assert_eq!((p.id, out.len()), ("w", 16));
+            for (k, c) in out.chunks_exact_mut(4).enumerate() {
+                c.copy_from_slice(&(k as f32 + 10.0).to_le_bytes());
+            }
+            Ok(())
+        }
+    }
+
+    static STAGING: StaticArena<16> = StaticArena::new();
+    static STAGED: Tensor = Tensor::new(STAGING.at(0), &SHAPE_4, F32);
+    static PARAM_FILES: [ParamRef; 1] = [ParamRef { id: "w", bytes: 16, xxh64: 0 }];
+    static STREAMED_0: Call =
+        Call::new("add_0", add, &[INPUT.handle(), STAGED.handle(), MIDDLE.handle()], Scratch { offset: 32, len: 48 })
+            .staging(&[Stage { file: 0, offset: 0 }]);
+    static STREAMED_1: Call =
+        Call::new("add_1", add, &[MIDDLE.handle(), STAGED.handle(), OUTPUT.handle()], Scratch { offset: 64, len: 64 });
+    static STREAMED: [&Call; 2] = [&STREAMED_0, &STREAMED_1];
+
+    #[test]
+    fn streamed_parameters_are_staged_before_their_call() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        describe_input();
+        let mut source = Source(0);
+        // SAFETY: ONE_RUN is held.
+        let mut r = unsafe { Run::enter_with_params(&ARENA, &STAGING, 16) }.unwrap();
+        r.input(&INPUT, &[1.0f32; 4][..]);
+        // SAFETY: the calls take the descriptors they are given.
+        unsafe { r.calls_streamed(&STREAMED, &mut source, &PARAM_FILES) }.unwrap();
+        drop(r);
+        assert_eq!(source.0, 1);
+        // SAFETY: the run is over.
+        assert_eq!(unsafe { ARENA.view::<f32, 4>(16) }, &[21.0, 23.0, 25.0, 27.0]);
+    }
+
+    /// `_lookup_linked_param` of a model whose storage id 3 is four floats in its C.
+    unsafe extern "C" fn lookup(
+        args: *mut TVMValue,
+        _: *mut c_int,
+        _: c_int,
+        ret: *mut TVMValue,
+        ret_code: *mut c_int,
+        _: *mut c_void,
+    ) -> i32 {
+        static LINKED: [f32; 4] = [100.0, 200.0, 300.0, 400.0];
+        // SAFETY: one integer argument, one value and code to write.
+        unsafe {
+            if (*args).v_int64 != 3 {
+                *ret_code = crate::tvm::ffi::K_NULLPTR;
+                return 0;
+            }
+            (*ret).v_handle = LINKED.as_ptr().cast_mut().cast();
+            *ret_code = K_OPAQUE_HANDLE;
+        }
+        0
+    }
+
+    static LINKED_PARAM: RunTensor = RunTensor::new();
+    static LINKED_CALL: Call = Call::new(
+        "add_linked",
+        add,
+        &[INPUT.handle(), LINKED_PARAM.handle(), OUTPUT.handle()],
+        Scratch { offset: 32, len: 48 },
+    );
+    static WITH_LINKED: [&Call; 1] = [&LINKED_CALL];
+
+    #[test]
+    fn linked_parameters_are_looked_up_in_the_c() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        describe_input();
+        // SAFETY: no run is in progress.
+        unsafe { LINKED_PARAM.describe(&SHAPE_4, F32) };
+        // SAFETY: ONE_RUN is held; `lookup` is a lookup function.
+        let mut r = unsafe { Run::enter(&ARENA, 16) }.unwrap();
+        assert!(unsafe { r.linked(&LINKED_PARAM, lookup, 4) }.is_err());
+        unsafe { r.linked(&LINKED_PARAM, lookup, 3) }.unwrap();
+        r.input(&INPUT, &[1.0f32; 4][..]);
+        // SAFETY: the call takes the descriptors it is given.
+        unsafe { r.calls(&WITH_LINKED) }.unwrap();
+        // SAFETY: the linked descriptor points at four floats.
+        unsafe { r.copy_linked(&LINKED_PARAM, 48) };
+        drop(r);
+        // SAFETY: the run is over.
+        assert_eq!(unsafe { ARENA.view::<f32, 4>(16) }, &[101.0, 201.0, 301.0, 401.0]);
+        assert_eq!(unsafe { ARENA.view::<f32, 4>(48) }, &[100.0, 200.0, 300.0, 400.0]);
     }
 }

@@ -17,16 +17,20 @@ pub(crate) struct State {
     region_len: usize,
     len: usize,
     top: usize,
-    align: usize,
+    /// Allocation alignment minus one (a power of two minus one, at least 15 while active).
+    align_mask: usize,
     high_water: usize,
     starts: [usize; MAX_LIVE],
     depth: usize,
     pub(crate) last_error: Message,
-    exhausted: Option<(u64, u64)>,
+    exhausted: bool,
+    requested: u64,
+    available: u64,
     bad_free: bool,
 }
 
 impl State {
+    /// The state between runs: every byte zero, so the static lives in `.bss`.
     const fn new() -> Self {
         State {
             active: false,
@@ -34,24 +38,48 @@ impl State {
             region_len: 0,
             len: 0,
             top: 0,
-            align: 16,
+            align_mask: 0,
             high_water: 0,
             starts: [0; MAX_LIVE],
             depth: 0,
             last_error: Message::empty(),
-            exhausted: None,
+            exhausted: false,
+            requested: 0,
+            available: 0,
             bad_free: false,
         }
     }
 
+    /// Starts a run over `len` bytes at `base` (the entries of `starts` are not cleared: only
+    /// those below `depth` are ever read).
+    fn start(&mut self, base: *mut u8, len: usize, align: usize) {
+        self.active = true;
+        self.base = base;
+        self.region_len = len;
+        self.len = len;
+        self.top = 0;
+        self.align_mask = align.max(16).next_power_of_two() - 1;
+        self.high_water = 0;
+        self.depth = 0;
+        self.last_error.clear();
+        self.exhausted = false;
+        self.bad_free = false;
+    }
+
+    fn exhaust(&mut self, requested: u64, available: u64) {
+        self.exhausted = true;
+        self.requested = requested;
+        self.available = available;
+    }
+
     pub(crate) fn alloc(&mut self, nbytes: u64) -> *mut u8 {
         if !self.active {
-            self.exhausted = Some((nbytes, 0));
+            self.exhaust(nbytes, 0);
             return core::ptr::null_mut();
         }
         let available = (self.len - self.top) as u64;
-        let align = self.align as u64;
-        let rounded = nbytes.checked_add(align - 1).map(|n| n & !(align - 1));
+        let mask = self.align_mask as u64;
+        let rounded = nbytes.checked_add(mask).map(|n| n & !mask);
         match rounded {
             Some(r) if r <= available && self.depth < MAX_LIVE => {
                 let start = self.top;
@@ -64,7 +92,7 @@ impl State {
                 unsafe { self.base.add(start) }
             }
             _ => {
-                self.exhausted = Some((nbytes, available));
+                self.exhaust(nbytes, available);
                 core::ptr::null_mut()
             }
         }
@@ -143,12 +171,7 @@ impl<'a> Session<'a> {
             if s.active {
                 return false;
             }
-            *s = State::new();
-            s.active = true;
-            s.base = base;
-            s.region_len = len;
-            s.len = len;
-            s.align = align.max(16).next_power_of_two();
+            s.start(base, len, align);
             true
         });
         if !ok {
@@ -171,10 +194,12 @@ impl<'a> Session<'a> {
     }
 
     /// Turns a non-zero return code of `function` (call `index`) into an [`Error`].
+    #[cold]
     pub fn failure(&self, index: u16, function: &'static str, code: i32) -> Error {
         with_state(|s| {
-            if let Some((requested, available)) = s.exhausted.take() {
-                Error::WorkspaceExhausted { requested, available }
+            if s.exhausted {
+                s.exhausted = false;
+                Error::WorkspaceExhausted { requested: s.requested, available: s.available }
             } else if s.bad_free {
                 Error::BadWorkspaceFree
             } else {
@@ -185,16 +210,21 @@ impl<'a> Session<'a> {
 
     /// Checks the workspace after a call that returned 0: every allocation must be freed.
     pub fn check_balanced(&self, index: u16, function: &'static str) -> Result<(), Error> {
-        let (depth, bad) = with_state(|s| (s.depth, s.bad_free));
-        if depth != 0 || bad {
-            return Err(Error::OperatorFailed {
-                index,
-                function,
-                code: 0,
-                message: Message::new("workspace not freed in LIFO order"),
-            });
+        if with_state(|s| s.depth != 0 || s.bad_free) {
+            return Err(unbalanced(index, function));
         }
         Ok(())
+    }
+
+    /// Ends a call of `function` (call `index`) that returned `rc`: `Ok` when it returned 0 and
+    /// freed everything it allocated, otherwise the error that says why.
+    #[inline]
+    pub(crate) fn end_call(&self, index: u16, function: &'static str, rc: i32) -> Result<(), Error> {
+        let clean = with_state(|s| s.depth == 0 && !s.bad_free);
+        if rc == 0 && clean {
+            return Ok(());
+        }
+        Err(if rc != 0 { self.failure(index, function, rc) } else { unbalanced(index, function) })
     }
 
     /// The highest offset (from the start of the region) the workspace reached so far.
@@ -203,9 +233,15 @@ impl<'a> Session<'a> {
     }
 }
 
+/// The error of a call that returned 0 with workspace still allocated (or freed out of order).
+#[cold]
+fn unbalanced(index: u16, function: &'static str) -> Error {
+    Error::OperatorFailed { index, function, code: 0, message: Message::new("workspace not freed in LIFO order") }
+}
+
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        with_state(|s| *s = State::new());
+        with_state(|s| s.active = false);
         #[cfg(not(feature = "std"))]
         BUSY.store(false, core::sync::atomic::Ordering::Release);
     }

@@ -28,5 +28,6 @@ fn main() -> ! {
         };
         report.case(compare(out.output, case.outputs[0], TOLERANCE), false, &cost);
     }
+    report.stated_stack(digits_flash::STACK_BYTES);
     report.finish()
 }

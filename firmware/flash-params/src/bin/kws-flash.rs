@@ -25,5 +25,6 @@ fn main() -> ! {
         };
         report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
     }
+    report.stated_stack(kws_flash::STACK_BYTES);
     report.finish()
 }

@@ -3,4 +3,4 @@
 #![no_main]
 
 include!(concat!(env!("OUT_DIR"), "/kws_graph.rs"));
-kws::kws_program!(kws_graph);
+kws::kws_program!(kws_graph, graph);

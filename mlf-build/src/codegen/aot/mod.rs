@@ -4,67 +4,83 @@
 
 mod args;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::render::comment;
 use super::tvm::{self, ParamCode, TvmModule, bytes};
 use super::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
-use crate::model::{AotCall, AotExec, ModelDesc};
+use crate::model::{AotCall, AotExec, ModelDesc, Placement};
 use crate::plan::aot::AotPlan;
+use crate::plan::stack::StackFigure;
 use crate::support::names;
-use args::Args;
+use args::{Arg, Args};
 
 /// The justification written above the generated `unsafe` block.
 pub const SAFETY: &str = "the entry point is the model's own (found among the C definitions, its \
     signature read from the C and checked at build time against the inputs and outputs), and every \
-    pointer it receives is bound above to a caller input or an arena buffer of exactly that tensor's \
-    size; the workspace window holds the compiler's workspace figure plus alignment slack.";
+    pointer it receives is the caller's input or an arena buffer of exactly that tensor's size; \
+    the workspace window holds the compiler's workspace figure plus alignment slack.";
+
+/// What the entry needs: its declaration, tables, statements before the call, the call, and
+/// the descriptors described when the model is taken.
+struct Entry {
+    decls: TokenStream,
+    tables: Vec<TokenStream>,
+    before: Vec<TokenStream>,
+    call: TokenStream,
+    on_take: Vec<TokenStream>,
+}
 
 /// The entry point's declaration and its call, with the comment that describes the call.
-fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str) -> Result<(TokenStream, TokenStream)> {
+fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params: Placement, ws: u64) -> Result<Entry> {
     let symbol = a.call.symbol().to_string();
     let link = format!("{symbol_prefix}{symbol}");
     let f = ident(&names::sanitize(&symbol));
-    // `(arg0: *mut c_void, …)` and the matching `unsafe extern "C" fn(*mut c_void, …) -> i32`.
+    // `(arg0: *mut c_void, …)`.
     let pointer_fn = |n: usize| {
-        let void = quote!(*mut ::core::ffi::c_void);
         let params = (0..n).map(|i| {
             let p = ident(&format!("arg{i}"));
-            quote!(#p: #void)
+            quote!(#p: *mut ::core::ffi::c_void)
         });
-        let tys = (0..n).map(|_| void.clone());
-        (quote!(pub fn #f(#(#params),*) -> i32;), quote!(unsafe extern "C" fn(#(#tys),*) -> i32))
+        quote!(pub fn #f(#(#params),*) -> i32;)
     };
-    let (ins, outs, pools) = (&args.inputs, &args.outputs, &args.pools);
-    let (decl, call, how) = match &a.call {
+    let direct: Vec<&Arg> = args.inputs.iter().chain(&args.outputs).collect();
+    let mut e = Entry { decls: quote!(), tables: Vec::new(), before: Vec::new(), call: quote!(), on_take: Vec::new() };
+    let decl = match &a.call {
         AotCall::CInterface { pools: takes_pools, .. } => {
-            let arity = if *takes_pools { 3 } else { 2 };
-            if *takes_pools == pools.is_empty() {
+            if *takes_pools == args.pools.is_empty() {
                 return Err(Error::invalid(format!(
                     "{symbol} takes a workspace_pools struct but the header declares {} pools",
-                    pools.len()
+                    args.pools.len()
                 )));
             }
-            let (decl, ty) = pointer_fn(arity);
-            let n = usize_lit(arity);
-            let call = quote!(r.call_struct_entry::<_, #n, _, _, _>(#symbol, entry::#f as #ty, [#(#ins),*], [#(#outs),*], [#(#pools),*])?;);
-            (
-                decl,
-                call,
-                "with the `inputs` and `outputs` structs (and `workspace_pools`) filled from the arguments in the header's order",
-            )
+            let mut structs = Vec::new();
+            for (what, list) in [("inputs", &args.inputs), ("outputs", &args.outputs), ("workspace_pools", &args.pools)]
+            {
+                if what == "workspace_pools" && !*takes_pools {
+                    continue;
+                }
+                let name = ident(&format!("{what}_struct"));
+                let members = list.iter().map(|arg| arg.pointer(params));
+                let note = comment(format!("The `{what}` struct: one pointer per member, in the header's order."));
+                e.before.push(quote!(#note let mut #name = [#(#members),*];));
+                structs.push(quote!(#name.as_mut_ptr().cast()));
+            }
+            e.before.push(workspace_window(ws));
+            let note = comment(format!("Call `{symbol}` with the interface structs."));
+            e.call = quote!(#note let rc = entry::#f(#(#structs),*); r.check(0, #symbol, rc)?;);
+            pointer_fn(structs.len())
         }
         AotCall::Packed { .. } => {
-            let call = quote!(r.call(0, #symbol, entry::#f, [#(#ins,)* #(#outs),*])?;);
-            (tvm::packed_fn_decl(&f), call, "as a packed function: one `DLTensor` per argument")
+            packed(&mut e, &direct, &symbol, &f, params, ws);
+            tvm::packed_fn_decl(&f)
         }
         AotCall::Unpacked { .. } => {
             let (_, def) =
                 desc.code.definition(&symbol).ok_or_else(|| Error::missing(format!("definition of {symbol}")))?;
-            let n_args = ins.len() + outs.len();
-            if def.params.len() != n_args {
+            if def.params.len() != direct.len() {
                 return Err(Error::unsupported(format!(
                     "{symbol} takes {} pointers but the model has {} inputs and {} outputs (pools or devices the C does not provide itself are not supported)",
                     def.params.len(),
@@ -72,25 +88,69 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str) -> Res
                     desc.outputs.len()
                 )));
             }
-            if n_args > 16 {
-                return Err(Error::unsupported(format!("{symbol} takes more than 16 pointers")));
+            let mut names = Vec::new();
+            for arg in &direct {
+                let (name, value, note) = (ident(&format!("arg{}", arg.n)), arg.pointer(params), comment(&arg.what));
+                e.before.push(quote!(#note let #name = #value;));
+                names.push(name);
             }
-            let (decl, ty) = pointer_fn(n_args);
-            let call = quote!(r.call_unpacked(0, #symbol, entry::#f as #ty, [#(#ins,)* #(#outs),*])?;);
-            (decl, call, "with one pointer per argument")
+            e.before.push(workspace_window(ws));
+            let note = comment(format!("Call `{symbol}` with one pointer per argument."));
+            e.call = quote!(#note let rc = entry::#f(#(#names),*); r.check(0, #symbol, rc)?;);
+            pointer_fn(direct.len())
         }
     };
-    let decls = quote! {
-        /// The model's entry point, under the private name its C was compiled with.
-        mod entry {
+    e.decls = quote! {
+        /// The model's entry point, under the private name its C was compiled with (public for
+        /// tools that call it themselves).
+        #[doc(hidden)]
+        pub mod entry {
             unsafe extern "C" {
                 #[link_name = #link]
                 #decl
             }
         }
     };
-    let note = comment(format!("Call `{symbol}` {how}."));
-    Ok((decls, quote!(#note #call)))
+    Ok(e)
+}
+
+/// A packed entry: one descriptor static per argument and the `ENTRY` call.
+fn packed(e: &mut Entry, direct: &[&Arg], symbol: &str, f: &Ident, params: Placement, ws: u64) {
+    let ws_lit = usize_lit(ws as usize);
+    let mut handles = Vec::new();
+    for arg in direct {
+        let (item, described) = arg.descriptor(params);
+        e.tables.push(item);
+        if described {
+            e.on_take.push(arg.describe());
+        }
+        e.before.push(arg.store());
+        let name = arg.ident();
+        handles.push(quote!(#name.handle()));
+    }
+    let doc = format!(
+        " The call of `{symbol}`: a packed function taking one `DLTensor` per argument, with {}.",
+        match ws {
+            0 => "no workspace window".to_string(),
+            n => format!("arena {} for TVMBackendAllocWorkspace", bytes(0, n)),
+        }
+    );
+    e.tables.push(quote! {
+        #[doc = #doc]
+        static ENTRY: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#symbol, entry::#f, &[#(#handles),*], ::mlf_runtime::tvm::Scratch { offset: 0, len: #ws_lit });
+    });
+    let note = comment(format!("Call `{symbol}`."));
+    e.call = quote!(#note r.call(&ENTRY)?;);
+}
+
+/// `r.workspace(0, ws)` under a comment saying what it serves.
+fn workspace_window(ws: u64) -> TokenStream {
+    let note = comment(match ws {
+        0 => "TVMBackendAllocWorkspace has no window: the C carries its own pools.".to_string(),
+        n => format!("TVMBackendAllocWorkspace serves arena {}.", bytes(0, n)),
+    });
+    let w = usize_lit(ws as usize);
+    quote!(#note r.workspace(0, #w);)
 }
 
 /// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
@@ -101,19 +161,20 @@ pub fn module_tokens(
     plan: &AotPlan,
     symbol_prefix: &str,
     params: ParamCode<'_>,
+    stack: Option<&StackFigure>,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }
     let args = Args::new(desc, a, plan, params)?;
-    let (decls, call) = entry(desc, a, &args, symbol_prefix)?;
+    let e = entry(desc, a, &args, symbol_prefix, params.placement(), plan.workspace_bytes)?;
     let mut statics = args.statics.clone();
     if let Some(split) = params.split() {
         let total: u64 = split.files.iter().map(|f| f.bytes()).sum();
         let doc = format!(" The constant pool this model reads from a `ParamSource` ({total} bytes).");
         statics.push(tvm::param_refs(split, &doc));
     }
-    let api = tvm::param_api(params.placement(), args.count, plan.align, args.region.1, &args.region.0);
+    let api = tvm::param_api(params.placement(), plan.align, args.region.1, &args.region.0);
     let (ws, tvm_ws) = (lit(plan.workspace_bytes), lit(plan.tvm_workspace_bytes));
     let slack = match plan.slack_bytes {
         0 => String::new(),
@@ -124,15 +185,10 @@ pub fn module_tokens(
          workspace for `TVMBackendAllocWorkspace`, from {}{slack}; then the outputs).",
         desc.name, a.style, plan.arena_bytes, plan.workspace_bytes, a.workspace_source,
     );
-    let workspace = comment(match plan.workspace_bytes {
-        0 => "TVMBackendAllocWorkspace has no window: the C carries its own pools.".to_string(),
-        n => format!(
-            "TVMBackendAllocWorkspace serves arena {} ({} of the compiler's figure{slack}).",
-            bytes(0, n),
-            plan.tvm_workspace_bytes
-        ),
-    });
-    let bind = &args.bind;
+    // Arguments copied or staged before the call.
+    let prepare: Vec<TokenStream> = args.all().map(Arg::prepare).collect();
+    let before = &e.before;
+    let (call, on_take) = (&e.call, &e.on_take);
     tvm::module(TvmModule {
         desc,
         arena: plan.arena_bytes,
@@ -153,14 +209,20 @@ pub fn module_tokens(
                 /// The workspace window lies inside the arena (checked when the module compiles).
                 const _: () = assert!(WORKSPACE_BYTES <= ARENA_BYTES);
             },
-        ],
+        ]
+        .into_iter()
+        .chain(tvm::stack_consts(stack))
+        .collect(),
         output_offsets: plan.outputs.clone(),
-        decls: vec![decls],
+        decls: vec![e.decls.clone()],
         statics,
+        tables: e.tables.clone(),
         params: api,
+        state: Vec::new(),
         model_doc,
-        bind: quote!(#(#bind)* #workspace r.workspace(0, #ws);),
-        calls: call,
+        on_take: quote!(#(#on_take)*),
+        before: quote!(#(#prepare)* #(#before)*),
+        calls: call.clone(),
         safety: SAFETY,
         after: quote!(),
         high_water_doc: "Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",

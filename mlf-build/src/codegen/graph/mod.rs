@@ -9,10 +9,12 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::lit;
+use super::skeleton::Field;
 use super::tvm::{self, ParamCode, TvmModule};
 use crate::error::{Error, Result};
 use crate::model::{GraphExec, ModelDesc};
 use crate::plan::graph::GraphPlan;
+use crate::plan::stack::StackFigure;
 use parts::{Kernels, Params, Tensors};
 
 /// What the generator needs besides the model and its plan.
@@ -22,13 +24,15 @@ pub struct GraphCodegen<'a> {
     pub symbol_prefix: &'a str,
     /// Where the parameters live.
     pub params: ParamCode<'a>,
+    /// The stack a run needs, when the C was compiled.
+    pub stack: Option<&'a StackFigure>,
 }
 
 /// The justification written above the generated `unsafe` block.
 pub const SAFETY: &str = "each call passes the model's own kernel (declared from its C definition, \
-    whose packed signature and presence were checked at build time) the tensors the graph gives \
-    it, bound above to caller inputs, embedded parameters or arena storage of exactly the graph's \
-    shapes and dtypes.";
+    whose packed signature and presence were checked at build time) the descriptors of the tensors \
+    the graph gives it, which point at the caller's inputs (stored above), parameters or arena \
+    storage of exactly the graph's shapes and dtypes.";
 
 /// Generates the module items.
 pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &GraphCodegen<'_>) -> Result<TokenStream> {
@@ -39,9 +43,8 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     let kernels = Kernels::new(desc, plan, cg.symbol_prefix);
     let params = Params::new(desc, plan, cg.params);
     let run = run::Run { desc, g, plan, params: cg.params, tensors: &tensors, kernels: &kernels, embedded: &params };
-    let (bind, calls, after) = (run.bind()?, run.calls(), run.after());
-    let api =
-        tvm::param_api(cg.params.placement(), tensors.slot.len(), plan.align, params.region, &params.resident_offsets);
+    let tables = run.tables()?;
+    let api = tvm::param_api(cg.params.placement(), plan.align, params.region, &params.resident_offsets);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \
@@ -56,25 +59,36 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     );
     let mut statics = tensors.statics;
     statics.extend(params.statics);
+    let state = if tables.linked {
+        vec![Field::new("linked", quote!(bool), quote!(false), "Whether the linked parameters were looked up.")]
+    } else {
+        Vec::new()
+    };
     tvm::module(TvmModule {
         desc,
         arena: plan.arena_bytes,
         arena_doc: "Bytes of static RAM this module allocates (its arena: activations, outputs and every \
                     operator's scratch memory, planned at build time).",
-        consts: vec![quote! {
+        consts: [quote! {
             /// Bytes TVM's own graph executor would allocate for this model (one buffer per storage
             /// id, parameters and inputs included, plus its workspace pool).
             pub const TVM_PLAN_BYTES: usize = #tvm_total;
-        }],
+        }]
+        .into_iter()
+        .chain(tvm::stack_consts(cg.stack))
+        .collect(),
         output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
         decls: kernels.items(),
         statics,
+        tables: tables.items,
         params: api,
+        state,
         model_doc,
-        bind,
-        calls,
+        on_take: tables.on_take,
+        before: tables.before,
+        calls: tables.calls,
         safety: SAFETY,
-        after,
+        after: tables.after,
         high_water_doc: "Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
     })
 }
@@ -107,6 +121,7 @@ mod tests {
             }
             let cg = GraphCodegen {
                 symbol_prefix: "mlf_test_",
+                stack: None,
                 params: if streamed { ParamCode::Streamed(&split) } else { ParamCode::Resident(&split) },
             };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();

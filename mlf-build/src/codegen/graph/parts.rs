@@ -45,9 +45,9 @@ impl Tensors {
         Ok(Tensors { slot, names: entry_names(desc, g), dtypes, shapes, statics })
     }
 
-    /// Entry `e`'s slot number as a literal.
-    pub(super) fn slot(&self, e: usize) -> proc_macro2::Literal {
-        usize_lit(self.slot[&e] as usize)
+    /// The descriptor static of entry `e` (`TENSOR_<slot>`).
+    pub(super) fn ident(&self, e: usize) -> Ident {
+        ident(&format!("TENSOR_{}", self.slot[&e]))
     }
 
     /// `tensor <slot>: <what> (<dtype> <shape>)`.

@@ -1,20 +1,24 @@
-//! The body of a graph model's `run()`: every tensor bound to its place, the operator calls in
-//! order (with streamed parameters staged before the call that reads them), and the copies into
-//! outputs that are inputs or parameters.
+//! A graph model's tables and `run()`: one descriptor static per tensor at its planned place
+//! (inputs and linked parameters filled in by the run, everything else fixed when the module
+//! compiles), one static per operator call with its packed arguments and scratch window, and
+//! the statements of `run()` around them: store the caller's input pointers, copy what the
+//! model writes over, call every operator, copy outputs that are inputs or parameters.
 
-use proc_macro2::{Literal, TokenStream};
+use std::collections::BTreeMap;
+
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::parts::{Kernels, Params, Tensors};
 use crate::codegen::render::{blank, comment};
-use crate::codegen::tvm::{ParamCode, bytes};
+use crate::codegen::tvm::{ParamCode, bytes, region_static};
 use crate::codegen::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::{GraphExec, ModelDesc};
 use crate::plan::graph::{GraphPlan, OpCall, Slot};
 use crate::plan::params::call_staging;
 
-/// What the statements of `run()` are made from.
+/// What the tables and statements of `run()` are made from.
 pub(super) struct Run<'a> {
     pub(super) desc: &'a ModelDesc,
     pub(super) g: &'a GraphExec,
@@ -25,76 +29,267 @@ pub(super) struct Run<'a> {
     pub(super) embedded: &'a Params,
 }
 
+/// The generated tables and statements.
+pub(super) struct Tables {
+    /// Descriptor and call statics, and `CALLS`.
+    pub(super) items: Vec<TokenStream>,
+    /// Descriptors described when the model is taken.
+    pub(super) on_take: TokenStream,
+    /// Statements before the calls.
+    pub(super) before: TokenStream,
+    /// The calls (and the first run's lookups of linked parameters).
+    pub(super) calls: TokenStream,
+    /// Statements after the calls.
+    pub(super) after: TokenStream,
+    /// Whether the state records that linked parameters were looked up.
+    pub(super) linked: bool,
+}
+
+const TENSOR: &str = "::mlf_runtime::tvm::Tensor";
+
 impl Run<'_> {
     /// The `DT_…` and `SHAPE_…` of entry `e`.
-    fn dtype_shape(&self, e: usize) -> (&proc_macro2::Ident, &proc_macro2::Ident) {
+    fn dtype_shape(&self, e: usize) -> (&Ident, &Ident) {
         let graph = &self.g.graph;
         (&self.tensors.dtypes[&graph.dltype[e]], &self.tensors.shapes[&graph.shape[e]])
     }
 
-    /// The binding of entry `e` before the calls (nothing for a streamed parameter, which is
-    /// bound before each call that reads it), under a comment saying what and where it is.
-    fn bind_one(&self, e: usize) -> Result<TokenStream> {
-        let (n, (dt, shape), what) = (self.tensors.slot(e), self.dtype_shape(e), self.tensors.describe(self.g, e));
-        let (statement, place) = match self.plan.slots[e] {
-            Slot::Unused => return Ok(quote!()),
-            Slot::Input { index } => {
-                let f = ident(&self.desc.inputs[index].ident);
-                (quote!(r.input(#n, &inputs.#f[..], &#shape);), "read in place from the caller's buffer".to_string())
+    /// `Tensor 3: the result of `f` (float32 [1, 32])` with its first letter in upper case.
+    fn what(&self, e: usize) -> String {
+        capital(&self.tensors.describe(self.g, e))
+    }
+
+    /// The descriptor static of entry `e` (`None` for a streamed parameter, which has one per
+    /// staging place, see [`Run::staged`]), documented with what and where it is.
+    fn tensor(&self, e: usize, on_take: &mut Vec<TokenStream>) -> Result<Option<TokenStream>> {
+        let (name, (dt, shape), what) = (self.tensors.ident(e), self.dtype_shape(e), self.what(e));
+        let tensor: TokenStream = TENSOR.parse().expect("a path");
+        let run_tensor = |on_take: &mut Vec<TokenStream>| {
+            on_take.push(quote!(#name.describe(&#shape, #dt);));
+            quote!(::mlf_runtime::tvm::RunTensor)
+        };
+        let (ty, init, place) = match self.plan.slots[e] {
+            Slot::Unused => return Ok(None),
+            Slot::Input { .. } => {
+                let ty = run_tensor(on_take);
+                (ty.clone(), quote!(#ty::new()), "read in place from the caller's buffer (set by each run)".to_string())
             }
             Slot::Param { index } => match self.params {
                 ParamCode::Embedded(_) => {
                     let p = self.embedded.embedded.get(&index).ok_or_else(|| {
                         Error::invalid(format!("parameter {} has no embedded file", self.desc.params[index].name))
                     })?;
-                    (quote!(r.constant(#n, &#p.0, &#shape, #dt);), "read in place from the program image".to_string())
+                    let init = quote!(#tensor::constant(&#p.0, &#shape, #dt));
+                    (tensor.clone(), init, "read in place from the program image".to_string())
                 }
                 ParamCode::Resident(split) => {
                     let k = split.of_param[index];
                     let (off, len) = (self.embedded.resident_offsets[k], split.files[k].bytes());
-                    let (o, b) = (lit(off), lit(len));
-                    (
-                        quote!(r.param(#n, #o, #b, &#shape, #dt);),
-                        format!("at {} of the loaded parameters", bytes(off, len)),
-                    )
+                    let o = lit(off);
+                    let init = quote!(#tensor::new(PARAM_REGION.at(#o), &#shape, #dt));
+                    (tensor.clone(), init, format!("at {} of the loaded parameters", bytes(off, len)))
                 }
-                ParamCode::Streamed(_) => return Ok(quote!()),
+                ParamCode::Streamed(_) => return Ok(None),
             },
-            // Linked parameters are looked up in the C, inside the `unsafe` block.
-            Slot::Linked { .. } => return Ok(quote!()),
+            Slot::Linked { sid, .. } => {
+                let ty = run_tensor(on_take);
+                let place = format!(
+                    "in the C's read-only data, found by `_lookup_linked_param` (storage id {sid}) on the first run"
+                );
+                (ty.clone(), quote!(#ty::new()), place)
+            }
             Slot::Arena { offset } => {
-                let len = self.g.graph.entry_bytes(e);
-                let (o, b) = (lit(offset), lit(len));
-                (quote!(r.arena(#n, #o, #b, &#shape, #dt);), format!("at arena {}", bytes(offset, len)))
+                let (o, len) = (lit(offset), self.g.graph.entry_bytes(e));
+                (
+                    tensor.clone(),
+                    quote!(#tensor::new(ARENA.at(#o), &#shape, #dt)),
+                    format!("at arena {}", bytes(offset, len)),
+                )
             }
         };
-        let note = comment(format!("{}, {place}.", capital(&what)));
-        Ok(quote!(#note #statement))
+        let doc = format!(" {what}, {place}.");
+        Ok(Some(quote! {
+            #[doc = #doc]
+            static #name: #ty = #init;
+        }))
     }
 
-    /// Every tensor bound to its place, then the inputs and parameters the model writes copied
-    /// into the arena.
-    pub(super) fn bind(&self) -> Result<TokenStream> {
+    /// The descriptor statics of streamed parameters: one per (entry, staging offset), by entry
+    /// and offset.
+    fn staged(&self) -> (Vec<TokenStream>, BTreeMap<(usize, u64), Ident>) {
+        let (mut items, mut names) = (Vec::new(), BTreeMap::new());
+        let ParamCode::Streamed(split) = self.params else { return (items, names) };
+        let region = region_static(self.params.placement());
+        for c in &self.plan.calls {
+            let offsets: BTreeMap<usize, u64> = call_staging(c, self.plan, split).0.into_iter().collect();
+            for &e in &c.args {
+                let Slot::Param { index } = self.plan.slots[e] else { continue };
+                let off = offsets[&split.of_param[index]];
+                if names.contains_key(&(e, off)) {
+                    continue;
+                }
+                let name = ident(&format!("{}_STAGED_{off}", self.tensors.ident(e)));
+                let ((dt, shape), o) = (self.dtype_shape(e), lit(off));
+                let doc =
+                    format!(" {}, at {} of the staging buffer.", self.what(e), bytes(off, self.g.graph.entry_bytes(e)));
+                items.push(quote! {
+                    #[doc = #doc]
+                    static #name: ::mlf_runtime::tvm::Tensor = ::mlf_runtime::tvm::Tensor::new(#region.at(#o), &#shape, #dt);
+                });
+                names.insert((e, off), name);
+            }
+        }
+        (items, names)
+    }
+
+    /// The static of call `i`: its function, its arguments' descriptors, its scratch window and
+    /// (streamed) the parameter files read before it.
+    fn call(&self, i: usize, c: &OpCall, staged: &BTreeMap<(usize, u64), Ident>) -> TokenStream {
+        let (name, k) = (c.func.as_str(), &self.kernels.ids[c.func.as_str()]);
+        let stage = match self.params {
+            ParamCode::Streamed(split) => call_staging(c, self.plan, split).0,
+            _ => Vec::new(),
+        };
+        let offsets: BTreeMap<usize, u64> = stage.iter().copied().collect();
+        let args = c.args.iter().map(|&e| match (self.plan.slots[e], self.params) {
+            (Slot::Param { index }, ParamCode::Streamed(split)) => {
+                let t = &staged[&(e, offsets[&split.of_param[index]])];
+                quote!(#t.handle())
+            }
+            _ => {
+                let t = self.tensors.ident(e);
+                quote!(#t.handle())
+            }
+        });
+        let outputs = self.g.graph.nodes[c.node].num_outputs;
+        let (reads, writes) = c.args.split_at(c.args.len() - outputs);
+        let list = |es: &[usize]| es.iter().map(|e| self.tensors.slot[e].to_string()).collect::<Vec<_>>().join(", ");
+        let plural = |es: &[usize]| if es.len() == 1 { "tensor" } else { "tensors" };
+        let (scratch_doc, scratch) = match c.scratch {
+            (_, 0) => ("no scratch memory".to_string(), quote!(::mlf_runtime::tvm::Scratch::NONE)),
+            (off, len) => {
+                let (o, l) = (usize_lit(off as usize), usize_lit(len as usize));
+                (
+                    format!("scratch memory at arena {}", bytes(off, len)),
+                    quote!(::mlf_runtime::tvm::Scratch { offset: #o, len: #l }),
+                )
+            }
+        };
+        let mut doc = format!(
+            " Call {i}: `{name}` reads {} {} and writes {} {}, with {scratch_doc}.",
+            plural(reads),
+            list(reads),
+            plural(writes),
+            list(writes)
+        );
+        let staging = if let (ParamCode::Streamed(split), false) = (self.params, stage.is_empty()) {
+            let files: Vec<String> = stage
+                .iter()
+                .map(|&(k, off)| {
+                    format!(
+                        "`{}` ({}) at {}",
+                        split.files[k].id,
+                        split.files[k].names.join(", "),
+                        bytes(off, split.files[k].bytes())
+                    )
+                })
+                .collect();
+            doc.push_str(&format!(
+                " Before it, parameter files {} are read into the staging buffer.",
+                files.join(", ")
+            ));
+            let stages = stage.iter().map(|&(k, off)| {
+                let (f, o) = (lit(k as u64), usize_lit(off as usize));
+                quote!(::mlf_runtime::tvm::Stage { file: #f, offset: #o })
+            });
+            quote!(.staging(&[#(#stages),*]))
+        } else {
+            quote!()
+        };
+        let id = ident(&format!("CALL_{i}"));
+        quote! {
+            #[doc = #doc]
+            static #id: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#name, kernels::#k, &[#(#args),*], #scratch)#staging;
+        }
+    }
+
+    /// Every table and statement.
+    pub(super) fn tables(&self) -> Result<Tables> {
+        let (mut items, mut on_take) = (Vec::new(), Vec::new());
+        for &e in self.tensors.slot.keys() {
+            items.extend(self.tensor(e, &mut on_take)?);
+        }
+        let (staged_items, staged) = self.staged();
+        items.extend(staged_items);
+        let mut refs = Vec::new();
+        for (i, c) in self.plan.calls.iter().enumerate() {
+            items.push(self.call(i, c, &staged));
+            let id = ident(&format!("CALL_{i}"));
+            refs.push(quote!(&#id));
+        }
+        let n = usize_lit(refs.len());
+        items.push(quote! {
+            /// The operator calls, in order (public for tools that call the kernels themselves).
+            #[doc(hidden)]
+            pub static CALLS: [&::mlf_runtime::tvm::Call; #n] = [#(#refs),*];
+        });
+        let (linked, lookups) = self.lookups();
+        let run_calls = match self.params {
+            ParamCode::Streamed(_) => quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;),
+            _ => quote!(r.calls(&CALLS)?;),
+        };
+        let note = comment("Every operator, in order, each with its scratch window.");
+        Ok(Tables {
+            items,
+            on_take: quote!(#(#on_take)*),
+            before: self.before()?,
+            calls: quote!(#lookups #note #run_calls),
+            after: self.after()?,
+            linked,
+        })
+    }
+
+    /// The first run's lookups of linked parameters (and whether there are any).
+    fn lookups(&self) -> (bool, TokenStream) {
         let mut out = Vec::new();
         for &e in self.tensors.slot.keys() {
-            out.push(self.bind_one(e)?);
+            if let Slot::Linked { sid, .. } = self.plan.slots[e] {
+                let (name, lookup) = (self.tensors.ident(e), &self.kernels.ids["_lookup_linked_param"]);
+                let sid = sid as i64;
+                out.push(quote!(r.linked(&#name, kernels::#lookup, #sid)?;));
+            }
+        }
+        if out.is_empty() {
+            return (false, quote!());
+        }
+        let (note, blank) = (comment("The first run finds the parameters linked into the C."), blank());
+        (
+            true,
+            quote! {
+                #note
+                if !self.state.linked {
+                    #(#out)*
+                    self.state.linked = true;
+                }
+                #blank
+            },
+        )
+    }
+
+    /// The caller's input pointers stored into their descriptors, then the inputs and
+    /// parameters the model writes copied into the arena.
+    fn before(&self) -> Result<TokenStream> {
+        let mut out = Vec::new();
+        for &e in self.tensors.slot.keys() {
+            if let Slot::Input { index } = self.plan.slots[e] {
+                let (name, f) = (self.tensors.ident(e), ident(&self.desc.inputs[index].ident));
+                let note = comment(format!("{}: the caller's buffer, read in place.", self.what(e)));
+                out.push(quote!(#note r.input(&#name, &inputs.#f[..]);));
+            }
         }
         for c in &self.plan.copies_in {
             let o = lit(c.offset);
-            let (source, what) = match c.from {
-                Slot::Input { index } => {
-                    let t = &self.desc.inputs[index];
-                    let f = ident(&t.ident);
-                    (quote!(&inputs.#f[..]), format!("input `{}`", t.name))
-                }
-                Slot::Param { index } if self.embedded.embedded.contains_key(&index) => {
-                    let p = &self.embedded.embedded[&index];
-                    (quote!(&#p.0[..]), format!("parameter `{}`", self.desc.params[index].name))
-                }
-                _ => {
-                    return Err(Error::unsupported("a linked or external parameter shares storage with an activation"));
-                }
-            };
+            let (source, what) = self.copy_source(c.from)?;
             let note = comment(format!(
                 "The model writes over {what}: it starts as a copy at arena {}.",
                 bytes(c.offset, c.bytes)
@@ -104,100 +299,56 @@ impl Run<'_> {
         Ok(quote!(#(#out)*))
     }
 
-    /// The staging of call `c`'s streamed parameters: each file read into the staging buffer,
-    /// then the tensors it holds bound there.
-    fn stage(&self, c: &OpCall) -> Vec<TokenStream> {
-        let ParamCode::Streamed(split) = self.params else { return Vec::new() };
-        let mut out = Vec::new();
-        for (k, off) in call_staging(c, self.plan, split).0 {
-            let file = &split.files[k];
-            let (kk, o) = (usize_lit(k), lit(off));
-            let note = comment(format!(
-                "Read parameter file `{}` ({}) into staging {}.",
-                file.id,
-                file.names.join(", "),
-                bytes(off, file.bytes())
-            ));
-            out.push(quote!(#note r.stage(source, &PARAMS[#kk], #o)?;));
-            for &e in &c.args {
-                let Slot::Param { index } = self.plan.slots[e] else { continue };
-                if split.of_param[index] != k {
-                    continue;
-                }
-                let (n, (dt, shape), b) = (self.tensors.slot(e), self.dtype_shape(e), lit(self.g.graph.entry_bytes(e)));
-                let note = comment(format!("{}, in the staging buffer.", capital(&self.tensors.describe(self.g, e))));
-                out.push(quote!(#note r.param(#n, #o, #b, &#shape, #dt);));
+    /// The slice an input or embedded parameter is copied from, and what it is.
+    fn copy_source(&self, from: Slot) -> Result<(TokenStream, String)> {
+        match from {
+            Slot::Input { index } => {
+                let t = &self.desc.inputs[index];
+                let f = ident(&t.ident);
+                Ok((quote!(&inputs.#f[..]), format!("input `{}`", t.name)))
             }
-        }
-        out
-    }
-
-    /// The operator calls, each under a comment naming the function, the tensors it reads and
-    /// writes and its scratch memory.
-    pub(super) fn calls(&self) -> TokenStream {
-        let mut out = Vec::new();
-        let blank = blank();
-        for (e, slot) in self.tensors.slot.iter() {
-            if let Slot::Linked { sid, .. } = self.plan.slots[*e] {
-                let (n, (dt, shape)) = (usize_lit(*slot as usize), self.dtype_shape(*e));
-                let lookup = &self.kernels.ids["_lookup_linked_param"];
-                let note = comment(format!(
-                    "{}: in the C's read-only data, found by `_lookup_linked_param` (storage id {sid}).",
-                    capital(&self.tensors.describe(self.g, *e))
-                ));
-                let sid = sid as i64;
-                out.push(quote!(#note r.linked(#n, kernels::#lookup, #sid, &#shape, #dt)?; #blank));
+            Slot::Param { index } if self.embedded.embedded.contains_key(&index) => {
+                let p = &self.embedded.embedded[&index];
+                Ok((quote!(&#p.0[..]), format!("parameter `{}`", self.desc.params[index].name)))
             }
+            _ => Err(Error::unsupported("a linked or external parameter shares storage with an activation")),
         }
-        for (i, c) in self.plan.calls.iter().enumerate() {
-            let stage = self.stage(c);
-            let (idx, name, k) =
-                (Literal::u16_unsuffixed(i as u16), c.func.as_str(), &self.kernels.ids[c.func.as_str()]);
-            let args = c.args.iter().map(|e| Literal::u16_unsuffixed(self.tensors.slot[e]));
-            let outputs = self.g.graph.nodes[c.node].num_outputs;
-            let (reads, writes) = c.args.split_at(c.args.len() - outputs);
-            let list =
-                |es: &[usize]| es.iter().map(|e| self.tensors.slot[e].to_string()).collect::<Vec<_>>().join(", ");
-            let scratch = match c.scratch {
-                (_, 0) => "no scratch memory".to_string(),
-                (off, len) => format!("scratch memory at arena {}", bytes(off, len)),
-            };
-            let plural = |es: &[usize]| if es.len() == 1 { "tensor" } else { "tensors" };
-            let note = comment(format!(
-                "Call {i}: `{name}` reads {} {} and writes {} {}, with {scratch}.",
-                plural(reads),
-                list(reads),
-                plural(writes),
-                list(writes)
-            ));
-            let (ws_off, ws_len) = (lit(c.scratch.0), lit(c.scratch.1));
-            out.push(quote! {
-                #(#stage)*
-                #note
-                r.workspace(#ws_off, #ws_len);
-                r.call(#idx, #name, kernels::#k, [#(#args),*])?;
-                #blank
-            });
-        }
-        quote!(#(#out)*)
     }
 
     /// Outputs that are an input or a parameter, copied into their place in the arena.
-    pub(super) fn after(&self) -> TokenStream {
+    fn after(&self) -> Result<TokenStream> {
         let mut out = Vec::new();
         for (o, t) in self.plan.outputs.iter().zip(&self.desc.outputs) {
-            if o.copy_from.is_some() {
-                let (n, off, b) = (self.tensors.slot(o.eid), lit(o.offset), lit(t.bytes()));
-                let note = comment(format!(
-                    "Output `{}` is {}: copy it to arena {}.",
-                    t.name,
-                    self.tensors.names[o.eid],
-                    bytes(o.offset, t.bytes())
-                ));
-                out.push(quote!(#note r.copy_slot(#n, #off, #b);));
-            }
+            let Some(from) = o.copy_from else { continue };
+            let off = lit(o.offset);
+            let note = comment(format!(
+                "Output `{}` is {}: copy it to arena {}.",
+                t.name,
+                self.tensors.names[o.eid],
+                bytes(o.offset, t.bytes())
+            ));
+            let statement = match (from, self.params) {
+                (Slot::Param { index }, ParamCode::Resident(split)) => {
+                    let k = split.of_param[index];
+                    let (src, b) = (lit(self.embedded.resident_offsets[k]), lit(t.bytes()));
+                    quote!(r.copy_param(#src, #off, #b);)
+                }
+                (Slot::Linked { .. }, _) => {
+                    let name = self.tensors.ident(o.eid);
+                    let safety = comment("SAFETY: the descriptor points at the parameter the C holds.");
+                    quote!(#safety unsafe { r.copy_linked(&#name, #off) };)
+                }
+                (Slot::Param { .. }, ParamCode::Streamed(_)) => {
+                    return Err(Error::unsupported("an output that is a streamed parameter"));
+                }
+                _ => {
+                    let (source, _) = self.copy_source(from)?;
+                    quote!(r.copy_in(#off, #source);)
+                }
+            };
+            out.push(quote!(#note #statement));
         }
-        quote!(#(#out)*)
+        Ok(quote!(#(#out)*))
     }
 }
 
