@@ -101,11 +101,14 @@ pub mod __private {
     #[cfg(feature = "build")]
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]
+    pub use crate::build::output;
+    #[cfg(feature = "build")]
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]
-    pub use crate::cli::{inspect, svg};
+    pub use crate::cli::{inspect, npy, svg};
     pub use crate::plan::report::{SectionSizes, Totals};
     pub use crate::support::dtype::DTypeCode;
+    pub use crate::support::files;
     pub use crate::support::{bytes, names, size};
 
     /// The model description's types.

@@ -11,7 +11,8 @@ use mlf_build::Error;
 use mlf_build::ModelDesc;
 
 use crate::io_error::InFile;
-use crate::npy;
+use mlf_build::__private::npy;
+use mlf_build::__private::output::OutputDir;
 
 mod code;
 mod runner;
@@ -104,15 +105,13 @@ pub fn run(args: Args) -> Result<(), Error> {
     if !status.success() {
         return Err(Error::invalid(format!("the model failed to run ({status})")).in_file(&model));
     }
-    std::fs::create_dir_all(&args.output_dir).in_file(&args.output_dir)?;
+    // Never through a link already in the folder (`output0.npy → ~/.bashrc`): see OutputDir.
+    let out_dir = OutputDir::create(&args.output_dir)?;
     for (i, t) in desc.outputs.iter().enumerate() {
         let raw = std::fs::read(out_raw.join(format!("output{i}.bin"))).in_file(&out_raw)?;
-        let dest = args.output_dir.join(format!("output{i}.{}", if args.raw { "bin" } else { "npy" }));
-        if args.raw {
-            std::fs::write(&dest, &raw).in_file(&dest)?;
-        } else {
-            npy::write_output(&dest, t, &raw)?;
-        }
+        let name = format!("output{i}.{}", if args.raw { "bin" } else { "npy" });
+        let data = if args.raw { raw } else { npy::output_npy(t, &raw).map_err(|e| e.in_file(&name))? };
+        let dest = out_dir.write(&name, &data)?;
         eprintln!("output {i} ({}, {} {:?}) → {}", t.name, t.dtype, t.shape, dest.display());
     }
     Ok(())

@@ -19,6 +19,8 @@ pub mod model;
 #[cfg(feature = "build")]
 pub mod objects;
 #[cfg(feature = "build")]
+pub mod output;
+#[cfg(feature = "build")]
 pub mod script;
 #[cfg(feature = "build")]
 pub mod split_folder;

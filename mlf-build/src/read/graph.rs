@@ -283,14 +283,19 @@ fn entry_attrs(attrs: &J<'_>, num_entries: usize) -> Result<EntryAttrs> {
     let storage_id =
         typed("storage_id", "list_int")?.iter().map(|s| s.index(num_entries.max(1))).collect::<Result<Vec<_>>>()?;
     let mut shape = Vec::with_capacity(num_entries);
-    for s in typed("shape", "list_shape")? {
+    for (s, &dt) in typed("shape", "list_shape")?.iter().zip(&dltype) {
         let dims = s.array()?;
         if dims.len() > MAX_NDIM {
             return Err(s.err(format!("{} dimensions, more than {MAX_NDIM}", dims.len())));
         }
         let dims = dims.iter().map(|d| d.u64()).collect::<Result<Vec<_>>>()?;
-        if dtype::numel(&dims).and_then(|n| n.checked_mul(16)).is_none() {
-            return Err(s.err("tensor size overflows"));
+        if dims.contains(&0) {
+            return Err(
+                s.err(format!("shape {dims:?} has no elements; a zero-sized tensor cannot be passed or planned"))
+            );
+        }
+        if dtype::tensor_bytes(dt, &dims).is_err() {
+            return Err(s.err(format!("a {dt} tensor of shape {dims:?} has more bytes than a 64-bit size holds")));
         }
         shape.push(dims);
     }

@@ -182,7 +182,7 @@ pub fn numel(shape: &[u64]) -> Option<u64> {
 pub fn tensor_bytes(dtype: DType, shape: &[u64]) -> Result<u64> {
     numel(shape)
         .and_then(|n| n.checked_mul(dtype.elem_bytes()))
-        .ok_or_else(|| Error::invalid(format!("tensor size overflows: {dtype} {shape:?}")))
+        .ok_or_else(|| Error::invalid(format!("the size of a {dtype} tensor of shape {shape:?} overflows 64 bits")))
 }
 
 #[cfg(test)]
