@@ -119,7 +119,9 @@ pub mod __private {
     /// The readers, for tests and fuzzing.
     #[cfg(feature = "build")]
     pub mod read {
-        pub use crate::read::{archive, blob, detect, graph, kmodel, metadata, mlf, params};
+        pub use crate::read::{
+            archive, blob, detect, graph, header, json, kmodel, metadata, mlf, param_pack, params, relay,
+        };
     }
 
     /// Memory plans, for tests and benchmarks.

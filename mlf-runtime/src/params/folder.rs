@@ -118,7 +118,7 @@ impl ParamSource for Folder {
 pub struct PackedArchive {
     path: PathBuf,
     data: Vec<u8>,
-    members: HashMap<String, core::ops::Range<usize>>,
+    members: HashMap<Vec<u8>, core::ops::Range<usize>>,
     config: HashMap<String, String>,
 }
 
@@ -140,16 +140,19 @@ impl PackedArchive {
         let mut members = HashMap::new();
         for entry in super::tar::entries(&data) {
             let entry = entry.map_err(|e| ParamError::new(super::flash::kind_of(e), "", &shown))?;
-            let name = String::from_utf8_lossy(&entry.full_name()).into_owned();
+            if !entry.is_file {
+                continue; // directories are not members
+            }
+            // Names are compared as bytes, as the device compares them.
+            let name = entry.full_name();
             let start = entry.data.as_ptr() as usize - data.as_ptr() as usize;
-            if members.insert(name.clone(), (entry.is_file, start..start + entry.data.len())).is_some() {
+            if members.insert(name.clone(), start..start + entry.data.len()).is_some() {
+                let name = String::from_utf8_lossy(&name);
                 return Err(ParamError::new(ParamErrorKind::Duplicate, "", &format!("{shown}: {name}")));
             }
         }
-        let members: HashMap<String, core::ops::Range<usize>> =
-            members.into_iter().filter(|(_, (file, _))| *file).map(|(n, (_, r))| (n, r)).collect();
         let cfg = members
-            .get("configure.json")
+            .get(&b"configure.json"[..])
             .ok_or_else(|| ParamError::new(ParamErrorKind::ConfigMissing, "", &format!("{shown}: configure.json")))?;
         let config = parse_config(&data[cfg.clone()], &format!("{shown}: configure.json"))?;
         Ok(PackedArchive { path, data, members, config })
@@ -165,7 +168,7 @@ impl ParamSource for PackedArchive {
             .ok_or_else(|| ParamError::new(ParamErrorKind::UnknownId, p.id, &format!("{shown}: configure.json")))?;
         let range = self
             .members
-            .get(file.as_str())
+            .get(file.as_bytes())
             .ok_or_else(|| ParamError::new(ParamErrorKind::Missing, p.id, &format!("{shown}: {file}")))?;
         let data = &self.data[range.clone()];
         if data.len() != p.bytes {

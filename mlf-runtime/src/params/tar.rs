@@ -161,12 +161,10 @@ pub(crate) fn find<'a>(archive: &'a [u8], wanted: &[u8]) -> Result<Member<'a>, T
     let mut found = None;
     for entry in entries(archive) {
         let entry = entry?;
-        if entry.is(wanted) {
+        // Directories are skipped: only files are members.
+        if entry.is_file && entry.is(wanted) {
             if found.is_some() {
                 return Err(TarError::Duplicate);
-            }
-            if !entry.is_file {
-                return Err(TarError::Invalid);
             }
             found = Some(Member { data: entry.data });
         }
