@@ -191,6 +191,9 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
 pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let desc = job.desc;
     check_target(desc, &job.target)?;
+    // Before the compiler runs: what the C may make it read, and names it may not take.
+    super::include_policy::check(desc)?;
+    check_runtime_symbols(desc)?;
     let src_dir = job.dir.join("src");
     let mut files = Vec::new();
     for s in &desc.code.sources {
@@ -241,6 +244,38 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
 }
 
+/// Functions mlf-runtime defines for the model's C (exported unmangled): a model may call them,
+/// never define them.
+pub const RUNTIME_SYMBOLS: &[&str] = &[
+    "TVMAPISetLastError",
+    "TVMBackendAllocWorkspace",
+    "TVMBackendFreeWorkspace",
+    "TVMBackendParallelBarrier",
+    "TVMBackendParallelLaunch",
+];
+
+/// Refuses a model whose C defines a function or variable that mlf-runtime defines or that mlf's
+/// headers declare (`TVMBackendAllocWorkspace`, `TVMFuncCall`, …): the compiler would otherwise
+/// report "conflicting types" in mlf's header, or the linker a duplicate symbol.
+pub fn check_runtime_symbols(desc: &ModelDesc) -> Result<()> {
+    let mut reserved: BTreeSet<String> = RUNTIME_SYMBOLS.iter().map(|s| s.to_string()).collect();
+    for (_, text) in HEADERS {
+        reserved.extend(crate::model::CFile::scan(text).functions.into_iter().map(|f| f.name));
+    }
+    for s in &desc.code.sources {
+        let functions = s.scan.functions.iter().filter(|f| f.defined).map(|f| f.name.as_str());
+        let globals = s.scan.globals.iter().filter(|g| !g.is_extern).map(|g| g.name.as_str());
+        if let Some(name) = functions.chain(globals).find(|n| reserved.contains(*n)) {
+            return Err(Error::unsupported(format!(
+                "defines {name}, a name of the TVM runtime API that mlf-runtime provides to the model's C; \
+                 a model's C may call it but not define it"
+            ))
+            .in_member(s.member.clone()));
+        }
+    }
+    Ok(())
+}
+
 /// Every function the model calls (a graph's operators) must be defined by its C or objects.
 fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
     for f in crate::backend::of(desc).required_functions() {
@@ -258,6 +293,7 @@ fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
 /// (used to take a USMP constant pool out of the C).
 pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
     use object::{Object, ObjectSection, ObjectSymbol};
+    super::include_policy::check(job.desc)?;
     let file_name = member.rsplit('/').next().unwrap_or(member);
     let src = job.dir.join("extract").join(file_name);
     write_if_changed(&src, text.as_bytes())?;

@@ -11,6 +11,8 @@ pub mod budget;
 #[cfg(feature = "build")]
 pub mod compile;
 #[cfg(feature = "build")]
+pub mod include_policy;
+#[cfg(feature = "build")]
 pub mod manifest;
 #[cfg(feature = "build")]
 pub mod measure;

@@ -235,8 +235,9 @@ fn read_tar(path: &Path, data: Bytes) -> Result<Archive> {
         let slice = data.slice(start as usize..end as usize).expect("range checked above");
         if members.insert(name.clone(), slice).is_some() {
             // One rule for every reader: which copy would a reader take? None: refused.
-            return Err(Error::invalid("occurs more than once in the archive; refusing to choose a copy")
-                .in_member(name));
+            return Err(
+                Error::invalid("occurs more than once in the archive; refusing to choose a copy").in_member(name)
+            );
         }
         if members.len() > MAX_MEMBERS {
             return Err(Error::invalid(format!("more than {MAX_MEMBERS} members")));

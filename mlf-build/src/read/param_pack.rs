@@ -163,7 +163,8 @@ pub fn read_pack(path: &Path, data: Bytes) -> Result<Archive> {
 /// The member name of a pack header: the POSIX ustar prefix and name fields (GNU headers have no
 /// prefix field), leading `./` kept.
 fn pack_member_name(header: &[u8]) -> String {
-    let field = |f: &[u8]| String::from_utf8_lossy(&f[..f.iter().position(|&b| b == 0).unwrap_or(f.len())]).into_owned();
+    let field =
+        |f: &[u8]| String::from_utf8_lossy(&f[..f.iter().position(|&b| b == 0).unwrap_or(f.len())]).into_owned();
     let name = field(&header[..100]);
     if &header[257..263] == b"ustar\0" {
         let prefix = field(&header[345..500]);
@@ -193,6 +194,7 @@ fn pack_octal(field: &[u8]) -> Option<usize> {
 }
 
 fn pack_checksum_ok(header: &[u8]) -> bool {
-    let sum: usize = header.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { 32 } else { b as usize }).sum();
+    let sum: usize =
+        header.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { 32 } else { b as usize }).sum();
     pack_octal(&header[148..156]) == Some(sum)
 }
