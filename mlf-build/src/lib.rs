@@ -126,7 +126,7 @@ pub mod __private {
 
     /// Memory plans, for tests and benchmarks.
     pub mod plan {
-        pub use crate::plan::{aot, graph, pack, split};
+        pub use crate::plan::{aot, graph, limits, pack, split};
     }
 
     /// Generated code, for the macro and tests.

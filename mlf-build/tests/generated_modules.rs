@@ -81,7 +81,12 @@ fn kmodel_modules() {
         let path = dir.path().join(format!("{name}.kmodel"));
         std::fs::write(&path, bytes).unwrap();
         let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
-        let (_, tokens) = mlf_build::__private::kmodel_module(&path, &include).unwrap();
+        let (_, tokens) = mlf_build::__private::kmodel_module(
+            &path,
+            &include,
+            mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES,
+        )
+        .unwrap();
         let header = ["The items of `pub mod net` that `include_model!(\"models/net.kmodel\")` expands to.".into()];
         insta::assert_snapshot!(name, render::text(&tokens, &header).unwrap());
     }

@@ -24,6 +24,7 @@ struct Args {
     name: Option<Ident>,
     module: Option<LitStr>,
     params: Option<mlf_build::Placement>,
+    max_static: Option<u64>,
 }
 
 impl Parse for Args {
@@ -32,6 +33,7 @@ impl Parse for Args {
         let mut name = None;
         let mut module = None;
         let mut params = None;
+        let mut max_static = None;
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -47,17 +49,22 @@ impl Parse for Args {
                     let placement = p.value().parse::<mlf_build::Placement>();
                     params = Some(placement.map_err(|e| syn::Error::new(p.span(), e))?);
                 }
+                "max_static" => {
+                    let s: LitStr = input.parse()?;
+                    let bytes = mlf_build::__private::size::parse_size(&s.value());
+                    max_static = Some(bytes.map_err(|e| syn::Error::new(s.span(), e))?);
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"` or `params = \"embedded\"|\"resident\"|\"streamed\"`)"
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"` or `max_static = \"<size>\"`)"
                         ),
                     ));
                 }
             }
         }
-        Ok(Args { path, name, module, params })
+        Ok(Args { path, name, module, params, max_static })
     }
 }
 
@@ -138,7 +145,9 @@ fn include_path(args: &Args, path: &Path) -> Result<IncludePath, String> {
 
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let include = include_path(args, path)?;
-    let (default_name, items) = mlf_build::__private::kmodel_module(path, &include).map_err(|e| e.to_string())?;
+    let limit = args.max_static.unwrap_or(mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES);
+    let (default_name, items) =
+        mlf_build::__private::kmodel_module(path, &include, limit).map_err(|e| e.to_string())?;
     let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     Ok(quote! {

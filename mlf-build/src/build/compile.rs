@@ -191,9 +191,8 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
 pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let desc = job.desc;
     check_target(desc, &job.target)?;
-    // Before the compiler runs: what the C may make it read, and names it may not take.
-    super::include_policy::check(desc)?;
-    check_runtime_symbols(desc)?;
+    // Before the compiler runs (and before `extract_static_bytes`): `build::model` checks what
+    // the C may make it read (the include policy) and the names it may not take.
     let src_dir = job.dir.join("src");
     let mut files = Vec::new();
     for s in &desc.code.sources {
@@ -293,7 +292,6 @@ fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
 /// (used to take a USMP constant pool out of the C).
 pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
     use object::{Object, ObjectSection, ObjectSymbol};
-    super::include_policy::check(job.desc)?;
     let file_name = member.rsplit('/').next().unwrap_or(member);
     let src = job.dir.join("extract").join(file_name);
     write_if_changed(&src, text.as_bytes())?;

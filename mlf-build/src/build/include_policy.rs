@@ -203,109 +203,112 @@ struct Line {
     strings: Vec<String>,
 }
 
-/// The logical lines of `text`.
-fn logical_lines(text: &str) -> Vec<Line> {
-    let text = replace_trigraphs(text);
-    let b: Vec<char> = text.chars().collect();
-    let mut lines = Vec::new();
-    let mut cur = Line { number: 1, text: String::new(), strings: Vec::new() };
-    let mut physical = 1;
-    let mut i = 0;
-    // A character, skipping line splices (counted as physical lines).
-    let next = |i: &mut usize, physical: &mut usize| -> Option<char> {
-        loop {
-            let c = *b.get(*i)?;
-            if c == '\\' && b.get(*i + 1) == Some(&'\n') {
-                *i += 2;
-                *physical += 1;
-                continue;
-            }
-            if c == '\\' && b.get(*i + 1) == Some(&'\r') && b.get(*i + 2) == Some(&'\n') {
-                *i += 3;
-                *physical += 1;
-                continue;
-            }
-            *i += 1;
+/// Characters of a text with line splices (`\` + newline) removed, counting physical lines.
+struct Chars {
+    b: Vec<char>,
+    i: usize,
+    physical: usize,
+    pending: Option<char>,
+}
+
+impl Chars {
+    fn next(&mut self) -> Option<char> {
+        if let Some(c) = self.pending.take() {
             return Some(c);
         }
-    };
-    let mut in_block = false;
-    let mut pending: Option<char> = None;
-    loop {
-        let c = match pending.take() {
-            Some(c) => c,
-            None => match next(&mut i, &mut physical) {
-                Some(c) => c,
-                None => break,
-            },
-        };
-        if in_block {
-            if c == '*' {
-                match next(&mut i, &mut physical) {
-                    Some('/') => {
-                        in_block = false;
-                        cur.text.push(' ');
-                    }
-                    Some(d) => pending = Some(d),
-                    None => break,
-                }
-            } else if c == '\n' {
-                physical += 1;
+        loop {
+            let c = *self.b.get(self.i)?;
+            let splice = match (c, self.b.get(self.i + 1), self.b.get(self.i + 2)) {
+                ('\\', Some('\n'), _) => 2,
+                ('\\', Some('\r'), Some('\n')) => 3,
+                _ => 0,
+            };
+            if splice == 0 {
+                self.i += 1;
+                return Some(c);
             }
-            continue;
+            self.i += splice;
+            self.physical += 1;
         }
+    }
+
+    /// Skips a block comment (after `/*`), counting its lines.
+    fn block_comment(&mut self) {
+        while let Some(c) = self.next() {
+            match c {
+                '*' => match self.next() {
+                    Some('/') | None => return,
+                    Some(d) => self.pending = Some(d),
+                },
+                '\n' => self.physical += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Skips a line comment (after `//`), leaving the newline that ends it.
+    fn line_comment(&mut self) {
+        while let Some(c) = self.next() {
+            if c == '\n' {
+                self.pending = Some('\n');
+                return;
+            }
+        }
+    }
+
+    /// A string or character literal (after its opening `quote`): pushed to `text`, its
+    /// contents returned.
+    fn literal(&mut self, quote: char, text: &mut String) -> String {
+        let mut lit = String::new();
+        while let Some(d) = self.next() {
+            if d == '\n' {
+                self.pending = Some('\n');
+                break;
+            }
+            text.push(d);
+            if d == '\\' {
+                if let Some(e) = self.next() {
+                    text.push(e);
+                    lit.push(e);
+                }
+                continue;
+            }
+            if d == quote {
+                break;
+            }
+            lit.push(d);
+        }
+        lit
+    }
+}
+
+/// The logical lines of `text`.
+fn logical_lines(text: &str) -> Vec<Line> {
+    let mut chars = Chars { b: replace_trigraphs(text).chars().collect(), i: 0, physical: 1, pending: None };
+    let mut lines = Vec::new();
+    let mut cur = Line { number: 1, text: String::new(), strings: Vec::new() };
+    while let Some(c) = chars.next() {
         match c {
             '\n' => {
-                physical += 1;
-                lines.push(std::mem::replace(
-                    &mut cur,
-                    Line { number: physical, text: String::new(), strings: Vec::new() },
-                ));
+                chars.physical += 1;
+                let next = Line { number: chars.physical, text: String::new(), strings: Vec::new() };
+                lines.push(std::mem::replace(&mut cur, next));
             }
-            '/' => match next(&mut i, &mut physical) {
-                Some('*') => in_block = true,
-                Some('/') => {
-                    // A line comment runs to the end of the line (splices included).
-                    loop {
-                        match next(&mut i, &mut physical) {
-                            Some('\n') | None => {
-                                pending = Some('\n');
-                                break;
-                            }
-                            Some(_) => {}
-                        }
-                    }
-                    if pending.is_some() && i >= b.len() && !text.ends_with('\n') {
-                        pending = None;
-                    }
+            '/' => match chars.next() {
+                Some('*') => {
+                    chars.block_comment();
+                    cur.text.push(' ');
                 }
+                Some('/') => chars.line_comment(),
                 Some(d) => {
                     cur.text.push('/');
-                    pending = Some(d);
+                    chars.pending = Some(d);
                 }
                 None => cur.text.push('/'),
             },
             '"' | '\'' => {
-                let mut lit = String::new();
                 cur.text.push(c);
-                while let Some(d) = next(&mut i, &mut physical) {
-                    if d == '\n' {
-                        pending = Some('\n');
-                        break;
-                    }
-                    cur.text.push(d);
-                    if d == '\\' {
-                        if let Some(e) = next(&mut i, &mut physical) {
-                            cur.text.push(e);
-                            lit.push(e);
-                        }
-                        continue;
-                    }
-                    if d == c {
-                        break;
-                    }
-                    lit.push(d);
-                }
+                let lit = chars.literal(c, &mut cur.text);
                 if c == '"' {
                     cur.strings.push(lit);
                 }

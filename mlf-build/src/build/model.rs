@@ -39,6 +39,7 @@ pub struct Model {
     params: Placement,
     split_dir: Option<PathBuf>,
     fp_contract: bool,
+    max_static: u64,
     configure: Option<ConfigureCc>,
 }
 
@@ -98,6 +99,7 @@ impl Model {
             params: Placement::Embedded,
             split_dir: None,
             fp_contract: false,
+            max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
         }
     }
@@ -143,6 +145,15 @@ impl Model {
         self
     }
 
+    /// The most static memory the generated module may allocate (arena and parameter RAM), in
+    /// bytes; a model that needs more is refused before code is generated. Default:
+    /// [`DEFAULT_MAX_STATIC_BYTES`](crate::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES)
+    /// (256 MiB). `max_static` in the model's `[package.metadata.mlf]` entry does the same.
+    pub fn max_static_bytes(mut self, bytes: u64) -> Model {
+        self.max_static = bytes;
+        self
+    }
+
     /// Adjusts the `cc::Build` that compiles the model's C (flags, compiler, defines).
     pub fn configure_cc(mut self, f: impl Fn(&mut cc::Build) + 'static) -> Model {
         self.configure = Some(Box::new(f));
@@ -163,6 +174,10 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
+        // Before the compiler ever runs on the model's C: the files it may make the compiler read
+        // and the runtime's names it may not define.
+        super::include_policy::check(&desc).in_file(&canonical)?;
+        compile::check_runtime_symbols(&desc).in_file(&canonical)?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
         let prefix = format!("mlf_{:08x}_", fnv1a(FNV_OFFSET, layout.key().as_bytes()) as u32);
@@ -191,6 +206,15 @@ impl Model {
             _ => ParamCode::Embedded(&param_files),
         };
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
+        // Bounded before anything is generated: the plan's figures against the limit.
+        let planned = backend::of(code_desc).memory(&module, target, self.module.as_deref()).in_file(&canonical)?;
+        let (arena, param_ram) = (planned.ram.arena, planned.ram.params);
+        crate::plan::limits::check_static(
+            arena.saturating_add(param_ram),
+            &format!("arena {arena}, parameter RAM {param_ram}"),
+            self.max_static,
+        )
+        .in_file(&canonical)?;
         let generated = backend::of(code_desc)
             .generate(&Generate {
                 symbol_prefix: &prefix,
