@@ -20,7 +20,7 @@ use crate::model::ModelDesc;
 
 /// Headers of the C library and the compiler that the model's C may include by name (as
 /// `<name>` or `"name"`): the C standard library's and the intrinsics headers TVM's schedules use.
-pub const SYSTEM_HEADERS: &[&str] = &[
+const SYSTEM_HEADERS: &[&str] = &[
     "assert.h",
     "complex.h",
     "ctype.h",
@@ -57,18 +57,18 @@ pub const SYSTEM_HEADERS: &[&str] = &[
 
 /// The files an include may reach, as the compile step lays them out: sources in `src/`,
 /// mlf's headers in `include/`, the archive's headers in `model-include/`.
-pub struct Reachable {
+struct Reachable {
     /// Source file names (the compile step writes every source into one folder).
-    pub sources: BTreeSet<String>,
+    sources: BTreeSet<String>,
     /// mlf's headers, relative to their folder.
-    pub mlf_headers: BTreeSet<String>,
+    mlf_headers: BTreeSet<String>,
     /// The archive's headers, relative to `codegen/host/include/`.
-    pub model_headers: BTreeSet<String>,
+    model_headers: BTreeSet<String>,
 }
 
 impl Reachable {
     /// What the compile step of `desc` lays out.
-    pub fn of(desc: &ModelDesc) -> Reachable {
+    fn of(desc: &ModelDesc) -> Reachable {
         let base = |m: &str| m.rsplit('/').next().unwrap_or(m).to_string();
         Reachable {
             sources: desc.code.sources.iter().map(|s| base(&s.member)).collect(),
@@ -87,7 +87,7 @@ enum Folder {
 
 /// Checks every C source and header of `desc` against the include policy; the error names the
 /// file (its member in the archive) and the line.
-pub fn check(desc: &ModelDesc) -> Result<()> {
+pub(crate) fn check(desc: &ModelDesc) -> Result<()> {
     let reach = Reachable::of(desc);
     for s in &desc.code.sources {
         check_file(&s.member, &String::from_utf8_lossy(&s.bytes), Folder::Sources, "", &reach)?;
@@ -114,7 +114,9 @@ fn check_file(member: &str, text: &str, folder: Folder, dir: &str, reach: &Reach
             match name.as_str() {
                 "include" | "include_next" | "import" => {
                     if let Err(why) = resolve(operand, folder, dir, reach) {
-                        return refuse(format!("#{name} {}: {why}", crate::error::shown(operand)));
+                        let shown =
+                            if operand.len() <= 200 { operand.to_string() } else { crate::error::shown(operand) };
+                        return refuse(format!("#{name} {shown}: {why}"));
                     }
                 }
                 "embed" => return refuse("#embed reads a file into the program; a model's C may not".into()),

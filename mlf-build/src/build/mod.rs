@@ -11,7 +11,7 @@ pub mod budget;
 #[cfg(feature = "build")]
 pub mod compile;
 #[cfg(feature = "build")]
-pub mod include_policy;
+pub(crate) mod include_policy;
 #[cfg(feature = "build")]
 pub mod manifest;
 #[cfg(feature = "build")]

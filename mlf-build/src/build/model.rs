@@ -176,6 +176,7 @@ impl Model {
         backend::of(&desc).check_build_step()?;
         // Before the compiler ever runs on the model's C: the files it may make the compiler read
         // and the runtime's names it may not define.
+        compile::check_target(&desc, target).in_file(&canonical)?;
         super::include_policy::check(&desc).in_file(&canonical)?;
         compile::check_runtime_symbols(&desc).in_file(&canonical)?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
