@@ -15,18 +15,6 @@ pub fn human(bytes: u64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human(176), "176 B");
-        assert_eq!(human(88192), "86.1 KiB");
-        assert_eq!(human(3 << 20), "3.00 MiB");
-    }
-}
-
 /// Parses a size: `"65536"`, `"64 KiB"`, `"64KiB"`, `"1.5 MiB"`, `"512 kB"`, `"100 B"`.
 ///
 /// Binary units (`KiB`, `MiB`, `GiB`) are powers of 1024, decimal ones (`kB`, `MB`, `GB`) powers
@@ -79,4 +67,16 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
         value = value.checked_add((part / scale as u128) as u64).ok_or_else(too_big)?;
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(176), "176 B");
+        assert_eq!(human(88192), "86.1 KiB");
+        assert_eq!(human(3 << 20), "3.00 MiB");
+    }
 }
