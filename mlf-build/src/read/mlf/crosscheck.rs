@@ -1,12 +1,14 @@
 //! The graph config is not trusted alone: every tensor's dtype and shape is checked against every
 //! other source the archive has — `metadata.json`'s inputs, outputs and storage sizes, the relay
 //! signature, the parameters (in [`Graph::split_args`](crate::model::Graph)) — and a
-//! contradiction is an error naming both sources. (A graph entry smaller than what a kernel
+//! contradiction is an error naming both sources. An AOT model's inputs and outputs are checked
+//! against the interface header's `TVMGEN_<M>_<NAME>_SIZE` macros the same way. (A graph entry smaller than what a kernel
 //! reads or writes would otherwise be planned too small: reads and writes past an arena slot.)
 //! Every tensor of a model must also have elements and a size that fits 64 bits.
 
 use crate::error::{Error, Result};
 use crate::model::TensorInfo;
+use crate::read::header::InterfaceHeader;
 use crate::read::metadata::ModuleMeta;
 use crate::read::relay::RelayMain;
 use crate::support::dtype::{DType, tensor_bytes};
@@ -62,6 +64,42 @@ pub(super) fn graph_against_sources(
                         &format!("{} {:?}", ty.dtype, ty.shape),
                     ));
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An AOT model's inputs and outputs against the interface header's size macros
+/// (`TVMGEN_<M>_<MEMBER>_SIZE`, bytes; TVM ≥ 0.10 writes one per struct member). Tensors are
+/// matched to struct members by position, as the entry point passes them; a header without the
+/// macros (older TVM) is not compared. `cm` is the sanitised lowercase module name.
+pub(super) fn aot_against_header(
+    inputs: &[TensorInfo],
+    outputs: &[TensorInfo],
+    header: &InterfaceHeader,
+    header_name: &str,
+    cm: &str,
+) -> Result<()> {
+    let defines: std::collections::HashMap<&str, u64> = header.defines.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let upper = cm.to_ascii_uppercase();
+    for (what, tensors, members) in [("input", inputs, &header.inputs), ("output", outputs, &header.outputs)] {
+        if tensors.len() != members.len() {
+            continue; // the entry point's arity check reports this
+        }
+        for (t, member) in tensors.iter().zip(members) {
+            let key = format!("TVMGEN_{upper}_{}_SIZE", member.to_ascii_uppercase());
+            let Some(&size) = defines.get(key.as_str()) else { continue };
+            let bytes = t.bytes();
+            if size != bytes {
+                return Err(Error::mismatch(format!(
+                    "{what} {}: the interface header ({header_name}) says {key} {size} bytes, {} says {} {:?} \
+                     ({bytes} bytes); the archive contradicts itself, and the kernels were compiled for one of them",
+                    crate::error::shown(&t.name),
+                    t.shape_source,
+                    t.dtype,
+                    t.shape
+                )));
             }
         }
     }
