@@ -148,3 +148,25 @@ pub(super) fn tensors_are_sized(inputs: &[TensorInfo], outputs: &[TensorInfo]) -
     }
     Ok(())
 }
+
+/// Every tensor the application passes or the model stores has a dtype mlf's runtime runs, and
+/// every graph entry one TVM's storage can hold; the error names the tensor and the dtype.
+pub(super) fn dtypes_run(desc: &crate::model::ModelDesc) -> Result<()> {
+    use crate::error::ErrorKind::UnsupportedDtype;
+    let tensors = desc.inputs.iter().map(|t| ("input", &t.name, t.dtype));
+    let tensors = tensors.chain(desc.outputs.iter().map(|t| ("output", &t.name, t.dtype)));
+    for (what, name, dtype) in tensors.chain(desc.params.iter().map(|p| ("parameter", &p.name, p.dtype))) {
+        if let Some(why) = dtype.why_not_runnable() {
+            return Err(Error::new(UnsupportedDtype(format!("{what} {}: {why}", crate::error::shown(name)))));
+        }
+    }
+    if let crate::model::Executor::Graph(g) = &desc.executor {
+        if let Some((eid, dt)) = g.graph.dltype.iter().enumerate().find(|(_, d)| !d.storable()) {
+            return Err(Error::new(UnsupportedDtype(format!(
+                "graph entry {eid}: {dt} is not a whole number of bytes per element, which TVM's storage cannot hold; {}",
+                dt.why_not_runnable().unwrap_or_default()
+            ))));
+        }
+    }
+    Ok(())
+}

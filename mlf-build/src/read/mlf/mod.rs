@@ -94,6 +94,7 @@ fn read_inner(archive: &Archive, opts: &ReadOptions) -> Result<ModelDesc> {
         ExecutorKind::Aot => aot::read_aot(archive, module, params, relay.as_ref(), &mut desc)?,
     }
     crosscheck::tensors_are_sized(&desc.inputs, &desc.outputs)?;
+    crosscheck::dtypes_run(&desc)?;
     Ok(desc)
 }
 

@@ -1,7 +1,8 @@
-//! An archive that contradicts itself is refused naming both sources: the graph config against
-//! metadata.json, the relay signature and the parameters, an AOT model's tensors against its
-//! interface header; zero-sized and overflowing graph entries are errors. Each case derives an
-//! archive from a real one by changing one source.
+//! Archives derived from real ones by changing one source. One that contradicts itself is
+//! refused naming both sources: the graph config against metadata.json, the relay signature and
+//! the parameters, an AOT model's tensors against its interface header; zero-sized and
+//! overflowing graph entries are errors; dtypes the runtime cannot run are refused by the reader
+//! (so by `inspect` and the build) naming the tensor and the dtype.
 
 use std::path::Path;
 
@@ -149,4 +150,72 @@ fn overflowing_entry() {
     let huge = serde_json::json!([1u64 << 40, 1u64 << 40]);
     let e = read(&graph_edited(|g| g["attrs"]["shape"][1][3] = huge)).unwrap_err();
     assert!(e.to_string().contains("more bytes than a 64-bit size holds"), "{e}");
+}
+
+/// The digits graph with entry `eid`'s dtype set to `dtype`, and metadata.json's record of the
+/// input or output (`io`: `("inputs", "pixels", bytes)`) and the relay signature agreeing with it.
+fn with_dtype(eid: usize, dtype: &str, io: Option<(&str, &str, u64)>) -> Members {
+    let mut m = graph_edited(|g| g["attrs"]["dltype"][1][eid] = dtype.into());
+    if let Some((list, name, bytes)) = io {
+        m = edited(m, "metadata.json", |t| {
+            let mut j: serde_json::Value = serde_json::from_str(t).unwrap();
+            let rec = &mut j["modules"]["default"]["memory"]["functions"]["main"][0][list][name];
+            rec["dtype"] = dtype.into();
+            rec["size"] = bytes.into();
+            serde_json::to_string(&j).unwrap()
+        });
+        if list == "inputs" {
+            let typed = format!("%pixels: Tensor[(1, 64), {dtype}]");
+            m = edited(m, "src/default.relay", |t| t.replacen("%pixels: Tensor[(1, 64), float32]", &typed, 1));
+        }
+    }
+    m
+}
+
+fn unsupported_dtype(members: &Members) -> String {
+    let e = read(members).expect_err("a dtype the runtime cannot run must be refused");
+    match e.kind {
+        ErrorKind::UnsupportedDtype(ref s) => s.clone(),
+        _ => panic!("expected an unsupported dtype, got {e}"),
+    }
+}
+
+#[test]
+fn float16_input() {
+    let s = unsupported_dtype(&with_dtype(0, "float16", Some(("inputs", "pixels", 128))));
+    assert!(s.contains("input \"pixels\"") && s.contains("float16 is not supported"), "{s}");
+}
+
+#[test]
+fn bfloat16_input() {
+    let s = unsupported_dtype(&with_dtype(0, "bfloat16", Some(("inputs", "pixels", 128))));
+    assert!(s.contains("bfloat16 is not supported"), "{s}");
+}
+
+#[test]
+fn bool_output() {
+    let s = unsupported_dtype(&with_dtype(7, "bool", Some(("outputs", "output", 10))));
+    assert!(s.contains("output \"output\"") && s.contains("bool tensors are not supported"), "{s}");
+}
+
+#[test]
+fn vector_lanes_input() {
+    // float32x4 over [1, 64]: 1 KiB, as metadata now says.
+    let s = unsupported_dtype(&with_dtype(0, "float32x4", Some(("inputs", "pixels", 1024))));
+    assert!(s.contains("float32x4 is a vector of 4 float32 lanes"), "{s}");
+}
+
+#[test]
+fn int3_intermediate_entry() {
+    let s = unsupported_dtype(&with_dtype(3, "int3", None));
+    assert!(s.contains("graph entry 3") && s.contains("int3 is a 3-bit integer"), "{s}");
+}
+
+#[test]
+fn inspect_refuses_what_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("float16.tar");
+    std::fs::write(&path, tar_of(&with_dtype(0, "float16", Some(("inputs", "pixels", 128))))).unwrap();
+    let e = mlf_build::__private::inspect::inspect_path(&path, &Default::default()).unwrap_err().to_string();
+    assert!(e.contains("float16.tar") && e.contains("float16 is not supported"), "{e}");
 }
