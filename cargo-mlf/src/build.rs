@@ -452,8 +452,8 @@ impl Out<'_> {
     ) -> Result<(), Error> {
         match mlf_build::__private::svg::plan_svg(desc, &report.model) {
             Ok(svg) => {
-                let file = dir.join(format!("{}-{}.svg", pkg.name, report.model));
-                std::fs::write(&file, svg).in_file(&file)?;
+                let out = mlf_build::__private::output::OutputDir::create(dir)?;
+                let file = out.write(&format!("{}-{}.svg", pkg.name, report.model), svg.as_bytes())?;
                 if !self.json {
                     eprintln!("  {:<22}{}", "plan picture", file.display());
                 }

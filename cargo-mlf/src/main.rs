@@ -12,7 +12,6 @@ mod build;
 mod inspect;
 mod io_error;
 mod new;
-mod npy;
 mod plan;
 mod run;
 mod split;

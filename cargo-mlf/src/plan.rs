@@ -7,8 +7,6 @@ use mlf_build::Error;
 
 use mlf_build::__private::size::human;
 
-use crate::io_error::InFile;
-
 /// Arguments of `plan`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -38,10 +36,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     let flash: u64 = picture.flash.iter().map(|f| f.1).sum();
     println!("  {}: {flash} bytes ({}) in {} arrays", picture.flash_caption, human(flash), picture.flash.len());
     if let Some(path) = &args.svg {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).in_file(dir)?;
-        }
-        std::fs::write(path, picture.to_svg()).in_file(path)?;
+        mlf_build::__private::output::write_file(path, picture.to_svg().as_bytes())?;
         println!("  wrote {}", path.display());
     }
     Ok(())

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use mlf_build::__private::output::OutputDir;
 use mlf_build::{Error, Placement};
 
 use crate::build::host_triple;
@@ -58,15 +59,20 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
         m = m.module(module.clone());
     }
     let built = m.build_into(&model, build_dir.path(), "mlf-split", &target, &host, false)?;
-    let code = args.out.join("code").join(&target);
-    std::fs::create_dir_all(&code).in_file(&code)?;
+    // The build wrote params/ and configure.json (refusing a folder that is not empty or an
+    // earlier split, and any link in it); this target's code replaces what an earlier split left.
+    let out = OutputDir::create(&args.out)?;
+    let code_rel = format!("code/{}", file_part(&target)?);
+    out.remove(&code_rel)?;
     let copy = |from: &std::path::Path, to: &str| -> Result<(), Error> {
-        std::fs::copy(from, code.join(to)).map(|_| ()).in_file(from)
+        let data = std::fs::read(from).in_file(from)?;
+        out.write(&format!("{code_rel}/{to}"), &data).map(drop)
     };
     copy(&built.rust_file, "model.rs")?;
     if let Some(lib) = &built.library {
         copy(lib, &lib.file_name().unwrap_or_default().to_string_lossy())?;
     }
+    let code = args.out.join(&code_rel);
     let files = std::fs::read_dir(args.out.join("params")).map(|d| d.count()).unwrap_or(0);
     eprintln!(
         "split {}: {files} parameter files ({} bytes) in {}, configure.json, code for {target} in {} (module `{}`, {:?} placement: {} bytes of RAM for parameters, {} bytes of arena)",
@@ -80,6 +86,14 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
         built.arena_bytes
     );
     Ok(())
+}
+
+/// `name` as one path component, or an error (a target triple never has `/` or `..`).
+fn file_part(name: &str) -> Result<&str, Error> {
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+        return Err(Error::invalid(format!("{name:?} cannot name a folder")).at("--target"));
+    }
+    Ok(name)
 }
 
 /// Runs `pack`.

@@ -1,10 +1,11 @@
-//! Relay text reader on arbitrary text: must never panic, overflow the stack or take more than
-//! linear time (libFuzzer's -timeout catches a slow input).
+//! The relay text reader (`@main`'s signature and output names) on arbitrary text: must never
+//! panic, overflow the stack or take more than linear time.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = mlf_build::__private::read::relay::parse(text);
+        let _ = mlf_build::__private::read::relay::parse_tensor_type(text);
     }
 });

@@ -36,10 +36,10 @@ pub enum ErrorKind {
     #[error("corrupt or truncated tar archive: {0}")]
     CorruptTar(String),
     /// A tar member's path is absolute, contains `..` or a NUL byte.
-    #[error("unsafe member path {0:?} (absolute, `..` or NUL): refusing to read it")]
+    #[error("unsafe member path {} (absolute, `..` or NUL): refusing to read it", shown(.0))]
     UnsafePath(String),
-    /// A tar member is a symbolic link, hard link, device or other non-regular file.
-    #[error("member {name:?} is a {what}; only regular files and directories are allowed")]
+    /// A tar member or a file is a symbolic link, hard link, FIFO, device or other non-regular file.
+    #[error("{} is a {what}; only regular files{} are allowed", shown(name), if what == &"directory" { "" } else { " and directories" })]
     NotARegularFile {
         /// The member's name.
         name: String,
@@ -181,18 +181,81 @@ impl Error {
     }
 }
 
+/// Longest name (member, field, identifier) an error echoes whole; longer ones are cut in the
+/// middle with their length said.
+pub const MAX_SHOWN: usize = 200;
+
+/// `name` quoted, cut in the middle when it is longer than [`MAX_SHOWN`] bytes (a hostile archive
+/// can name a member with a megabyte).
+pub fn shown(name: &str) -> String {
+    format!("{:?}", Capped(name))
+}
+
+/// A name to echo: whole when short, else its start and end with its length.
+struct Capped<'a>(&'a str);
+
+impl fmt::Display for Capped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        if s.len() <= MAX_SHOWN {
+            return f.write_str(s);
+        }
+        let head = floor(s, MAX_SHOWN / 2);
+        let tail = ceil(s, s.len() - MAX_SHOWN / 4);
+        write!(f, "{}…[{} bytes in all]…{}", &s[..head], s.len(), &s[tail..])
+    }
+}
+
+impl fmt::Debug for Capped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        if s.len() <= MAX_SHOWN {
+            return write!(f, "{s:?}");
+        }
+        let head = floor(s, MAX_SHOWN / 2);
+        let tail = ceil(s, s.len() - MAX_SHOWN / 4);
+        write!(f, "{:?}…[{} bytes in all]…{:?}", &s[..head], s.len(), &s[tail..])
+    }
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary of `s` at or above `i`.
+fn ceil(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Longest message an error prints: what a reader puts in it (lists of names, a line of C) is cut
+/// in the middle beyond this.
+const MAX_MESSAGE: usize = 4096;
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(file) = &self.file {
-            write!(f, "{}: ", file.display())?;
+            write!(f, "{}: ", Capped(&file.display().to_string()))?;
         }
         if let Some(member) = &self.member {
-            write!(f, "{member}: ")?;
+            write!(f, "{}: ", Capped(member))?;
         }
         if let Some(field) = &self.field {
-            write!(f, "{field}: ")?;
+            write!(f, "{}: ", Capped(field))?;
         }
-        write!(f, "{}", self.kind)
+        let message = self.kind.to_string();
+        if message.len() <= MAX_MESSAGE {
+            return f.write_str(&message);
+        }
+        let head = floor(&message, MAX_MESSAGE / 2);
+        let tail = ceil(&message, message.len() - MAX_MESSAGE / 4);
+        write!(f, "{}…[message of {} bytes cut]…{}", &message[..head], message.len(), &message[tail..])
     }
 }
 
@@ -251,6 +314,16 @@ mod tests {
             .in_member("metadata.json")
             .in_file("model.tar");
         assert_eq!(e.to_string(), "model.tar: metadata.json: modules.default.memory: expected an object");
+    }
+
+    #[test]
+    fn long_names_are_cut() {
+        let name = "a".repeat(1 << 20);
+        let e = Error::new(ErrorKind::UnsafePath(name.clone())).in_member(name.clone()).at(name);
+        let text = e.to_string();
+        assert!(text.len() < 6000, "{} bytes", text.len());
+        assert!(text.contains("[1048576 bytes in all]"), "{text}");
+        assert_eq!(shown("short"), "\"short\"");
     }
 
     #[test]

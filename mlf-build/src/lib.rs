@@ -127,14 +127,16 @@ pub mod __private {
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]
     pub use crate::build::libraries::UserLibraries;
+    pub use crate::build::output;
     #[cfg(feature = "build")]
     pub use crate::build::runnable;
     #[cfg(feature = "build")]
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]
-    pub use crate::cli::{inspect, svg};
+    pub use crate::cli::{inspect, npy, svg};
     pub use crate::plan::report::{SectionSizes, Totals};
     pub use crate::support::dtype::DTypeCode;
+    pub use crate::support::files;
     pub use crate::support::{bytes, names, size};
 
     /// The model description's types.
@@ -145,12 +147,14 @@ pub mod __private {
     /// The readers, for tests and fuzzing.
     #[cfg(feature = "build")]
     pub mod read {
-        pub use crate::read::{archive, blob, detect, graph, kmodel, metadata, mlf, params, relay};
+        pub use crate::read::{
+            archive, blob, detect, graph, header, json, kmodel, metadata, mlf, param_pack, params, relay,
+        };
     }
 
     /// Memory plans, for tests and benchmarks.
     pub mod plan {
-        pub use crate::plan::{aot, graph, pack, split};
+        pub use crate::plan::{aot, graph, limits, pack, split};
     }
 
     /// Generated code, for the macro and tests.

@@ -108,8 +108,12 @@ fn generate_kmodel(out: &Path, scratch: &Path) {
     for (case, path) in kmodel_cases(scratch) {
         let dir = out.join("kmodel").join(&case);
         let include = IncludePath::Absolute(path.to_str().unwrap().to_string());
-        let text =
-            mlf_build::__private::kmodel_module(&path, &include).and_then(|(_, tokens)| render::text(&tokens, &[]));
+        let text = mlf_build::__private::kmodel_module(
+            &path,
+            &include,
+            mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES,
+        )
+        .and_then(|(_, tokens)| render::text(&tokens, &[]));
         match text {
             Ok(text) => write(&dir.join("module.rs"), text),
             Err(e) => write(&dir.join("error.txt"), e.to_string()),

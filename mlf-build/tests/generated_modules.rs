@@ -81,7 +81,12 @@ fn kmodel_modules() {
         let path = dir.path().join(format!("{name}.kmodel"));
         std::fs::write(&path, bytes).unwrap();
         let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
-        let (_, tokens) = mlf_build::__private::kmodel_module(&path, &include).unwrap();
+        let (_, tokens) = mlf_build::__private::kmodel_module(
+            &path,
+            &include,
+            mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES,
+        )
+        .unwrap();
         let header = ["The items of `pub mod net` that `include_model!(\"models/net.kmodel\")` expands to.".into()];
         insta::assert_snapshot!(name, render::text(&tokens, &header).unwrap());
     }
@@ -95,7 +100,7 @@ fn kmodel_module_on_the_k210() {
     let path = dir.path().join("net.kmodel");
     std::fs::write(&path, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
     let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
-    let (_, tokens) = mlf_build::__private::kmodel_module_on(&path, &include, mlf_build::Kpu::K210).unwrap();
+    let (_, tokens) = mlf_build::__private::kmodel_module_on(&path, &include, mlf_build::Kpu::K210, u64::MAX).unwrap();
     let text = render::text(&tokens, &["`include_model!(\"models/net.kmodel\", kpu = k210)`.".into()]).unwrap();
     assert!(!text.contains("KPU_RAM_BYTES") && text.contains("K210::new(") && text.contains("run_on("), "{text}");
     insta::assert_snapshot!("kmodel_v4_kpu_conv_k210", text);

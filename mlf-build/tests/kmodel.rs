@@ -79,7 +79,14 @@ fn damaged_files_are_refused_with_the_file_field_and_error() {
                     other => panic!("{other}: read"),
                 };
                 assert!(d.blockers[0].contains(want), "{}: {:?}", c.name, d.blockers);
-                assert!(mlf_build::__private::kmodel_module(&p, &IncludePath::Absolute("x".into())).is_err());
+                assert!(
+                    mlf_build::__private::kmodel_module(
+                        &p,
+                        &IncludePath::Absolute("x".into()),
+                        mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES
+                    )
+                    .is_err()
+                );
             }
             Err(e) => {
                 let ErrorKind::Kmodel(k) = &e.kind else { panic!("{}: {e}", c.name) };
@@ -124,7 +131,12 @@ fn v5_is_described_with_a_blocker_and_codegen_refuses_it() {
     let v5 = k.v5.as_ref().unwrap();
     assert_eq!(v5.modules[0].kind, "stackvm");
     assert_eq!(v5.modules[0].sections.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), [".rdata", ".text"]);
-    let e = mlf_build::__private::kmodel_module(&p, &IncludePath::Absolute("x".into())).unwrap_err();
+    let e = mlf_build::__private::kmodel_module(
+        &p,
+        &IncludePath::Absolute("x".into()),
+        mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("V5"), "{e}");
 }
 

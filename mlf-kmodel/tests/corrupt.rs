@@ -124,6 +124,7 @@ fn every_truncation_of_a_good_model_is_an_error_not_a_panic() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "thousands of parses and runs: too slow under Miri")]
 fn single_byte_damage_never_panics() {
     // Every byte of each model set to a few values: parsing (and running, when it parses)
     // returns, whatever it returns.
@@ -183,6 +184,7 @@ fn zero_byte_copies_to_the_constants_pool_write_nothing() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "tensors of 2^20 and more elements: too slow under Miri")]
 fn conv2d_transpose_with_a_tall_input_and_a_large_stride_runs() {
     // f32 1×1×2^20×1 → 1×1×1×1, 1×1 filter of 1.0, stride (4096, 1): only row 0 lands in the
     // output; row · stride reaches 2^32 and must not be computed in i32.
@@ -204,6 +206,7 @@ fn conv2d_transpose_with_a_tall_input_and_a_large_stride_runs() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "tensors of 2^20 and more elements: too slow under Miri")]
 fn bilinear_resize_to_a_very_tall_output_stays_inside_its_input() {
     // u8 1×1×1×1 at the end of main memory → 1×1×(2^24 − 1)×1: in f32, (out_h − 1) · (1 / out_h)
     // rounds to 1.0, one row past the input.

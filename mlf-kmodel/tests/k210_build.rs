@@ -27,6 +27,7 @@ fn write_models(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs cargo and a cross linker, which Miri cannot")]
 fn the_k210_driver_builds_and_links_for_riscv64gc_with_its_memory_in_bss() {
     if !target_installed() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {

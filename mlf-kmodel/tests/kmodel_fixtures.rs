@@ -44,6 +44,7 @@ fn read(p: &Path) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn every_fixture_parses_or_is_refused_for_what_it_is() {
     let Some(dir) = fixtures() else { return };
     let mut n = 0;
@@ -88,6 +89,7 @@ fn walk(d: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn iris_v3_and_v4_reproduce_the_expected_output() {
     let Some(dir) = fixtures() else { return };
     for v in ["v3-iris", "v4-iris"] {
@@ -143,6 +145,7 @@ fn agreement(a: &[u8], b: &[u8]) -> (usize, u8) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn yolo_models_agree_with_the_emulated_kpu_outputs() {
     let Some(dir) = fixtures() else { return };
     let input = read(&dir.join("v3-20classes-yolo/input_dog_320x240_rgb_chw_u8.bin"));
@@ -168,6 +171,7 @@ fn yolo_models_agree_with_the_emulated_kpu_outputs() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
     let Some(dir) = fixtures() else { return };
     let d = dir.join("v4-fast-facedetect");
@@ -214,6 +218,7 @@ fn face_models_agree_with_the_emulated_outputs_and_face_bin() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn mixed_cpu_kpu_models_run_and_their_softmax_sums_to_one() {
     // No reference vectors exist for these (camera/sensor demos): run them on synthetic
     // inputs and check the invariant their last layer guarantees.

@@ -106,6 +106,7 @@ fn device_model_hash(c: &Case, rounding: ActivationRounding) -> u64 {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn the_device_model_backend_reproduces_the_emulator_before_the_split() {
     let Some(dir) = fixtures() else { return };
     for &(name, input, rounding, want) in BEFORE {
@@ -264,6 +265,7 @@ fn check_words(name: &str, i: usize, w: &LayerWords, conv: &mlf_kmodel::kpu::Kpu
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn the_k210_driver_writes_for_each_layer_the_words_the_device_model_consumed() {
     let Some(dir) = fixtures() else { return };
     let at = (FAKE_MODEL_AT - IOMEM) as u32;
@@ -304,6 +306,7 @@ fn the_k210_driver_writes_for_each_layer_the_words_the_device_model_consumed() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the fixture models: too slow under Miri")]
 fn the_k210_driver_with_the_device_model_behind_its_mmio_reproduces_the_outputs() {
     let Some(dir) = fixtures() else { return };
     let at = (FAKE_MODEL_AT - IOMEM) as u32;

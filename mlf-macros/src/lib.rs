@@ -28,6 +28,7 @@ struct Args {
     module: Option<LitStr>,
     params: Option<mlf_build::Placement>,
     kpu: Option<(mlf_build::Kpu, Span)>,
+    max_static: Option<u64>,
 }
 
 impl Parse for Args {
@@ -37,6 +38,7 @@ impl Parse for Args {
         let mut module = None;
         let mut params = None;
         let mut kpu = None;
+        let mut max_static = None;
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -62,17 +64,22 @@ impl Parse for Args {
                     })?;
                     kpu = Some((backend, k.span()));
                 }
+                "max_static" => {
+                    let s: LitStr = input.parse()?;
+                    let bytes = mlf_build::__private::size::parse_size(&s.value());
+                    max_static = Some(bytes.map_err(|e| syn::Error::new(s.span(), e))?);
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"` or `kpu = k210|device_model`)"
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"`, `kpu = k210|device_model` or `max_static = \"<size>\"`)"
                         ),
                     ));
                 }
             }
         }
-        Ok(Args { path, name, module, params, kpu })
+        Ok(Args { path, name, module, params, kpu, max_static })
     }
 }
 
@@ -160,8 +167,9 @@ fn include_path(args: &Args, path: &Path) -> Result<IncludePath, String> {
 fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let kpu = args.kpu.map_or(mlf_build::Kpu::DeviceModel, |(k, _)| k);
     let include = include_path(args, path)?;
+    let limit = args.max_static.unwrap_or(mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES);
     let (default_name, items) =
-        mlf_build::__private::kmodel_module_on(path, &include, kpu).map_err(|e| e.to_string())?;
+        mlf_build::__private::kmodel_module_on(path, &include, kpu, limit).map_err(|e| e.to_string())?;
     let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     Ok(quote! {
@@ -170,6 +178,33 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
             #items
         }
     })
+}
+
+/// The name of the macro whose definition makes a second `include_model!` of the same build
+/// step (the same compiled C: one model file, module and placement) a compile error: it says
+/// why, and ends with a hash of the step (of the model's path relative to the crate, so the name
+/// is the same on every machine).
+fn included_once_marker(args: &Args, path: &Path, span: Span) -> Result<Ident, String> {
+    let crate_dir = manifest_dir()?;
+    let canonical = |p: &Path| p.canonicalize().map_err(|e| format!("{}: {e}", p.display()));
+    let rel = relative(&canonical(&crate_dir)?, &canonical(path)?);
+    let step = format!(
+        "{}\0{}\0{:?}",
+        rel,
+        args.module.as_ref().map(LitStr::value).unwrap_or_default(),
+        args.params.unwrap_or_default()
+    );
+    let hash = xxhash_rust::xxh64::xxh64(step.as_bytes(), 0);
+    Ok(Ident::new(&format!("include_model_of_one_compiled_C_twice_would_share_its_state_{hash:016x}"), span))
+}
+
+/// `to` relative to `from` (both absolute), with `/` separators.
+fn relative(from: &Path, to: &Path) -> String {
+    let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let ups = std::iter::repeat_n("..".to_string(), a.len() - common);
+    let downs = b[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
 }
 
 fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
@@ -207,11 +242,18 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     };
     let file = located.rust_file_in_out_dir;
     let doc = located.summary;
+    let once = included_once_marker(args, path, args.path.span())?;
     Ok(quote! {
         #[doc = #doc]
         #[allow(clippy::all, dead_code, non_upper_case_globals)]
         pub mod #name {
             include!(concat!(env!("OUT_DIR"), #file));
         }
+        // The compiled C of a build step may hold state of its own (a USMP pool, C statics): two
+        // modules calling it could run at once on that one state. One inclusion per build step:
+        // a second one defines this macro again, which the compiler refuses, naming both calls.
+        #[doc(hidden)]
+        #[macro_export]
+        macro_rules! #once { () => {}; }
     })
 }

@@ -26,6 +26,21 @@ fn out_dir_with_a_stale_module(root: &Path) -> std::path::PathBuf {
     out
 }
 
+/// An `OUT_DIR` in which the build step generated a module for the digits model as it is now
+/// (an empty module: the cases only need it to be found).
+fn out_dir_with_a_built_module(root: &Path) -> std::path::PathBuf {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-out-dir-built");
+    let _ = std::fs::remove_dir_all(&out);
+    let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
+    let layout = Layout::new(&out, "mlf-macros-tests", &model, None, Placement::Embedded);
+    let fingerprint = mlf_build::__private::fingerprint(&model).unwrap();
+    let (side, contents) = layout.side_file_for("digits", &fingerprint, "the digits model");
+    std::fs::create_dir_all(side.parent().unwrap()).unwrap();
+    std::fs::write(&side, contents).unwrap();
+    std::fs::write(layout.rust_file(), "").unwrap();
+    out
+}
+
 #[test]
 fn macro_errors() {
     // trybuild compiles the cases in a crate under target/: resolve model paths against this
@@ -40,6 +55,12 @@ fn macro_errors() {
     let out_dir = out_dir_with_a_stale_module(root);
     // SAFETY: as above; the first cases have been compiled (when `t` was dropped).
     unsafe { std::env::set_var("OUT_DIR", out_dir) };
+    {
+        let t = trybuild::TestCases::new();
+        t.compile_fail("tests/ui/out_dir/*.rs");
+    }
+    // SAFETY: as above.
+    unsafe { std::env::set_var("OUT_DIR", out_dir_with_a_built_module(root)) };
     let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/out_dir/*.rs");
+    t.compile_fail("tests/ui/built/*.rs");
 }

@@ -115,8 +115,7 @@ fn archive_errors() {
     std::fs::write(&tar, &good[..good.len() - 1024 - 600]).unwrap();
     assert_eq!(PackedArchive::open(&tar).unwrap_err().kind, ParamErrorKind::ArchiveTruncated);
     let mem: &[u8] = &good[..good.len() - 1024 - 600];
-    let flash = FlashArchive::new(mem).unwrap();
-    let e = flash.bytes(&b).unwrap_err();
+    let e = FlashArchive::new(mem).unwrap_err();
     assert_eq!(e.kind, ParamErrorKind::ArchiveTruncated, "{e}");
     // missing member
     std::fs::remove_file(t.path().join(format!("params/{}.bin", b.id))).unwrap();
@@ -146,4 +145,117 @@ fn archive_errors() {
         let junk: &[u8] = &vec![0x37u8; n];
         let _ = FlashArchive::new(junk);
     }
+}
+
+/// A ustar header block for `name` (type `kind`, `size` bytes of data), with its checksum.
+fn header(name: &str, kind: u8, size: usize) -> [u8; 512] {
+    let mut h = [0u8; 512];
+    h[..name.len()].copy_from_slice(name.as_bytes());
+    h[100..108].copy_from_slice(b"0000644\0");
+    h[124..136].copy_from_slice(format!("{size:011o}\0").as_bytes());
+    h[136..148].copy_from_slice(b"00000000000\0");
+    h[156] = kind;
+    h[257..263].copy_from_slice(b"ustar\0");
+    h[263..265].copy_from_slice(b"00");
+    h[148..156].copy_from_slice(b"        ");
+    let sum: u32 = h.iter().map(|&b| b as u32).sum();
+    h[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    h
+}
+
+/// A tar of `(name, type, data)` entries, data padded to blocks, ended by two zero blocks.
+fn tar_of(entries: &[(&str, u8, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, kind, data) in entries {
+        out.extend_from_slice(&header(name, *kind, data.len()));
+        out.extend_from_slice(data);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// The pack rule: every source refuses what another source would read differently — a member
+/// twice (first copy or last copy?), a PAX header renaming a member, a GNU long name, a damaged
+/// header checksum — and reads a plain pack.
+#[test]
+fn one_rule_for_every_source() {
+    let t = tempfile::tempdir().unwrap();
+    let a = pref(A);
+    let member = format!("params/{}.bin", a.id);
+    let cfg = format!(
+        "{{\"format\": \"mlf-params\", \"params\": {{\"{}\": {{\"file\": \"{member}\", \"bytes\": 8}}}}}}",
+        a.id
+    );
+    let pax = format!("{} path={member}\n", member.len() + 7);
+    let pax = format!("{} path={member}\n", pax.len());
+    let cases: Vec<(&str, Vec<u8>, ParamErrorKind)> = vec![
+        (
+            "duplicate member",
+            tar_of(&[("configure.json", b'0', cfg.as_bytes()), (&member, b'0', A), (&member, b'0', &[0u8; 8])]),
+            ParamErrorKind::Duplicate,
+        ),
+        (
+            "duplicate configure.json",
+            tar_of(&[("configure.json", b'0', cfg.as_bytes()), ("configure.json", b'0', b"{}"), (&member, b'0', A)]),
+            ParamErrorKind::Duplicate,
+        ),
+        (
+            "PAX rename",
+            tar_of(&[
+                ("configure.json", b'0', cfg.as_bytes()),
+                ("pax", b'x', pax.as_bytes()),
+                ("params/other.bin", b'0', A),
+            ]),
+            ParamErrorKind::ArchiveInvalid,
+        ),
+        (
+            "GNU long name",
+            tar_of(&[
+                ("configure.json", b'0', cfg.as_bytes()),
+                ("././@LongLink", b'L', member.as_bytes()),
+                ("x", b'0', A),
+            ]),
+            ParamErrorKind::ArchiveInvalid,
+        ),
+        (
+            "symbolic link",
+            tar_of(&[("configure.json", b'0', cfg.as_bytes()), (&member, b'2', b"")]),
+            ParamErrorKind::ArchiveInvalid,
+        ),
+    ];
+    for (what, bytes, expected) in cases {
+        let mem: &[u8] = &bytes;
+        let flash = FlashArchive::new(mem).and_then(|f| f.bytes(&a).map(drop));
+        assert_eq!(flash.map_err(|e| e.kind), Err(expected), "FlashArchive, {what}");
+        let path = t.path().join("p.tar");
+        std::fs::write(&path, &bytes).unwrap();
+        let packed = PackedArchive::open(&path).and_then(|mut p| p.load(&a, &mut [0; 8]));
+        assert_eq!(packed.map_err(|e| e.kind), Err(expected), "PackedArchive, {what}");
+    }
+    let mut damaged = tar_of(&[("configure.json", b'0', cfg.as_bytes()), (&member, b'0', A)]);
+    damaged[512 * 2 + 100] ^= 1; // the second header's mode: its checksum no longer holds
+    let mem: &[u8] = &damaged;
+    assert_eq!(FlashArchive::new(mem).unwrap_err().kind, ParamErrorKind::ArchiveInvalid);
+    assert_eq!(PackedArchive::from_bytes("p.tar", damaged.clone()).unwrap_err().kind, ParamErrorKind::ArchiveInvalid);
+    let plain = tar_of(&[("configure.json", b'0', cfg.as_bytes()), ("params", b'5', b""), (&member, b'0', A)]);
+    let mem: &[u8] = &plain;
+    assert_eq!(FlashArchive::new(mem).unwrap().bytes(&a).unwrap(), A);
+    let mut buf = [0u8; 8];
+    PackedArchive::from_bytes("p.tar", plain).unwrap().load(&a, &mut buf).unwrap();
+    assert_eq!(buf, A);
+}
+
+/// A configuration or archive that is not a regular file is refused, never read: a FIFO would
+/// block forever, `/dev/zero` would never end.
+#[cfg(unix)]
+#[test]
+#[cfg_attr(miri, ignore = "makes a FIFO with mkfifo, a process Miri cannot spawn")]
+fn special_files_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/dev/zero", t.path().join("configure.json")).unwrap();
+    assert!(Folder::open(t.path()).is_err());
+    assert!(std::process::Command::new("mkfifo").arg(t.path().join("fifo.tar")).status().unwrap().success());
+    assert!(PackedArchive::open(t.path().join("fifo.tar")).is_err());
+    assert!(PackedArchive::open("/dev/zero").is_err());
 }

@@ -17,7 +17,8 @@ use mlf_build::__private::runnable;
 use mlf_build::{Error, ModelDesc, Placement};
 
 use crate::io_error::InFile;
-use crate::npy;
+use mlf_build::__private::npy;
+use mlf_build::__private::output::OutputDir;
 
 mod code;
 mod device;
@@ -214,18 +215,16 @@ fn run_device(
     Ok(())
 }
 
-/// Writes the raw outputs the program left in `out_raw` to `dir`, as `.npy` or raw files.
+/// Writes the raw outputs the program left in `out_raw` to `dir`, as `.npy` or raw files, never
+/// through a link already in the folder (`output0.npy → ~/.bashrc`): see `OutputDir`.
 fn write_outputs(desc: &ModelDesc, out_raw: &Path, dir: &Path, raw: bool) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).in_file(dir)?;
+    let out_dir = OutputDir::create(dir)?;
     for (i, t) in desc.outputs.iter().enumerate() {
         let file = out_raw.join(format!("output{i}.bin"));
         let bytes = std::fs::read(&file).in_file(&file)?;
-        let dest = dir.join(format!("output{i}.{}", if raw { "bin" } else { "npy" }));
-        if raw {
-            std::fs::write(&dest, &bytes).in_file(&dest)?;
-        } else {
-            npy::write_output(&dest, t, &bytes)?;
-        }
+        let name = format!("output{i}.{}", if raw { "bin" } else { "npy" });
+        let data = if raw { bytes } else { npy::output_npy(t, &bytes).map_err(|e| e.in_file(&name))? };
+        let dest = out_dir.write(&name, &data)?;
         eprintln!("output {i} ({}, {} {:?}) → {}", t.name, t.dtype, t.shape, dest.display());
     }
     Ok(())

@@ -22,7 +22,7 @@ pub(super) fn static_array_refusal(desc: &ModelDesc, advice: &str) -> Option<Str
 
 /// Bytes of the outputs in the arena, each aligned to `align`.
 pub(super) fn output_bytes(desc: &ModelDesc, align: u64) -> u64 {
-    desc.outputs.iter().map(|t| align_up(t.bytes(), align)).sum()
+    desc.outputs.iter().map(|t| align_up(t.bytes(), align)).fold(0, u64::saturating_add)
 }
 
 /// One `inspect` table line.

@@ -136,6 +136,8 @@ fn bare_metal_riscv(build: &mut cc::Build, target: &str) {
 /// everything into one static library and returns its path.
 pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let desc = job.desc;
+    // Before the compiler runs (and before `extract_static_bytes`): `build::model` checks what
+    // the C may make it read (the include policy) and the names it may not take.
     runnable::check_runnable(desc, &job.target, &job.host, job.libs)?;
     job.libs.check_paths()?;
     let src_dir = job.dir.join("src");
@@ -226,6 +228,38 @@ fn compile_user_code(job: &CompileJob<'_>) -> Result<()> {
             println!("cargo::rustc-link-search=native={}", dir.display());
             println!("cargo::rustc-link-lib=static={name}");
             println!("cargo::rerun-if-changed={}", lib.display());
+        }
+    }
+    Ok(())
+}
+
+/// Functions mlf-runtime defines for the model's C (exported unmangled): a model may call them,
+/// never define them.
+pub const RUNTIME_SYMBOLS: &[&str] = &[
+    "TVMAPISetLastError",
+    "TVMBackendAllocWorkspace",
+    "TVMBackendFreeWorkspace",
+    "TVMBackendParallelBarrier",
+    "TVMBackendParallelLaunch",
+];
+
+/// Refuses a model whose C defines a function or variable that mlf-runtime defines or that mlf's
+/// headers declare (`TVMBackendAllocWorkspace`, `TVMFuncCall`, …): the compiler would otherwise
+/// report "conflicting types" in mlf's header, or the linker a duplicate symbol.
+pub fn check_runtime_symbols(desc: &ModelDesc) -> Result<()> {
+    let mut reserved: BTreeSet<String> = RUNTIME_SYMBOLS.iter().map(|s| s.to_string()).collect();
+    for (_, text) in HEADERS {
+        reserved.extend(crate::model::CFile::scan(text).functions.into_iter().map(|f| f.name));
+    }
+    for s in &desc.code.sources {
+        let functions = s.scan.functions.iter().filter(|f| f.defined).map(|f| f.name.as_str());
+        let globals = s.scan.globals.iter().filter(|g| !g.is_extern).map(|g| g.name.as_str());
+        if let Some(name) = functions.chain(globals).find(|n| reserved.contains(*n)) {
+            return Err(Error::unsupported(format!(
+                "defines {name}, a name of the TVM runtime API that mlf-runtime provides to the model's C; \
+                 a model's C may call it but not define it"
+            ))
+            .in_member(s.member.clone()));
         }
     }
     Ok(())

@@ -16,14 +16,26 @@ use crate::read::kmodel;
 /// model: its default module name and its items, which embed the file from `include_path`. The
 /// items still carry the markers of comments and empty lines (`codegen::render::tokens` drops
 /// them, `codegen::render::text` writes them out).
-pub fn kmodel_module(path: &Path, include_path: &IncludePath) -> Result<(String, TokenStream)> {
-    kmodel_module_on(path, include_path, Kpu::DeviceModel)
+///
+/// The module's static memory (main memory, KPU RAM, scratch, the table of decoded steps) must
+/// be at most `max_static` bytes (`include_model!`'s `max_static`, by default
+/// [`DEFAULT_MAX_STATIC_BYTES`](crate::plan::limits::DEFAULT_MAX_STATIC_BYTES)).
+pub fn kmodel_module(path: &Path, include_path: &IncludePath, max_static: u64) -> Result<(String, TokenStream)> {
+    kmodel_module_on(path, include_path, Kpu::DeviceModel, max_static)
 }
 
 /// Like [`kmodel_module`], the KPU layers running on `kpu`.
-pub fn kmodel_module_on(path: &Path, include_path: &IncludePath, kpu: Kpu) -> Result<(String, TokenStream)> {
+pub fn kmodel_module_on(
+    path: &Path,
+    include_path: &IncludePath,
+    kpu: Kpu,
+    max_static: u64,
+) -> Result<(String, TokenStream)> {
     let desc = kmodel::read(path)?;
     let name = desc.default_module_name(path);
+    let planned = backend::of_on(&desc, kpu).memory(&name, "", None).in_file(path)?;
+    crate::plan::limits::check_static(planned.ram.arena, "main memory, KPU RAM, scratch and steps", max_static)
+        .in_file(path)?;
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let generated = backend::of_on(&desc, kpu)
         .generate(&Generate {

@@ -111,6 +111,9 @@ fn key(package: &str, canonical: &Path, module: Option<&str>, placement: Placeme
     }
 }
 
+/// Largest model file fingerprinted (the readers' limit, 1 GiB).
+const MAX_FINGERPRINT_BYTES: u64 = 1 << 30;
+
 /// A fingerprint of a model file or directory's bytes (to detect stale generated code): the
 /// FNV-1a of the file, or of every file of the directory (its path below the directory, with `/`
 /// separators, then its bytes) in the order of those paths.
@@ -118,12 +121,12 @@ pub fn fingerprint(path: &Path) -> Result<String> {
     let mut h = FNV_OFFSET;
     if path.is_dir() {
         for (name, file) in files_below(path)? {
-            let data = std::fs::read(&file).map_err(|e| Error::from(e).in_file(&file))?;
+            let data = crate::support::files::read_regular(&file, MAX_FINGERPRINT_BYTES, "model file")?;
             h = fnv1a(h, name.as_bytes());
             h = fnv1a(h, &data);
         }
     } else {
-        let data = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
+        let data = crate::support::files::read_regular(path, MAX_FINGERPRINT_BYTES, "model file")?;
         h = fnv1a(h, &data);
     }
     Ok(format!("{h:016x}"))

@@ -12,6 +12,8 @@ pub mod budget;
 #[cfg(feature = "build")]
 pub mod compile;
 #[cfg(feature = "build")]
+pub(crate) mod include_policy;
+#[cfg(feature = "build")]
 pub mod includes;
 #[cfg(feature = "build")]
 pub mod libraries;
@@ -23,6 +25,8 @@ pub mod measure;
 pub mod model;
 #[cfg(feature = "build")]
 pub mod objects;
+#[cfg(feature = "build")]
+pub mod output;
 #[cfg(feature = "build")]
 pub mod runnable;
 #[cfg(feature = "build")]

@@ -41,6 +41,7 @@ pub struct Model {
     split_dir: Option<PathBuf>,
     fp_contract: bool,
     rustflags: Option<Vec<String>>,
+    max_static: u64,
     configure: Option<ConfigureCc>,
     pub(super) libs: UserLibraries,
 }
@@ -102,6 +103,7 @@ impl Model {
             split_dir: None,
             fp_contract: false,
             rustflags: None,
+            max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
             libs: UserLibraries::default(),
         }
@@ -158,6 +160,15 @@ impl Model {
         self
     }
 
+    /// The most static memory the generated module may allocate (arena and parameter RAM), in
+    /// bytes; a model that needs more is refused before code is generated. Default:
+    /// [`DEFAULT_MAX_STATIC_BYTES`](crate::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES)
+    /// (256 MiB). `max_static` in the model's `[package.metadata.mlf]` entry does the same.
+    pub fn max_static_bytes(mut self, bytes: u64) -> Model {
+        self.max_static = bytes;
+        self
+    }
+
     /// Adjusts the `cc::Build` that compiles the model's C (flags, compiler, defines). Headers
     /// the C includes may then come from include paths set here, so mlf no longer refuses a
     /// header it cannot find before the compiler runs.
@@ -204,6 +215,10 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
+        // Before the compiler ever runs on the model's C: the files it may make the compiler read,
+        // the runtime's names it may not define, then whether it can run on the target.
+        super::include_policy::check(&desc).in_file(&canonical)?;
+        compile::check_runtime_symbols(&desc).in_file(&canonical)?;
         runnable::check_runnable(&desc, target, host, &self.libs).in_file(&canonical)?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
@@ -238,6 +253,15 @@ impl Model {
         let library = compile::compile(&CompileJob { desc: code_desc, ..job.clone() }).in_file(&canonical)?;
         let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
+        // Bounded before anything is generated: the plan's figures against the limit.
+        let planned = backend::of(code_desc).memory(&module, target, self.module.as_deref()).in_file(&canonical)?;
+        let (arena, param_ram) = (planned.ram.arena, planned.ram.params);
+        crate::plan::limits::check_static(
+            arena.saturating_add(param_ram),
+            &format!("arena {arena}, parameter RAM {param_ram}"),
+            self.max_static,
+        )
+        .in_file(&canonical)?;
         let generated = backend::of(code_desc)
             .generate(&Generate {
                 symbol_prefix: &prefix,

@@ -146,6 +146,9 @@ impl ModelEntry {
         let mut m = Model::open(crate_dir.join(&self.path))
             .params(self.placement())
             .fp_contract(self.fp_contract.unwrap_or(false));
+        if let Some(limit) = self.max_static {
+            m = m.max_static_bytes(limit.bytes());
+        }
         if let Some(module) = &self.module {
             m = m.module(module.clone());
         }

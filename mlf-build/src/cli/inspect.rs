@@ -144,7 +144,7 @@ pub fn inspect_path(path: &Path, opts: &ReadOptions) -> Result<(Value, String)> 
 
 fn params_report(path: &Path) -> Result<(Value, String)> {
     use crate::error::Context;
-    let data = crate::support::bytes::Bytes::new(std::fs::read(path).map_err(crate::Error::from).in_file(path)?);
+    let data = crate::read::archive::read_limited(path, "parameter file")?;
     let tensors = crate::read::params::parse_params(&data).in_file(path)?;
     let list: Vec<Value> = tensors
         .iter()

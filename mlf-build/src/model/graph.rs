@@ -93,9 +93,9 @@ impl Graph {
         *self.node_row_ptr.last().unwrap_or(&0)
     }
 
-    /// Bytes of an entry.
+    /// Bytes of an entry (`u64::MAX` if its size overflows: the graph reader refuses such
+    /// entries, and every size is also checked against the build's limits before it is used).
     pub fn entry_bytes(&self, eid: usize) -> u64 {
-        // Readers check that no entry's size overflows.
-        dtype::numel(&self.shape[eid]).unwrap_or(0) * self.dltype[eid].elem_bytes()
+        dtype::tensor_bytes(self.dltype[eid], &self.shape[eid]).unwrap_or(u64::MAX)
     }
 }

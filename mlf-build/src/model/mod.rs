@@ -117,14 +117,34 @@ pub struct TensorInfo {
 }
 
 impl TensorInfo {
-    /// Number of elements.
+    /// Number of elements (`u64::MAX` when the shape's product overflows; readers refuse such
+    /// shapes, see [`TensorInfo::numel_checked`]).
     pub fn numel(&self) -> u64 {
-        dtype::numel(&self.shape).unwrap_or(0)
+        dtype::numel(&self.shape).unwrap_or(u64::MAX)
     }
 
-    /// Size in bytes.
+    /// Size in bytes (`u64::MAX` when it overflows; readers refuse such tensors, see
+    /// [`TensorInfo::bytes_checked`]).
     pub fn bytes(&self) -> u64 {
-        self.numel() * self.dtype.elem_bytes()
+        self.bytes_checked().unwrap_or(u64::MAX)
+    }
+
+    /// Number of elements, or an error naming the tensor when the shape's product overflows.
+    pub fn numel_checked(&self) -> crate::error::Result<u64> {
+        dtype::numel(&self.shape).ok_or_else(|| {
+            crate::error::Error::invalid(format!(
+                "tensor {}: shape {:?} has more elements than a 64-bit count holds",
+                crate::error::shown(&self.name),
+                self.shape
+            ))
+        })
+    }
+
+    /// Size in bytes, or an error naming the tensor when it overflows.
+    pub fn bytes_checked(&self) -> crate::error::Result<u64> {
+        dtype::tensor_bytes(self.dtype, &self.shape).map_err(|e| {
+            crate::error::Error::invalid(format!("tensor {}: {}", crate::error::shown(&self.name), e.kind))
+        })
     }
 }
 

@@ -35,7 +35,7 @@ pub fn plan(desc: &ModelDesc, a: &AotExec, align: u64) -> Result<AotPlan> {
     // The compiler rounds every allocation to 16 bytes when it sums the workspace; an allocator
     // that aligns to `align` > 16 can lose up to align − 16 bytes per live allocation.
     let slack = if a.workspace_bytes == 0 { 0 } else { alignment_slack(align, a.max_live_allocations) };
-    let workspace_bytes = align_up(a.workspace_bytes + slack, align);
+    let workspace_bytes = align_up(a.workspace_bytes.saturating_add(slack), align);
     let mut cursor = workspace_bytes;
     let input_copies = if desc.code.objects.is_empty() {
         None
@@ -43,7 +43,7 @@ pub fn plan(desc: &ModelDesc, a: &AotExec, align: u64) -> Result<AotPlan> {
         let mut v = Vec::new();
         for t in &desc.inputs {
             v.push(cursor);
-            cursor += align_up(t.bytes(), align);
+            cursor = cursor.saturating_add(align_up(t.bytes(), align));
         }
         Some(v)
     };
@@ -57,14 +57,14 @@ pub fn plan(desc: &ModelDesc, a: &AotExec, align: u64) -> Result<AotPlan> {
     for t in &desc.outputs {
         cursor = align_up(cursor, io_align);
         outputs.push(cursor);
-        cursor += t.bytes();
+        cursor = cursor.saturating_add(t.bytes());
     }
     let mut pools = Vec::new();
     let main_workspace = a.main_pools.iter().filter(|p| !p.constant).map(|p| (p.name.clone(), p.bytes));
     for (name, bytes) in a.external_pools.iter().cloned().chain(main_workspace) {
         cursor = align_up(cursor, align);
         pools.push((name, cursor, bytes));
-        cursor += bytes;
+        cursor = cursor.saturating_add(bytes);
     }
     Ok(AotPlan {
         align,

@@ -2,6 +2,7 @@
 
 pub mod aot;
 pub mod graph;
+pub mod limits;
 pub mod pack;
 pub mod params;
 pub mod report;

@@ -18,15 +18,16 @@ impl Interval {
     }
 }
 
-/// Rounds `n` up to a multiple of `align` (a power of two).
+/// Rounds `n` up to a multiple of `align` (a power of two), saturating at `u64::MAX` (sizes
+/// come from the model; a saturated figure is refused by the limit on static memory).
 pub fn align_up(n: u64, align: u64) -> u64 {
-    n.div_ceil(align) * align
+    n.div_ceil(align.max(1)).saturating_mul(align.max(1))
 }
 
 /// Bytes an allocator aligning to `align` can lose over `allocations` live allocations when the
 /// compiler summed their sizes rounded to 16 bytes only: `align − 16` each.
 pub fn alignment_slack(align: u64, allocations: u64) -> u64 {
-    align.saturating_sub(16) * allocations
+    align.saturating_sub(16).saturating_mul(allocations)
 }
 
 /// Offsets for `items` (aligned to `align`) and the arena size they need.
@@ -50,18 +51,18 @@ pub fn pack(items: &[Interval], align: u64) -> (Vec<u64>, u64) {
         let mut busy: Vec<(u64, u64)> = placed
             .iter()
             .filter(|&&j| items[j].overlaps(&it))
-            .map(|&j| (offsets[j], offsets[j] + align_up(items[j].size, align)))
+            .map(|&j| (offsets[j], offsets[j].saturating_add(align_up(items[j].size, align))))
             .collect();
         busy.sort_unstable();
         let mut candidate = 0u64;
         for (start, end) in busy {
-            if candidate + size <= start {
+            if candidate.saturating_add(size) <= start {
                 break;
             }
             candidate = candidate.max(align_up(end, align));
         }
         offsets[i] = candidate;
-        total = total.max(candidate + size);
+        total = total.max(candidate.saturating_add(size));
         placed.push(i);
     }
     (offsets, total)
@@ -73,15 +74,15 @@ pub fn verify(items: &[Interval], offsets: &[u64], total: u64) -> bool {
         if a.size == 0 {
             continue;
         }
-        if offsets[i] + a.size > total {
+        if offsets[i].saturating_add(a.size) > total {
             return false;
         }
         for (j, b) in items.iter().enumerate().skip(i + 1) {
             if b.size == 0 || !a.overlaps(b) {
                 continue;
             }
-            let (sa, ea) = (offsets[i], offsets[i] + a.size);
-            let (sb, eb) = (offsets[j], offsets[j] + b.size);
+            let (sa, ea) = (offsets[i], offsets[i].saturating_add(a.size));
+            let (sb, eb) = (offsets[j], offsets[j].saturating_add(b.size));
             if sa < eb && sb < ea {
                 return false;
             }
@@ -93,6 +94,17 @@ pub fn verify(items: &[Interval], offsets: &[u64], total: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_from_input_never_wrap() {
+        assert_eq!(align_up(u64::MAX, 16), u64::MAX);
+        assert_eq!(align_up(17, 16), 32);
+        assert_eq!(alignment_slack(u64::MAX, 3), u64::MAX);
+        let items =
+            [Interval { size: u64::MAX, first: 0, last: 1 }, Interval { size: u64::MAX - 3, first: 1, last: 2 }];
+        let (_, total) = pack(&items, 64);
+        assert_eq!(total, u64::MAX);
+    }
 
     #[test]
     fn disjoint_lifetimes_share() {

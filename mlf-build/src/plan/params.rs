@@ -10,12 +10,12 @@ use crate::plan::split::Split;
 /// Offsets of buffers of `sizes` bytes placed one after another, each aligned to `align`, and
 /// the bytes of the region (rounded up to `align`).
 pub fn sequential(sizes: impl IntoIterator<Item = u64>, align: u64) -> (Vec<u64>, u64) {
-    let mut cursor = 0;
+    let mut cursor = 0u64;
     let mut offsets = Vec::new();
     for size in sizes {
         cursor = align_up(cursor, align);
         offsets.push(cursor);
-        cursor += size;
+        cursor = cursor.saturating_add(size);
     }
     (offsets, align_up(cursor, align))
 }
@@ -55,7 +55,7 @@ pub fn call_staging(c: &OpCall, plan: &GraphPlan, split: &Split) -> (Vec<(usize,
     for k in files {
         cursor = align_up(cursor, elem_align(k));
         out.push((k, cursor));
-        cursor += split.files[k].bytes();
+        cursor = cursor.saturating_add(split.files[k].bytes());
     }
     (out, cursor)
 }

@@ -11,8 +11,8 @@ use super::sniff::is_gzip;
 use crate::error::{Context, Error, ErrorKind, Result};
 use crate::support::bytes::Bytes;
 
-/// Largest archive or directory this reader accepts, in bytes.
-pub const MAX_ARCHIVE_BYTES: u64 = 2 << 30;
+/// Largest archive, directory or model file the readers accept, in bytes (1 GiB).
+pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 /// Most members an archive or directory may have.
 pub const MAX_MEMBERS: usize = 100_000;
 
@@ -87,7 +87,7 @@ impl Archive {
                         })
                         .in_file(root));
                     }
-                    let data = std::fs::read(entry.path()).map_err(Error::from).in_file(entry.path())?;
+                    let data = crate::support::files::read_regular(&entry.path(), len, "file")?;
                     members.insert(member, Bytes::new(data));
                     if members.len() > MAX_MEMBERS {
                         return Err(Error::invalid(format!("more than {MAX_MEMBERS} files")).in_file(root));
@@ -102,6 +102,11 @@ impl Archive {
             }
         }
         Ok(Archive { path: root.to_path_buf(), kind: ArchiveKind::Directory, members, warnings: Vec::new() })
+    }
+
+    /// An archive of members already read (`path` names it in messages).
+    pub fn from_members(path: &Path, kind: ArchiveKind, members: BTreeMap<String, Bytes>) -> Archive {
+        Archive { path: path.to_path_buf(), kind, members, warnings: Vec::new() }
     }
 
     /// The file or directory this archive was read from.
@@ -153,16 +158,11 @@ impl Archive {
     }
 }
 
-/// Reads a whole file of at most [`MAX_ARCHIVE_BYTES`]; `what` names it in the error for a
-/// larger one (`archive`, `file`).
+/// Reads a whole regular file of at most [`MAX_ARCHIVE_BYTES`]; `what` names it in the error for
+/// a larger one (`archive`, `file`). FIFOs, devices and the like are refused before they are
+/// opened.
 pub fn read_limited(path: &Path, what: &str) -> Result<Bytes> {
-    let meta = std::fs::metadata(path).map_err(Error::from).in_file(path)?;
-    if meta.len() > MAX_ARCHIVE_BYTES {
-        return Err(Error::new(ErrorKind::TooLarge { what: what.into(), size: meta.len(), limit: MAX_ARCHIVE_BYTES })
-            .in_file(path));
-    }
-    let data = std::fs::read(path).map_err(Error::from).in_file(path)?;
-    Ok(Bytes::new(data))
+    crate::support::files::read_regular(path, MAX_ARCHIVE_BYTES, what).map(Bytes::new)
 }
 
 /// Normalises a member name: strips leading `./` (any number), joins with `/`, and refuses
@@ -194,7 +194,7 @@ fn read_tar(path: &Path, data: Bytes) -> Result<Archive> {
     }
     let mut archive = tar::Archive::new(bytes);
     let mut members = BTreeMap::new();
-    let mut warnings = Vec::new();
+    let warnings = Vec::new();
     let entries = archive.entries().map_err(|e| Error::new(ErrorKind::CorruptTar(e.to_string())))?;
     for entry in entries {
         let entry = entry.map_err(|e| Error::new(ErrorKind::CorruptTar(e.to_string())))?;
@@ -234,7 +234,10 @@ fn read_tar(path: &Path, data: Bytes) -> Result<Archive> {
         })?;
         let slice = data.slice(start as usize..end as usize).expect("range checked above");
         if members.insert(name.clone(), slice).is_some() {
-            warnings.push(format!("member {name} occurs more than once; the later one is used"));
+            // One rule for every reader: which copy would a reader take? None: refused.
+            return Err(
+                Error::invalid("occurs more than once in the archive; refusing to choose a copy").in_member(name)
+            );
         }
         if members.len() > MAX_MEMBERS {
             return Err(Error::invalid(format!("more than {MAX_MEMBERS} members")));

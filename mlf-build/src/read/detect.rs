@@ -5,7 +5,8 @@ use std::path::Path;
 
 use super::sniff::{head, is_gzip, sniff};
 use crate::error::{Context, Error, ErrorKind, Result};
-use crate::read::archive::Archive;
+use crate::read::archive::{Archive, read_limited};
+use crate::read::param_pack::read_pack;
 
 pub use super::sniff::FileKind;
 
@@ -48,9 +49,14 @@ pub fn detect_loaded(path: &Path) -> Result<Detected> {
     }
     let kind = sniff(path)?;
     if kind == FileKind::Mlf && !is_dir {
-        // A tar: what it holds decides.
-        let archive = Archive::open(path)?;
-        return Ok(Detected { kind: tar_kind(&archive), archive: Some(archive), gzipped: false });
+        // A tar: what it holds decides. A parameter pack is then read again by the pack rule,
+        // which the device's reader applies (no extension headers: the tar crate applies PAX
+        // renames, the device does not).
+        let bytes = read_limited(path, "archive")?;
+        let archive = Archive::from_tar_bytes(path, bytes.clone())?;
+        let kind = tar_kind(&archive);
+        let archive = if kind == FileKind::ParamPack { read_pack(path, bytes)? } else { archive };
+        return Ok(Detected { kind, archive: Some(archive), gzipped: false });
     }
     found(kind)
 }
@@ -59,9 +65,8 @@ pub fn detect_loaded(path: &Path) -> Result<Detected> {
 /// `export_library("x.tar")` compresses): its decompressed tar. Anything else is left to the
 /// readers, which refuse gzip.
 fn gzipped_export(path: &Path) -> Option<Archive> {
-    use crate::read::archive::{MAX_ARCHIVE_BYTES, read_limited};
     let data = read_limited(path, "file").ok()?;
-    let tar = gunzip(&data, MAX_ARCHIVE_BYTES).ok()?;
+    let tar = gunzip(&data, MAX_GUNZIP_BYTES).ok()?;
     let archive = Archive::from_tar_bytes(path, crate::support::bytes::Bytes::new(tar)).ok()?;
     (tar_kind(&archive) == FileKind::TvmModule).then_some(archive)
 }
@@ -85,7 +90,12 @@ pub fn tar_kind(archive: &Archive) -> FileKind {
     }
 }
 
-/// Decompresses gzip data, refusing output larger than `limit` bytes.
+/// Largest decompressed TVM export read (256 MiB): a gzip file can expand a thousandfold, so
+/// the limit is checked while decompressing, never after.
+pub const MAX_GUNZIP_BYTES: u64 = 256 << 20;
+
+/// Decompresses gzip data, refusing output larger than `limit` bytes (decompression stops one
+/// byte past it).
 pub fn gunzip(data: &[u8], limit: u64) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut out = Vec::new();

@@ -9,8 +9,11 @@ use crate::model::{EntryRef, Graph, Node, NodeOp};
 use crate::read::params::ParamTensor;
 use crate::support::dtype::{self, DType};
 
-/// Most nodes a graph may have.
-pub const MAX_NODES: usize = 1 << 20;
+/// Most nodes a graph may have (16,384: TVM's fused graphs of the largest vision models have a
+/// few hundred; the memory planner's work grows with the square of the buffers).
+pub const MAX_NODES: usize = 1 << 14;
+/// Most entries (node outputs) a graph may have.
+pub const MAX_ENTRIES: usize = 1 << 15;
 /// Most dimensions a tensor may have.
 pub const MAX_NDIM: usize = 32;
 
@@ -73,14 +76,22 @@ impl Graph {
         for (nid, nj) in nodes_j.iter().enumerate() {
             nodes.push(node(nj, nid, &node_row_ptr)?);
         }
-        let arg_nodes = root
-            .get("arg_nodes")?
+        let args_j = root.get("arg_nodes")?;
+        let args_v = args_j.v.as_array().ok_or_else(|| args_j.err("expected an array"))?;
+        if args_v.len() > nodes.len() {
+            return Err(args_j.err(format!("{} arg nodes, more than the {} nodes", args_v.len(), nodes.len())));
+        }
+        let mut is_arg = vec![false; nodes.len()];
+        let arg_nodes = args_j
             .array()?
             .iter()
             .map(|a| {
                 let n = a.index(nodes.len())?;
                 if nodes[n].op != NodeOp::Null {
                     return Err(a.err(format!("arg node {n} is not a null node")));
+                }
+                if std::mem::replace(&mut is_arg[n], true) {
+                    return Err(a.err(format!("node {n} is listed twice")));
                 }
                 Ok(n)
             })
@@ -102,9 +113,14 @@ impl Graph {
     pub fn split_args(&self, params: &[ParamTensor]) -> ArgSplit {
         let mut bound = ArgSplit::default();
         let mut used = vec![false; params.len()];
+        // Name → the first parameter of that name (a map: graphs have 10^5 arguments).
+        let mut by_name: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, p) in params.iter().enumerate().rev() {
+            by_name.insert(p.name.as_str(), i);
+        }
         for &node in &self.arg_nodes {
             let name = self.nodes[node].name.as_str();
-            let Some(param) = params.iter().position(|p| p.name == name) else {
+            let Some(&param) = by_name.get(name) else {
                 bound.inputs.push(node);
                 continue;
             };
@@ -165,8 +181,8 @@ fn row_ptr(root: &J<'_>, n_nodes: usize) -> Result<Vec<usize>> {
         if i > 0 && v < node_row_ptr[i - 1] {
             return Err(item.err("node_row_ptr must not decrease"));
         }
-        if v > MAX_NODES * 16 {
-            return Err(item.err("too many entries"));
+        if v > MAX_ENTRIES {
+            return Err(item.err(format!("{v} entries, more than the limit {MAX_ENTRIES}")));
         }
         node_row_ptr.push(v);
     }
@@ -283,14 +299,19 @@ fn entry_attrs(attrs: &J<'_>, num_entries: usize) -> Result<EntryAttrs> {
     let storage_id =
         typed("storage_id", "list_int")?.iter().map(|s| s.index(num_entries.max(1))).collect::<Result<Vec<_>>>()?;
     let mut shape = Vec::with_capacity(num_entries);
-    for s in typed("shape", "list_shape")? {
+    for (s, &dt) in typed("shape", "list_shape")?.iter().zip(&dltype) {
         let dims = s.array()?;
         if dims.len() > MAX_NDIM {
             return Err(s.err(format!("{} dimensions, more than {MAX_NDIM}", dims.len())));
         }
         let dims = dims.iter().map(|d| d.u64()).collect::<Result<Vec<_>>>()?;
-        if dtype::numel(&dims).and_then(|n| n.checked_mul(16)).is_none() {
-            return Err(s.err("tensor size overflows"));
+        if dims.contains(&0) {
+            return Err(
+                s.err(format!("shape {dims:?} has no elements; a zero-sized tensor cannot be passed or planned"))
+            );
+        }
+        if dtype::tensor_bytes(dt, &dims).is_err() {
+            return Err(s.err(format!("a {dt} tensor of shape {dims:?} has more bytes than a 64-bit size holds")));
         }
         shape.push(dims);
     }

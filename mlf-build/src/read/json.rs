@@ -5,8 +5,9 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Maximum JSON document size accepted (64 MiB).
-pub const MAX_JSON_BYTES: usize = 64 << 20;
+/// Maximum JSON document size accepted (16 MiB: TVM's largest graph configs are a few MB, and a
+/// parsed document costs up to about 40 times its text in memory).
+pub const MAX_JSON_BYTES: usize = 16 << 20;
 
 /// Parses a JSON document, with a size limit.
 pub fn parse(text: &[u8]) -> Result<Value> {
@@ -87,12 +88,12 @@ impl<'a> J<'a> {
 
     /// The value as a non-negative integer.
     pub fn u64(&self) -> Result<u64> {
-        self.v.as_u64().ok_or_else(|| self.err(format!("expected a non-negative integer, found {}", kind(self.v))))
+        self.v.as_u64().ok_or_else(|| self.err(format!("expected a non-negative integer, found {}", described(self.v))))
     }
 
     /// The value as an integer.
     pub fn i64(&self) -> Result<i64> {
-        self.v.as_i64().ok_or_else(|| self.err(format!("expected an integer, found {}", kind(self.v))))
+        self.v.as_i64().ok_or_else(|| self.err(format!("expected an integer, found {}", described(self.v))))
     }
 
     /// The value as a `usize` index no larger than `limit`.
@@ -114,6 +115,15 @@ impl<'a> J<'a> {
     pub fn entries(&self) -> Result<Vec<(&'a str, J<'a>)>> {
         let o = self.v.as_object().ok_or_else(|| self.err(format!("expected an object, found {}", kind(self.v))))?;
         Ok(o.iter().map(|(k, v)| (k.as_str(), J { v, path: self.child_path(k) })).collect())
+    }
+}
+
+/// A value for messages: a number with its value (`the number -3`, `the number 1e300`), else the
+/// kind of value.
+pub fn described(v: &Value) -> String {
+    match v {
+        Value::Number(n) => format!("the number {n}"),
+        _ => kind(v).to_string(),
     }
 }
 

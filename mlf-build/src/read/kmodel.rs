@@ -61,11 +61,14 @@ pub fn error(e: KmodelError, version: u32) -> Error {
     err
 }
 
+/// Largest kmodel read (256 MiB; the K210 has 8 MiB of SRAM and 16 MiB of flash).
+pub const MAX_KMODEL_BYTES: u64 = 256 << 20;
+
 /// Reads a kmodel file into a model description. V1 and unknown files are errors that say
 /// what they are; V5 gives a description with a blocker (shown by `inspect`, refused by the
 /// code generator).
 pub fn read(path: &Path) -> Result<ModelDesc> {
-    let bytes = std::fs::read(path).map_err(Error::from).map_err(|e| e.in_file(path))?;
+    let bytes = crate::support::files::read_regular(path, MAX_KMODEL_BYTES, "kmodel")?;
     read_bytes(&bytes, path).map_err(|e| e.in_file(path))
 }
 

@@ -2,7 +2,6 @@
 //! without reading the rest: enough for `include_model!` to tell a kmodel from a TVM model, and
 //! the first step of [`detect`](super::detect), which looks inside tar archives.
 
-use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Context, Error, ErrorKind, Result};
@@ -38,9 +37,8 @@ pub fn sniff(path: &Path) -> Result<FileKind> {
 
 /// The first 4 KiB of a file.
 pub(super) fn head(path: &Path) -> Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head)).map_err(Error::from).in_file(path)?;
-    Ok(head)
+    // A FIFO or a device is refused before it is opened (opening a FIFO blocks).
+    crate::support::files::read_head(path, 4096)
 }
 
 /// The error for a file of no kind mlf knows, showing its first bytes.

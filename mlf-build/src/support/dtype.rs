@@ -134,6 +134,44 @@ impl DType {
         })
     }
 
+    /// Why mlf's runtime cannot run a tensor of this dtype that the application passes or the
+    /// model stores (inputs, outputs, parameters), or `None` when it can: float32/64, int8–64
+    /// and uint8–64 scalars, the types a Rust slice can hold.
+    pub fn why_not_runnable(self) -> Option<String> {
+        if self.rust_type().is_some() {
+            return None;
+        }
+        let scalar = DType { lanes: 1, ..self };
+        Some(
+            match (self.code, self.bits) {
+                _ if self.lanes != 1 && scalar.rust_type().is_some() => format!(
+                    "{self} is a vector of {} {scalar} lanes; vector dtypes are not supported (rebuild with \
+                 tir.disable_vectorize)",
+                    self.lanes
+                ),
+                _ if self.lanes != 1 => format!("{self} is a vector dtype; vector dtypes are not supported"),
+                (DTypeCode::UInt, 1) => {
+                    "bool tensors are not supported (no Rust type with TVM's layout of them)".into()
+                }
+                (DTypeCode::Float, 16) => {
+                    "float16 is not supported (half-precision floats have no Rust type here)".into()
+                }
+                (DTypeCode::BFloat, _) => format!("{self} is not supported (bfloat has no Rust type here)"),
+                (DTypeCode::Int | DTypeCode::UInt, b) if !b.is_power_of_two() || b < 8 => {
+                    format!("{self} is a {b}-bit integer; sub-byte and odd-width integers are not supported")
+                }
+                _ => format!("{self} is not supported"),
+            } + " (mlf runs float32/64, int8/16/32/64 and uint8/16/32/64)",
+        )
+    }
+
+    /// Whether TVM's graph executor can hold an entry of this dtype in its storage: whole bytes
+    /// per element, or 1 and 4 bits (TVM's own rule, `bits × lanes` a multiple of 8 or 1 or 4).
+    pub fn storable(self) -> bool {
+        let bits = self.bits as u32 * self.lanes as u32;
+        bits % 8 == 0 || bits == 1 || bits == 4
+    }
+
     /// The Rust scalar type, or an error naming the dtype.
     pub fn require_rust_type(self) -> Result<&'static str> {
         self.rust_type().ok_or_else(|| {
@@ -182,7 +220,7 @@ pub fn numel(shape: &[u64]) -> Option<u64> {
 pub fn tensor_bytes(dtype: DType, shape: &[u64]) -> Result<u64> {
     numel(shape)
         .and_then(|n| n.checked_mul(dtype.elem_bytes()))
-        .ok_or_else(|| Error::invalid(format!("tensor size overflows: {dtype} {shape:?}")))
+        .ok_or_else(|| Error::invalid(format!("the size of a {dtype} tensor of shape {shape:?} overflows 64 bits")))
 }
 
 #[cfg(test)]

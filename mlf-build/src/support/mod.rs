@@ -4,6 +4,7 @@
 
 pub mod bytes;
 pub mod dtype;
+pub mod files;
 pub mod hash;
 pub mod names;
 pub mod size;

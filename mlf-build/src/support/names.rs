@@ -66,15 +66,18 @@ pub fn module_ident(raw: &str) -> String {
 /// map to the same identifier.
 pub fn unique_idents(raws: &[&str]) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::with_capacity(raws.len());
+    // Identifier → the index of the raw name that took it (a map: models have 10^5 inputs).
+    let mut taken: std::collections::HashMap<String, usize> = std::collections::HashMap::with_capacity(raws.len());
     for (i, raw) in raws.iter().enumerate() {
         let id = field_ident(raw);
-        if let Some(j) = out.iter().position(|o| *o == id) {
+        if let Some(&j) = taken.get(&id) {
             return Err(Error::invalid(format!(
                 "tensor names {:?} and {raw:?} both become the Rust identifier `{id}`; rename one (name override)",
                 raws[j]
             ))
             .at(format!("[{i}]")));
         }
+        taken.insert(id.clone(), i);
         out.push(id);
     }
     Ok(out)

@@ -16,12 +16,13 @@ pub struct FlashArchive<'a> {
 }
 
 impl<'a> FlashArchive<'a> {
-    /// The archive in `data`. Checks that it holds a `configure.json`.
+    /// The archive in `data`. Checks every header against the pack rule (see the `tar` module:
+    /// plain ustar entries only, valid checksums) and that it holds one `configure.json`.
     pub fn new(data: &'a [u8]) -> Result<Self, ParamError> {
         match tar::find(data, b"configure.json") {
             Ok(_) => Ok(FlashArchive { data }),
-            Err(TarError::Truncated) => Err(ParamError::new(ParamErrorKind::ArchiveTruncated, "", "configure.json")),
             Err(TarError::NotFound) => Err(ParamError::new(ParamErrorKind::ConfigMissing, "", "configure.json")),
+            Err(e) => Err(ParamError::new(kind_of(e), "", "configure.json")),
         }
     }
 
@@ -39,15 +40,21 @@ impl<'a> FlashArchive<'a> {
         let mut name = [0u8; 64];
         let n = member_name(p.id, &mut name);
         let path = core::str::from_utf8(&name[..n]).unwrap_or("");
-        let m = match tar::find(self.data, &name[..n]) {
-            Ok(m) => m,
-            Err(TarError::Truncated) => return Err(ParamError::new(ParamErrorKind::ArchiveTruncated, p.id, path)),
-            Err(TarError::NotFound) => return Err(ParamError::new(ParamErrorKind::Missing, p.id, path)),
-        };
+        let m = tar::find(self.data, &name[..n]).map_err(|e| ParamError::new(kind_of(e), p.id, path))?;
         if m.data.len() != p.bytes {
             return Err(ParamError::size(p.bytes, m.data.len(), p.id, path));
         }
         Ok(m.data)
+    }
+}
+
+/// The error kind of a failed lookup.
+pub(crate) fn kind_of(e: TarError) -> ParamErrorKind {
+    match e {
+        TarError::Truncated => ParamErrorKind::ArchiveTruncated,
+        TarError::Invalid => ParamErrorKind::ArchiveInvalid,
+        TarError::Duplicate => ParamErrorKind::Duplicate,
+        TarError::NotFound => ParamErrorKind::Missing,
     }
 }
 

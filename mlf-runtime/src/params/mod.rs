@@ -50,6 +50,11 @@ pub enum ParamErrorKind {
     ConfigMalformed,
     /// The archive ends inside a header or a member.
     ArchiveTruncated,
+    /// A header of the archive is damaged, or is an entry a parameter pack must not have (PAX or
+    /// GNU extension headers, links, devices): see the pack rule in `cargo mlf pack`'s docs.
+    ArchiveInvalid,
+    /// The archive holds the member more than once (a pack names every member once).
+    Duplicate,
     /// Reading failed (I/O error).
     Io,
     /// [`Model::load`](crate) was not called before `run` (resident placement).
@@ -96,6 +101,10 @@ impl core::fmt::Display for ParamError {
             ParamErrorKind::ConfigMissing => "configuration missing",
             ParamErrorKind::ConfigMalformed => "configuration malformed",
             ParamErrorKind::ArchiveTruncated => "parameter archive truncated",
+            ParamErrorKind::ArchiveInvalid => {
+                "parameter archive invalid (a damaged header, or a PAX/GNU extension, link or device entry)"
+            }
+            ParamErrorKind::Duplicate => "parameter archive holds the member more than once",
             ParamErrorKind::Io => "reading the parameter failed",
             ParamErrorKind::NotLoaded => "parameters not loaded (call Model::load first)",
         };

@@ -63,17 +63,17 @@ fn items_of(graph: &Graph, usage: &Usage, bufs: &[Buffer]) -> Vec<Interval> {
 fn sequential(items: &[Interval], n_arena: usize, n_scratch: usize, align: u64) -> (Vec<u64>, u64) {
     let (bufs, rest) = items.split_at(n_arena);
     let (scratch, extra) = rest.split_at(n_scratch);
-    let mut cursor = 0;
+    let mut cursor = 0u64;
     let mut offsets = Vec::with_capacity(items.len());
     for b in bufs {
         offsets.push(cursor);
-        cursor += align_up(b.size, align);
+        cursor = cursor.saturating_add(align_up(b.size, align));
     }
     offsets.extend(std::iter::repeat_n(cursor, scratch.len()));
-    cursor += scratch.iter().map(|i| align_up(i.size, align)).max().unwrap_or(0);
+    cursor = cursor.saturating_add(scratch.iter().map(|i| align_up(i.size, align)).max().unwrap_or(0));
     for x in extra {
         offsets.push(cursor);
-        cursor += align_up(x.size, align);
+        cursor = cursor.saturating_add(align_up(x.size, align));
     }
     (offsets, cursor)
 }
@@ -178,11 +178,11 @@ pub(super) fn tvm_plan(desc: &ModelDesc, graph: &Graph, usage: &Usage) -> TvmPla
     }
     for s in 0..n_sids {
         let b = align_up(sid_bytes[s], 4);
-        tvm.storage_bytes += b;
+        tvm.storage_bytes = tvm.storage_bytes.saturating_add(b);
         match sid_arg[s] {
-            Some(ArgBinding::Param(_)) => tvm.param_bytes += b,
-            Some(ArgBinding::Input(_)) => tvm.input_bytes += b,
-            None => tvm.activation_bytes += b,
+            Some(ArgBinding::Param(_)) => tvm.param_bytes = tvm.param_bytes.saturating_add(b),
+            Some(ArgBinding::Input(_)) => tvm.input_bytes = tvm.input_bytes.saturating_add(b),
+            None => tvm.activation_bytes = tvm.activation_bytes.saturating_add(b),
         }
     }
     tvm.workspace_bytes = desc.memory.operator_workspace.iter().map(|(_, b)| *b).max().unwrap_or(0);

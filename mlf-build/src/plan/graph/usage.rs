@@ -12,17 +12,51 @@ use crate::plan::pack::{Interval, alignment_slack};
 /// of its peak), or, when the C is not available or sizes are computed, the metadata figure
 /// plus alignment slack.
 pub fn operator_scratch(desc: &ModelDesc, func: &str, align: u64) -> Result<u64> {
-    if let Some((_, f)) = desc.code.definition(func) {
+    Functions::of(desc).scratch(func, align)
+}
+
+/// The model's C function definitions and metadata workspace figures by name, looked up once
+/// per operator call (a graph may call 10^5 functions: no linear search per call).
+pub struct Functions<'a> {
+    defined: std::collections::HashMap<&'a str, &'a crate::model::CFunction>,
+    workspace: std::collections::HashMap<&'a str, u64>,
+}
+
+impl<'a> Functions<'a> {
+    /// The index of `desc`'s C (the first definition of a name, the first metadata figure).
+    pub fn of(desc: &'a ModelDesc) -> Functions<'a> {
+        let mut defined = std::collections::HashMap::new();
+        for f in desc.code.sources.iter().flat_map(|s| &s.scan.functions).filter(|f| f.defined) {
+            defined.entry(f.name.as_str()).or_insert(f);
+        }
+        let mut workspace = std::collections::HashMap::new();
+        for (n, b) in &desc.memory.operator_workspace {
+            workspace.entry(n.as_str()).or_insert(*b);
+        }
+        Functions { defined, workspace }
+    }
+
+    /// [`operator_scratch`] through the index.
+    pub fn scratch(&self, func: &str, align: u64) -> Result<u64> {
+        scratch_of(self.defined.get(func).copied(), self.workspace.get(func).copied(), func, align)
+    }
+}
+
+fn scratch_of(def: Option<&crate::model::CFunction>, meta: Option<u64>, func: &str, align: u64) -> Result<u64> {
+    if let Some(f) = def {
         if let Some(n) = f.workspace_upper_bound(align) {
             return Ok(n);
         }
-        let meta = desc.memory.operator_workspace.iter().find(|(n, _)| n == func).map(|(_, b)| *b);
-        return meta.map(|m| m + alignment_slack(align, f.workspace_allocs.len() as u64)).ok_or_else(|| {
-            Error::unsupported(format!("{func} allocates workspace of computed size and metadata records none for it"))
-        });
+        return meta.map(|m| m.saturating_add(alignment_slack(align, f.workspace_allocs.len() as u64))).ok_or_else(
+            || {
+                Error::unsupported(format!(
+                    "{func} allocates workspace of computed size and metadata records none for it"
+                ))
+            },
+        );
     }
-    let meta = desc.memory.operator_workspace.iter().find(|(n, _)| n == func).map(|(_, b)| *b).unwrap_or(0);
-    Ok(meta + if meta > 0 { alignment_slack(align, ALLOCATIONS_WITHOUT_C) } else { 0 })
+    let meta = meta.unwrap_or(0);
+    Ok(meta.saturating_add(if meta > 0 { alignment_slack(align, ALLOCATIONS_WITHOUT_C) } else { 0 }))
 }
 
 /// Live allocations assumed for an operator whose C is not available (LLVM objects), to size the
@@ -82,6 +116,7 @@ impl Usage {
                 NodeOp::Null => u.arg_of[first] = bindings.get(&nid).copied(),
             }
         }
+        let functions = Functions::of(desc);
         for (nid, node) in graph.nodes.iter().enumerate() {
             if let NodeOp::Call { func_name, .. } = &node.op {
                 let first = graph.node_row_ptr[nid];
@@ -90,7 +125,7 @@ impl Usage {
                 for &e in &args {
                     u.touch(e, nid);
                 }
-                let ws = operator_scratch(desc, func_name, align)?;
+                let ws = functions.scratch(func_name, align)?;
                 u.scratch.push(Interval { size: ws, first: nid, last: nid });
                 u.calls.push(OpCall { node: nid, func: func_name.clone(), args, scratch: (0, ws) });
             }

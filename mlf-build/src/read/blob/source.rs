@@ -11,9 +11,9 @@ use super::abi::{Abi, AbiScan};
 use super::c_array::find_blob_arrays;
 use super::layout::{Layout, blob_extent, sniff_layout};
 use crate::error::{Context, Error, ErrorKind, Result};
-use crate::read::archive::{Archive, MAX_ARCHIVE_BYTES, read_limited};
+use crate::read::archive::{Archive, read_limited};
 use crate::read::detect::Detected;
-use crate::read::detect::gunzip;
+use crate::read::detect::{MAX_GUNZIP_BYTES, gunzip};
 use crate::read::sniff::{is_gzip, is_tar};
 use crate::support::bytes::Bytes;
 
@@ -275,7 +275,7 @@ fn scan_one(
 /// source or a raw blob. `path` names the file in messages and evidence.
 pub fn scan_bytes(path: &Path, data: Bytes) -> Result<Scan> {
     let gzipped = is_gzip(&data);
-    let data = if gzipped { Bytes::new(gunzip(&data, MAX_ARCHIVE_BYTES)?) } else { data };
+    let data = if gzipped { Bytes::new(gunzip(&data, MAX_GUNZIP_BYTES)?) } else { data };
     if is_tar(&data) {
         return scan_archive(&Archive::from_tar_bytes(path, data)?, gzipped);
     }

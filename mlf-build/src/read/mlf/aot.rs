@@ -66,6 +66,9 @@ pub(super) fn read_aot(
         entry_fn: &typed_entry,
     };
     resolve_aot_io(desc, &sources)?;
+    if let Some(h) = &header {
+        super::crosscheck::aot_against_header(&desc.inputs, &desc.outputs, h, &header_name, &cm)?;
+    }
 
     // --- Workspace for non-USMP builds ---------------------------------------------------
     let (workspace_bytes, workspace_source) = if usmp.is_some() {

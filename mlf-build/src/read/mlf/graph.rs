@@ -87,6 +87,7 @@ pub(super) fn read_graph(
         .collect();
 
     desc.outputs = graph_outputs(&graph, relay, module)?;
+    super::crosscheck::graph_against_sources(&desc.inputs, &desc.outputs, module, relay, gname).in_member(gname)?;
     let functions = called_functions(&graph, desc, gname)?;
     desc.executor = Executor::Graph(GraphExec { graph, bindings, functions });
     Ok(())
@@ -118,6 +119,14 @@ fn graph_outputs(graph: &Graph, relay: Option<&RelayMain>, module: &ModuleMeta) 
 /// The functions the graph calls, each checked to be a packed function the code defines.
 fn called_functions(graph: &Graph, desc: &ModelDesc, gname: &str) -> Result<Vec<String>> {
     let mut functions = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    // Definitions by name, found once (a graph may call 10^5 functions).
+    let mut defined = std::collections::HashMap::new();
+    for s in &desc.code.sources {
+        for f in s.scan.functions.iter().filter(|f| f.defined) {
+            defined.entry(f.name.as_str()).or_insert((s, f));
+        }
+    }
     for (nid, node) in graph.nodes.iter().enumerate() {
         if let NodeOp::Call { func_name, flatten_data } = &node.op {
             if *flatten_data {
@@ -125,7 +134,7 @@ fn called_functions(graph: &Graph, desc: &ModelDesc, gname: &str) -> Result<Vec<
                     Error::unsupported(format!("node {nid} ({func_name}) uses flatten_data=1")).in_member(gname)
                 );
             }
-            match desc.code.definition(func_name) {
+            match defined.get(func_name.as_str()).copied() {
                 Some((src, f)) if !f.is_packed() => {
                     return Err(Error::invalid(format!(
                         "{func_name} (called by graph node {nid}) is not a packed function in {}",
@@ -141,7 +150,7 @@ fn called_functions(graph: &Graph, desc: &ModelDesc, gname: &str) -> Result<Vec<
                     .in_member(gname));
                 }
             }
-            if !functions.contains(func_name) {
+            if seen.insert(func_name.as_str()) {
                 functions.push(func_name.clone());
             }
         }

@@ -5,6 +5,7 @@ mod aot;
 mod aot_io;
 mod aot_types;
 mod code;
+mod crosscheck;
 mod graph;
 mod outputs;
 
@@ -93,6 +94,8 @@ fn read_inner(archive: &Archive, opts: &ReadOptions) -> Result<ModelDesc> {
         ExecutorKind::Graph => graph::read_graph(archive, module, version, params, relay.as_ref(), &mut desc)?,
         ExecutorKind::Aot => aot::read_aot(archive, module, params, relay.as_ref(), &mut desc)?,
     }
+    crosscheck::tensors_are_sized(&desc.inputs, &desc.outputs)?;
+    crosscheck::dtypes_run(&desc)?;
     Ok(desc)
 }
 

@@ -1,0 +1,14 @@
+//! The generated-C scanner (functions, globals, includes, workspace calls, linked parameters) on
+//! arbitrary text: must never panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let file = mlf_build::__private::model::CFile::scan(text);
+        let _ = file.exported_symbols().count();
+        if let Some(f) = file.functions.first() {
+            let _ = file.definition(&f.name);
+        }
+    }
+});
