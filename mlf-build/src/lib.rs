@@ -127,6 +127,7 @@ pub mod __private {
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]
     pub use crate::build::libraries::UserLibraries;
+    #[cfg(feature = "build")]
     pub use crate::build::output;
     #[cfg(feature = "build")]
     pub use crate::build::runnable;

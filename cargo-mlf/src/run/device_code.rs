@@ -117,11 +117,9 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
         model.display()
     );
     let blank = render::blank();
-    // The generated crate's support module (`src/device.rs`, written beside `main.rs`), spelled
-    // `pub(self)` so that mlf-build's house test, which reads `mod x;` lines of cargo-mlf's own
-    // sources, does not take it for a module of cargo-mlf.
+    // The generated crate's support module (`src/device.rs`, written beside `main.rs`).
     let device_mod = quote!(
-        pub(self) mod device;
+        mod device;
     );
     file(quote! {
         #![doc = #doc]

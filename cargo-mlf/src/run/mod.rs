@@ -106,7 +106,9 @@ pub fn run(args: Args) -> Result<(), Error> {
     let libs = user_libraries(&args)?;
     // Everything the build would refuse, refused now: one error, before anything is built.
     let host = crate::build::host_triple();
-    let target = args.target.clone().unwrap_or_else(|| host.clone());
+    // The device first: an unknown target is named as such, not as a missing C compiler.
+    let device = device_for(args.target.as_deref(), args.params)?;
+    let target = device.map_or(host.clone(), |m| m.target.to_string());
     runnable::check_runnable(&desc, &target, &host, &libs).map_err(|e| e.in_file(&model))?;
     let files = assign_inputs(&desc, &args.inputs)?;
     // Read and check the inputs before building anything.
@@ -117,7 +119,6 @@ pub fn run(args: Args) -> Result<(), Error> {
     if !placement.is_external() && args.from.is_some() {
         return Err(Error::invalid("--from needs --params resident or --params streamed"));
     }
-    let device = device_for(args.target.as_deref(), placement)?;
     let spec = Spec {
         desc: &desc,
         model: &model,

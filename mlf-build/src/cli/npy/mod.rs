@@ -1,11 +1,13 @@
-//! Tensor files for `cargo mlf run`: `.npy` (read and written with `npyz`) or raw
-//! little-endian bytes.
+//! Tensor files for `cargo mlf run`: `.npy` (headers read by [`header`], strictly and in one
+//! pass; outputs written with `npyz`) or raw little-endian bytes.
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::model::TensorInfo;
 use crate::support::dtype::{DTypeCode, numel};
+
+pub mod header;
 
 /// Largest input file `cargo mlf run` reads: the largest tensor it can pass, plus a header.
 pub const MAX_INPUT_FILE_BYTES: u64 = 1 << 30;
@@ -35,85 +37,62 @@ pub fn input_bytes(data: Vec<u8>, t: &TensorInfo) -> Result<Vec<u8>> {
 }
 
 fn from_npy(data: &[u8], t: &TensorInfo) -> Result<Vec<u8>> {
-    // npyz multiplies the shape unchecked: check it before handing the file over.
-    let shape = header_shape(data)?;
-    if numel(&shape).is_none() {
-        return Err(Error::invalid(format!(
-            "the .npy header's shape {shape:?} has more elements than a 64-bit count holds"
-        ))
-        .at("shape"));
-    }
-    let npy = npyz::NpyFile::new(data).map_err(|e| Error::invalid(format!("not a valid .npy file: {e}")))?;
-    if npy.order() == npyz::Order::Fortran {
+    let h = header::read(data)?;
+    if h.fortran_order {
         return Err(Error::unsupported(
             "Fortran-order .npy files (fortran_order: True) are not read: their elements would be taken \
              in the wrong order; save the array in C order (numpy.ascontiguousarray)",
         ));
     }
-    let Some(n) = numel(npy.shape()) else {
+    let Some(n) = numel(&h.shape) else {
         return Err(Error::invalid(format!(
             "the .npy header's shape {:?} has more elements than a 64-bit count holds",
-            npy.shape()
+            h.shape
         ))
         .at("shape"));
     };
+    if h.dtype != t.dtype {
+        let np = header::numpy_name(t.dtype);
+        let quantized = if matches!(t.dtype.code, DTypeCode::Int | DTypeCode::UInt) && h.dtype.code == DTypeCode::Float
+        {
+            format!(
+                "; a quantized {} input takes quantized values: divide by the input's scale, add its zero point, round and save with .astype(numpy.{np})",
+                t.dtype
+            )
+        } else {
+            format!("; save it with .astype(numpy.{np})")
+        };
+        return Err(Error::mismatch(format!(
+            "input {} is {} but the .npy file holds {} ('{}'){quantized}",
+            t.name,
+            t.dtype,
+            header::numpy_name(h.dtype),
+            h.descr
+        )));
+    }
     if n != t.numel_checked()? {
         return Err(Error::mismatch(format!(
             "shape {:?} has {n} elements, input {} needs {:?}",
-            npy.shape(),
-            t.name,
-            t.shape
+            h.shape, t.name, t.shape
         )));
     }
-    // The element count agrees with the model's input, whose size the build checked: what is
-    // read below is at most that many elements, and the file's data must hold them.
-    let bad = |e: std::io::Error| {
-        Error::mismatch(format!("the .npy dtype does not match input {} ({}): {e}", t.name, t.dtype))
-    };
-    macro_rules! convert {
-        ($ty:ty) => {
-            npy.into_vec::<$ty>().map_err(bad)?.iter().flat_map(|v| v.to_le_bytes()).collect()
-        };
+    // The element count agrees with the model's input, whose size the build checked.
+    let size = t.dtype.elem_bytes() as usize;
+    let needed = t.bytes_checked()? as usize;
+    let body = &data[h.data_start..];
+    if body.len() != needed {
+        return Err(Error::mismatch(format!(
+            "the .npy file holds {} bytes of data after its header, its shape {:?} of {} needs {needed}",
+            body.len(),
+            h.shape,
+            h.descr
+        )));
     }
-    Ok(match (t.dtype.code, t.dtype.bits, t.dtype.lanes) {
-        (DTypeCode::Float, 32, 1) => convert!(f32),
-        (DTypeCode::Float, 64, 1) => convert!(f64),
-        (DTypeCode::Int, 8, 1) => convert!(i8),
-        (DTypeCode::Int, 16, 1) => convert!(i16),
-        (DTypeCode::Int, 32, 1) => convert!(i32),
-        (DTypeCode::Int, 64, 1) => convert!(i64),
-        (DTypeCode::UInt, 8, 1) => convert!(u8),
-        (DTypeCode::UInt, 16, 1) => convert!(u16),
-        (DTypeCode::UInt, 32, 1) => convert!(u32),
-        (DTypeCode::UInt, 64, 1) => convert!(u64),
-        _ => return Err(Error::unsupported(format!("dtype {} in .npy files", t.dtype))),
-    })
-}
-
-/// The `shape` of a `.npy` header (format versions 1 to 3: magic, version, header length,
-/// a Python dict literal), read without trusting it.
-fn header_shape(data: &[u8]) -> Result<Vec<u64>> {
-    let bad = |why: &str| Error::invalid(format!("not a valid .npy file: {why}"));
-    let (len, start): (Option<usize>, usize) = match data.get(6..8) {
-        Some([1, _]) => (data.get(8..10).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize), 10),
-        Some([2 | 3, _]) => (data.get(8..12).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize), 12),
-        _ => return Err(bad("unknown format version")),
-    };
-    let len = len.ok_or_else(|| bad("truncated header"))?;
-    let header = start.checked_add(len).and_then(|end| data.get(start..end)).ok_or_else(|| bad("truncated header"))?;
-    let text = std::str::from_utf8(header).map_err(|_| bad("the header is not text"))?;
-    let mut found = text.match_indices("'shape'").chain(text.match_indices("\"shape\""));
-    let (Some((at, key)), None) = (found.next(), found.next()) else {
-        return Err(bad("the header must name one shape"));
-    };
-    let rest = text[at + key.len()..].trim_start().strip_prefix(':').ok_or_else(|| bad("shape"))?.trim_start();
-    let inner = rest.strip_prefix('(').and_then(|r| r.split_once(')')).ok_or_else(|| bad("shape is not a tuple"))?.0;
-    inner
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .map(|d| d.trim_end_matches('L').parse::<u64>().map_err(|_| bad(&format!("shape dimension {d:?}"))))
-        .collect()
+    let mut out = body.to_vec();
+    if h.big_endian {
+        out.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+    }
+    Ok(out)
 }
 
 /// The `.npy` file of an output: raw little-endian bytes with the output's dtype and shape.
@@ -183,6 +162,27 @@ mod tests {
         assert!(e.to_string().contains("more elements than a 64-bit count holds"), "{e}");
         let data = npy_with_shape("(4294967296, 4294967296, 4)");
         assert!(input_bytes(data, &input(&[4])).is_err());
+    }
+
+    #[test]
+    fn a_float_file_for_an_int8_input_says_what_to_do() {
+        let f32_file = output_npy(&input(&[2]), &[0; 8]).unwrap();
+        let mut t = input(&[2]);
+        t.dtype = DType { code: DTypeCode::Int, bits: 8, lanes: 1 };
+        let e = input_bytes(f32_file, &t).unwrap_err().to_string();
+        assert!(e.contains("input x is int8 but the .npy file holds float32 ('<f4')"), "{e}");
+        assert!(e.contains("scale") && e.contains(".astype(numpy.int8)"), "{e}");
+    }
+
+    #[test]
+    fn big_endian_files_are_read() {
+        let mut file = npy_with_shape("(2,)");
+        let at = file.windows(3).position(|w| w == b"<f4").unwrap();
+        file[at] = b'>';
+        file.extend_from_slice(&1.5f32.to_be_bytes());
+        file.extend_from_slice(&(-2.0f32).to_be_bytes());
+        let raw: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(input_bytes(file, &input(&[2])).unwrap(), raw);
     }
 
     #[test]
