@@ -1,4 +1,4 @@
-//! What the graph and AOT backends share: the refusal of per-operator constant arrays, the
+//! What the graph and AOT backends share: the refusal of constants inside LLVM objects, the
 //! outputs' share of the arena, and the lines of `inspect` about parameters and code.
 
 use crate::model::{ConstantKind, ModelDesc};
@@ -10,12 +10,16 @@ pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
     arrays.fold((0, 0), |(n, b), c| (n + 1, b + c.bytes))
 }
 
-/// Why static arrays keep the parameters in the C (`advice`: what to do instead).
-pub(super) fn static_array_refusal(desc: &ModelDesc, advice: &str) -> Option<String> {
-    let (n, bytes) = static_arrays(desc);
-    (n > 0).then(|| {
+/// Why the parameters cannot leave the image when the model's kernels come as LLVM objects
+/// (`codegen/host/lib/*.o`) and its constants are not held apart (`separate`: a `.params` file or a
+/// USMP pool in the C): they are then inside the objects, reached through relocations, which mlf
+/// does not retarget.
+pub(super) fn object_refusal(desc: &ModelDesc, separate: bool) -> Option<String> {
+    let members: Vec<&str> = desc.code.objects.iter().map(|o| o.member.as_str()).collect();
+    (!members.is_empty() && !separate).then(|| {
         format!(
-            "its constants are compiled into the C as {n} per-operator `static const` arrays ({bytes} bytes) that cannot be separated safely; {advice}"
+            "its kernels come as LLVM objects ({}), whose constants are reached through relocations; mlf does not retarget relocations, so parameters inside objects cannot be separated (export with the `c` target)",
+            members.join(", ")
         )
     })
 }

@@ -274,7 +274,7 @@ fn write_embedded_params(desc: &ModelDesc, layout: &Layout) -> Result<Vec<Option
 }
 
 impl Toolchain for CompileJob<'_> {
-    fn static_bytes(&self, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
-        compile::extract_static_bytes(self, member, text, symbol)
+    fn static_bytes(&self, member: &str, text: &str, symbols: &[&str]) -> Result<Vec<Vec<u8>>> {
+        compile::extract_static_bytes(self, member, text, symbols)
     }
 }

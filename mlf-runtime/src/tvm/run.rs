@@ -161,8 +161,17 @@ impl Run {
         unsafe { self.call_at(0, c) }
     }
 
+    /// The parameter region's start and bytes (constant arrays are bound into it).
+    pub(super) fn param_region(&self) -> (*mut u8, usize) {
+        (self.params, self.params_len)
+    }
+
+    /// Calls `c` as call `index`.
+    ///
+    /// # Safety
+    /// As for [`Run::calls`].
     #[inline]
-    unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
+    pub(super) unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
         debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
         self.session.set_window(c.scratch.offset, c.scratch.len);
         let mut ret = TVMValue { v_int64: 0 };
