@@ -299,4 +299,103 @@ mod shared {
         // the struct's 16-byte alignment.
         assert_eq!(e::digits_aot_usmp_resident::PARAMS[0].bytes, 9648);
     }
+
+    /// Constants the C held as per-operator arrays (AOT without USMP, graph with link-params) or
+    /// behind TVM 0.8's `_lookup_linked_param`, read from outside the code.
+    #[test]
+    fn constant_arrays_and_linked_parameters_read_from_outside_the_code() {
+        check_external!(
+            resident,
+            e::digits_aot_c_resident,
+            fixture("digits-mlp-aot-c"),
+            "digits_aot_c",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_aot_c_streamed,
+            fixture("digits-mlp-aot-c"),
+            "digits_aot_c",
+            [pixels],
+            [output]
+        );
+        check_external!(resident, e::kws_aot_c_resident, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
+        check_external!(streamed, e::kws_aot_c_streamed, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
+        check_external!(
+            resident,
+            e::sine_aot_v5_resident,
+            fixture("sine-aot-v5-c-iface"),
+            "sine_aot_v5",
+            [dense_4_input],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::sine_aot_v5_streamed,
+            fixture("sine-aot-v5-c-iface"),
+            "sine_aot_v5",
+            [dense_4_input],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::digits_graph_linked_resident,
+            fixture("digits-mlp-graph-linked"),
+            "digits_graph_linked",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_graph_linked_streamed,
+            fixture("digits-mlp-graph-linked"),
+            "digits_graph_linked",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::sine_graph_v7_resident,
+            fixture("gvsoc-sine-graph-v7"),
+            "sine_graph_v7",
+            [dense_2_input],
+            [identity]
+        );
+        check_external!(
+            streamed,
+            e::sine_graph_v7_streamed,
+            fixture("gvsoc-sine-graph-v7"),
+            "sine_graph_v7",
+            [dense_2_input],
+            [identity]
+        );
+        check_external!(
+            resident,
+            e::yesno_v4_resident,
+            fixture("arduino-demos-kws-yesno-graph-v4"),
+            "yesno_v4",
+            [reshape_1],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::yesno_v4_streamed,
+            fixture("arduino-demos-kws-yesno-graph-v4"),
+            "yesno_v4",
+            [reshape_1],
+            [output]
+        );
+    }
+
+    /// Streaming constant arrays needs the largest operator's arrays: digits' first dense layer
+    /// (8192 bytes of weights, 128 of bias), as for the model with a `.params` file; resident
+    /// needs them all.
+    #[test]
+    fn streamed_constant_arrays_stage_the_largest_operators() {
+        assert_eq!(e::digits_aot_c_streamed::STAGING_BYTES, 8192 + 128);
+        assert_eq!(e::digits_graph_linked_streamed::STAGING_BYTES, 8192 + 128);
+        assert_eq!(e::digits_aot_c_resident::PARAM_BYTES, 40 + 1280 + 128 + 8192 + 8 /* alignment */);
+        assert!(e::kws_aot_c_streamed::STAGING_BYTES < e::kws_aot_c_resident::PARAM_BYTES / 2);
+    }
 }

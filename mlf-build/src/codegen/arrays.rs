@@ -132,10 +132,12 @@ pub fn aot_streaming(split: &Split, t: &ArrayTable, code: &mut ArrayCode) {
     code.statics.push(quote! {
         #[doc = #doc]
         static STEPS: [::mlf_runtime::tvm::Step; #n] = [#(#steps),*];
-
+    });
+    code.statics.push(quote! {
         /// The run's parameter source, reachable by `stage_hook` only while `run()` is in the C.
         static STREAM: ::mlf_runtime::tvm::Streaming = ::mlf_runtime::tvm::Streaming::new();
-
+    });
+    code.statics.push(quote! {
         /// Called by the model's C main before each call that reads constant arrays.
         unsafe extern "C" fn stage_hook(step: ::core::ffi::c_int) -> ::core::ffi::c_int {
             #hook_safety

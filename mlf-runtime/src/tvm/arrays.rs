@@ -301,3 +301,202 @@ impl Drop for StreamGuard<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use crate::message::Message;
+    use crate::params::{ParamError, ParamErrorKind, xxh64};
+    use crate::tvm::ffi::DLDataType;
+    use crate::tvm::ffi::TVMValue;
+    use crate::tvm::run::tests::ONE_RUN;
+    use crate::tvm::{RunTensor, Scratch, Tensor};
+
+    const F32: DLDataType = DLDataType::new(2, 32);
+    static SHAPE_4: [i64; 1] = [4];
+
+    /// What the C's table is for these tests (a Rust static of the same layout).
+    static TABLE: ArrayTable<2> = ArrayTable::new();
+
+    /// Files `a` (four 1.0) and `b` (four 10.0), with their hashes.
+    fn files() -> &'static [ParamRef; 2] {
+        static FILES: std::sync::OnceLock<[ParamRef; 2]> = std::sync::OnceLock::new();
+        FILES.get_or_init(|| {
+            let hash = |v: f32| xxh64(&[v.to_le_bytes(); 4].concat());
+            [ParamRef { id: "a", bytes: 16, xxh64: hash(1.0) }, ParamRef { id: "b", bytes: 16, xxh64: hash(10.0) }]
+        })
+    }
+
+    /// A source holding `a` and `b`, counting reads; `broken` gives every read a wrong byte.
+    struct Source {
+        reads: usize,
+        broken: bool,
+    }
+
+    impl ParamSource for Source {
+        fn path_of(&self, _: &ParamRef) -> Message {
+            Message::new("memory")
+        }
+
+        fn read(&mut self, p: &ParamRef, out: &mut [u8]) -> Result<(), ParamError> {
+            self.reads += 1;
+            let v: f32 = if p.id == "a" { 1.0 } else { 10.0 };
+            for c in out.chunks_exact_mut(4) {
+                c.copy_from_slice(&v.to_le_bytes());
+            }
+            if self.broken {
+                out[0] ^= 1;
+            }
+            Ok(())
+        }
+    }
+
+    /// The four floats entry `slot` points at.
+    ///
+    /// # Safety
+    /// The entry points at four floats.
+    unsafe fn array(slot: usize) -> [f32; 4] {
+        // SAFETY: per the contract.
+        unsafe { *TABLE.get(slot).cast::<[f32; 4]>() }
+    }
+
+    #[test]
+    fn resident_binding_points_entries_into_the_region() {
+        static REGION: StaticArena<48> = StaticArena::new();
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let binds = [Bind { slot: 1, offset: 32, bytes: 16 }, Bind { slot: 0, offset: 0, bytes: 16 }];
+        // SAFETY: ONE_RUN is held; no C runs.
+        unsafe { TABLE.bind(&REGION, &binds) };
+        assert_eq!(TABLE.get(0), REGION.at(0).cast_const());
+        assert_eq!(TABLE.get(1), REGION.at(32).cast_const());
+        let outside = [Bind { slot: 0, offset: 40, bytes: 16 }];
+        // SAFETY: as above.
+        let r = std::panic::catch_unwind(|| unsafe { TABLE.bind(&REGION, &outside) });
+        assert!(r.is_err(), "an array past the region's end is refused");
+    }
+
+    /// A kernel as the rewritten C reads it: `out = in × array 0 + array 1` through the table.
+    unsafe extern "C" fn add_arrays(
+        args: *mut TVMValue,
+        _: *mut c_int,
+        n: c_int,
+        _: *mut TVMValue,
+        _: *mut c_int,
+        _: *mut c_void,
+    ) -> i32 {
+        assert_eq!(n, 2);
+        // SAFETY: two handles to four-float descriptors; the table is bound before the call.
+        unsafe {
+            let input = *(*(*args).v_handle.cast::<crate::tvm::ffi::DLTensor>()).data.cast::<[f32; 4]>();
+            let out = (*(*args.add(1)).v_handle.cast::<crate::tvm::ffi::DLTensor>()).data.cast::<[f32; 4]>();
+            let (a, b) = (array(0), array(1));
+            for k in 0..4 {
+                (*out)[k] = input[k] * a[k] + b[k];
+            }
+        }
+        0
+    }
+
+    static ARENA: StaticArena<64> = StaticArena::new();
+    static STAGING: StaticArena<32> = StaticArena::new();
+    static INPUT: RunTensor = RunTensor::new();
+    static MIDDLE: Tensor = Tensor::new(ARENA.at(0), &SHAPE_4, F32);
+    static OUTPUT: Tensor = Tensor::new(ARENA.at(16), &SHAPE_4, F32);
+    static CALL_0: Call = Call::new("k0", add_arrays, &[INPUT.handle(), MIDDLE.handle()], Scratch::NONE);
+    static CALL_1: Call = Call::new("k1", add_arrays, &[MIDDLE.handle(), OUTPUT.handle()], Scratch::NONE);
+    static CALLS: [&Call; 2] = [&CALL_0, &CALL_1];
+
+    /// Each call stages both files, the second in the other order.
+    fn steps() -> &'static [Step; 2] {
+        static STEPS: [Step; 2] = [
+            Step {
+                stage: &[Stage { file: 0, offset: 0 }, Stage { file: 1, offset: 16 }],
+                bind: &[Bind { slot: 0, offset: 0, bytes: 16 }, Bind { slot: 1, offset: 16, bytes: 16 }],
+            },
+            Step {
+                stage: &[Stage { file: 1, offset: 0 }, Stage { file: 0, offset: 16 }],
+                bind: &[Bind { slot: 1, offset: 0, bytes: 16 }, Bind { slot: 0, offset: 16, bytes: 16 }],
+            },
+        ];
+        &STEPS
+    }
+
+    #[test]
+    fn graph_calls_stage_and_bind_their_arrays() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let params: &'static [ParamRef] = files();
+        // SAFETY: ONE_RUN is held.
+        unsafe { INPUT.describe(&SHAPE_4, F32) };
+        let mut source = Source { reads: 0, broken: false };
+        // SAFETY: ONE_RUN is held; the kernels take the descriptors they are given.
+        let mut r = unsafe { Run::enter_with_params(&ARENA, &STAGING, 16) }.unwrap();
+        r.input(&INPUT, &[0.5f32; 4][..]);
+        unsafe { r.calls_with_arrays(&CALLS, &mut source, params, steps(), &TABLE) }.unwrap();
+        drop(r);
+        assert_eq!(source.reads, 4, "every call reads its own arrays");
+        assert_eq!(unsafe { ARENA.view::<f32, 4>(16) }, &[20.5; 4]);
+        assert_eq!(TABLE.get(1), STAGING.at(0).cast_const(), "the last call's binding stays");
+
+        let mut broken = Source { reads: 0, broken: true };
+        let mut r = unsafe { Run::enter_with_params(&ARENA, &STAGING, 16) }.unwrap();
+        r.input(&INPUT, &[0.5f32; 4][..]);
+        let e = unsafe { r.calls_with_arrays(&CALLS, &mut broken, params, steps(), &TABLE) }.unwrap_err();
+        assert_eq!(e, Error::Param(ParamError::new(ParamErrorKind::HashMismatch, "a", "memory")));
+    }
+
+    static HOOK: StageHook = StageHook::new();
+    static STREAM: Streaming = Streaming::new();
+
+    unsafe extern "C" fn hook(step: c_int) -> c_int {
+        // SAFETY: called by `main` below only while the test holds a guard.
+        unsafe { STREAM.stage(step) }
+    }
+
+    /// An AOT main as the rewritten C reads it: the hook (when set) before each kernel.
+    fn main(input: [f32; 4]) -> ([f32; 4], c_int) {
+        // SAFETY: the slot is read like the C reads it, between the test's begin and end.
+        let hook = unsafe { *HOOK.0.get() };
+        let mut x = input;
+        for step in 0..2 {
+            if let Some(f) = hook {
+                // SAFETY: the hook of this test.
+                let rc = unsafe { f(step) };
+                if rc != 0 {
+                    return (x, rc);
+                }
+            }
+            // SAFETY: bound by the step just staged.
+            let (a, b) = unsafe { (array(0), array(1)) };
+            x = core::array::from_fn(|k| x[k] * a[k] + b[k]);
+        }
+        (x, 0)
+    }
+
+    #[test]
+    fn aot_hook_reaches_the_source_only_while_streaming() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let params: &'static [ParamRef] = files();
+        let mut source = Source { reads: 0, broken: false };
+        // SAFETY: ONE_RUN is held; `main` calls the hook only while the guard lives.
+        let guard = unsafe { STREAM.begin(&mut source, &STAGING, &TABLE, steps(), params, (&HOOK, hook)) };
+        let (out, rc) = main([0.5; 4]);
+        guard.end().unwrap();
+        assert_eq!((out, rc, source.reads), ([20.5; 4], 0, 4));
+        // After the run the slot is empty and the cell refuses to stage.
+        assert!(unsafe { *HOOK.0.get() }.is_none());
+        assert_eq!(unsafe { STREAM.stage(0) }, -1);
+
+        let mut broken = Source { reads: 0, broken: true };
+        let guard = unsafe { STREAM.begin(&mut broken, &STAGING, &TABLE, steps(), params, (&HOOK, hook)) };
+        let (_, rc) = main([0.5; 4]);
+        assert_eq!(rc, -1);
+        assert_eq!(guard.end(), Err(Error::Param(ParamError::new(ParamErrorKind::HashMismatch, "a", "memory"))));
+        // An unknown step is an error, not a read outside `STEPS`.
+        let mut source = Source { reads: 0, broken: false };
+        let guard = unsafe { STREAM.begin(&mut source, &STAGING, &TABLE, steps(), params, (&HOOK, hook)) };
+        assert_eq!(unsafe { STREAM.stage(7) }, -1);
+        assert!(matches!(guard.end(), Err(Error::OperatorFailed { code: 7, .. })));
+    }
+}

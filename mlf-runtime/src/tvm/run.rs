@@ -241,7 +241,7 @@ pub fn data_ptr<T: Element>(data: &[T]) -> *mut c_void {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     extern crate std;
 
     use super::*;
@@ -250,7 +250,7 @@ mod tests {
     use crate::tvm::{Scratch, Stage, Tensor};
 
     /// Runs one at a time (without `std` the runtime allows one run per program).
-    static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    pub(crate) static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     const F32: DLDataType = DLDataType::new(2, 32);
     static SHAPE_4: [i64; 1] = [4];

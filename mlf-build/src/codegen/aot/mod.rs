@@ -153,7 +153,11 @@ fn packed(
         static ENTRY: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#symbol, entry::#f, &[#(#handles),*], ::mlf_runtime::tvm::Scratch { offset: 0, len: #ws_lit });
     });
     let note = comment(format!("Call `{symbol}`."));
-    e.call = quote!(#note let rc = r.call(&ENTRY); #after_call rc?;);
+    e.call = if after_call.is_empty() {
+        quote!(#note r.call(&ENTRY)?;)
+    } else {
+        quote!(#note let rc = r.call(&ENTRY); #after_call rc?;)
+    };
 }
 
 /// `r.workspace(0, ws)` under a comment saying what it serves.
