@@ -252,3 +252,94 @@ fn apply(text: &str, edits: &[(std::ops::Range<usize>, String)]) -> Option<Strin
     out.push_str(text.get(last..)?);
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gives each array bytes of its recorded size, counting the compilations.
+    struct FakeCompiler<'a>(&'a ModelDesc, std::cell::Cell<usize>);
+
+    impl Toolchain for FakeCompiler<'_> {
+        fn static_bytes(&self, _: &str, _: &str, symbols: &[&str]) -> Result<Vec<Vec<u8>>> {
+            self.1.set(self.1.get() + 1);
+            let size = |s: &str| self.0.code.constants.iter().find(|c| c.name == s).map_or(0, |c| c.bytes as usize);
+            Ok(symbols.iter().enumerate().map(|(k, s)| vec![k as u8 + 1; size(s)]).collect())
+        }
+    }
+
+    fn digits_aot_c() -> ModelDesc {
+        crate::open(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/digits-aot-c.tar")).unwrap()
+    }
+
+    const MAIN: &str = "tvmgen_default___tvm_main__";
+
+    #[test]
+    fn arrays_become_files_read_through_the_table() {
+        let desc = digits_aot_c();
+        let fake = FakeCompiler(&desc, std::cell::Cell::new(0));
+        let (out, split) = take_out_arrays(&desc, Some(MAIN), Split::default(), &fake).unwrap();
+        assert_eq!(fake.1.get(), 1, "one compilation for the file's four arrays");
+        let t = split.arrays.as_ref().unwrap();
+        assert_eq!(t.slots.len(), 4);
+        assert_eq!(split.files.iter().map(|f| f.bytes()).sum::<u64>(), 9640);
+        assert_eq!(t.kept, (0, 0));
+        // The main's two dense calls read two arrays each; softmax reads none.
+        let steps: Vec<(&str, usize)> = t.steps.iter().map(|(f, s)| (f.as_str(), s.len())).collect();
+        assert_eq!(
+            steps,
+            vec![
+                ("tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu", 2),
+                ("tvmgen_default_fused_nn_contrib_dense_pack_add", 2)
+            ]
+        );
+        let (_, text) =
+            out.code.sources.iter().map(|s| (s, s.bytes.as_str().unwrap())).find(|(_, t)| t.contains(TABLE)).unwrap();
+        assert!(text.contains("#define fused_constant ((const float *)mlf_param_table[3])"), "{text}");
+        assert!(!text.contains("fused_constant[2048]"), "the definition is gone");
+        let hook = text.find("mlf_param_stage(0)").unwrap();
+        assert!(
+            text[hook..]
+                .trim_start_matches(|c| c != '\n')
+                .trim_start()
+                .starts_with("if (tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu(")
+        );
+        assert!(out.code.constants.is_empty());
+        // Every array of the model is read by some function.
+        let read: BTreeSet<usize> = t.users.values().flatten().copied().collect();
+        assert_eq!(read.len(), 4);
+    }
+
+    #[test]
+    fn small_arrays_stay_in_the_c() {
+        let mut desc = digits_aot_c();
+        // The 40-byte bias recorded as 24 bytes: under the threshold.
+        let c = desc.code.constants.iter_mut().find(|c| c.bytes == 40).unwrap();
+        c.bytes = 24;
+        let name = c.name.clone();
+        let fake = FakeCompiler(&desc, std::cell::Cell::new(0));
+        let (out, split) = take_out_arrays(&desc, Some(MAIN), Split::default(), &fake).unwrap();
+        assert_eq!(split.arrays.as_ref().unwrap().kept, (1, 24));
+        assert_eq!(split.files.len(), 3);
+        assert_eq!(out.code.constants.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), vec![name.as_str()]);
+    }
+
+    #[test]
+    fn a_main_reading_an_array_outside_a_call_is_refused() {
+        let mut desc = digits_aot_c();
+        let si = desc.code.sources.iter().position(|s| s.scan.definition(MAIN).is_some()).unwrap();
+        let text = desc.code.sources[si].bytes.as_str().unwrap().replacen(
+            "void* sid_1 =",
+            "const void* peek = fused_constant;\n  void* sid_1 =",
+            1,
+        );
+        desc.code.sources[si] = CSource {
+            member: desc.code.sources[si].member.clone(),
+            scan: CFile::scan(&text),
+            bytes: Bytes::new(text.into_bytes()),
+        };
+        let fake = FakeCompiler(&desc, std::cell::Cell::new(0));
+        let e = take_out_arrays(&desc, Some(MAIN), Split::default(), &fake).unwrap_err().to_string();
+        assert!(e.contains("fused_constant") && e.contains("outside the arguments of a call"), "{e}");
+    }
+}
