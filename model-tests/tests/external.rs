@@ -396,6 +396,6 @@ mod shared {
         assert_eq!(e::digits_aot_c_streamed::STAGING_BYTES, 8192 + 128);
         assert_eq!(e::digits_graph_linked_streamed::STAGING_BYTES, 8192 + 128);
         assert_eq!(e::digits_aot_c_resident::PARAM_BYTES, 40 + 1280 + 128 + 8192 + 8 /* alignment */);
-        assert!(e::kws_aot_c_streamed::STAGING_BYTES < e::kws_aot_c_resident::PARAM_BYTES / 2);
+        const { assert!(e::kws_aot_c_streamed::STAGING_BYTES < e::kws_aot_c_resident::PARAM_BYTES / 2) };
     }
 }

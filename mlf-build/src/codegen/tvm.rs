@@ -129,17 +129,16 @@ pub struct ParamApi {
 /// The documentation and signature of `run` (`source`: streamed parameters are read from a
 /// `ParamSource` it takes).
 fn run_sig(source: bool) -> TokenStream {
-    if source {
-        quote! {
-            /// Runs the model, reading each call's parameters from `source` just before the call.
-            pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
-        }
+    let (doc, extra) = if source {
+        (
+            " Runs the model, reading each call's parameters from `source` just before the call.",
+            quote!(, source: &mut dyn ::mlf_runtime::params::ParamSource),
+        )
     } else {
-        quote! {
-            /// Runs the model.
-            pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>
-        }
-    }
+        (" Runs the model.", quote!())
+    };
+    let result = quote!(Result<Outputs<'_>, ::mlf_runtime::Error>);
+    quote!(#[doc = #doc] pub fn run(&mut self, inputs: &Inputs<'_> #extra) -> #result)
 }
 
 /// The name of the static holding external parameters for `placement` (`PARAM_REGION` when
