@@ -206,6 +206,6 @@ impl Backend for GraphBackend<'_> {
     }
 
     fn inspect_tail(&self, out: &mut String) {
-        inspect_external(self.external_refusal(), out);
+        inspect_external(self.desc, self.external_refusal(), out);
     }
 }

@@ -71,12 +71,28 @@ pub(super) fn inspect_body(desc: &ModelDesc, out: &mut String) {
     line(out, "code", format!("{} C files, {} object files", desc.code.sources.len(), desc.code.objects.len()));
 }
 
-/// `inspect`'s line on whether the parameters can be external.
-pub(super) fn inspect_external(refusal: Option<String>, out: &mut String) {
-    match refusal {
-        None => {
-            out.push_str("external     parameters can be split from the code (params = \"resident\" or \"streamed\", cargo mlf split)\n")
-        }
-        Some(why) => out.push_str(&format!("external     parameters cannot be external: {why}\n")),
+/// `inspect`'s line on whether the parameters can be external, and how for constants the C holds.
+pub(super) fn inspect_external(desc: &ModelDesc, refusal: Option<String>, out: &mut String) {
+    if let Some(why) = refusal {
+        out.push_str(&format!("external     parameters cannot be external: {why}\n"));
+        return;
+    }
+    out.push_str(
+        "external     parameters can be split from the code (params = \"resident\" or \"streamed\", cargo mlf split)\n",
+    );
+    let linked_names: Vec<&str> = desc.params.iter().filter_map(|p| p.linked.as_deref()).collect();
+    let arrays = desc.code.constants.iter().filter(|c| c.kind == ConstantKind::StaticArray);
+    let (n, bytes) =
+        arrays.filter(|c| !linked_names.contains(&c.name.as_str())).fold((0, 0), |(n, b), c| (n + 1, b + c.bytes));
+    if n > 0 {
+        out.push_str(&format!(
+            "             its {n} constant arrays ({bytes} bytes) are taken out of the C and read through a table of pointers; arrays under 32 bytes stay\n"
+        ));
+    }
+    let linked = desc.params.iter().filter(|p| p.linked.is_some()).count();
+    if linked > 0 {
+        out.push_str(&format!(
+            "             its {linked} linked parameters are read from the compiled C into parameter files\n"
+        ));
     }
 }
