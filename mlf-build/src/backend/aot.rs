@@ -107,6 +107,11 @@ impl Backend for AotBackend<'_> {
         if static_arrays(&desc).0 == 0 {
             return Ok((Some(desc), split));
         }
+        if self.has_pool() {
+            return Err(Error::unsupported(
+                "parameters cannot be external: its C holds both a USMP constant pool and constant arrays, which mlf does not take out together",
+            ));
+        }
         let m = crate::support::names::sanitize(&desc.name).to_ascii_lowercase();
         let main = [format!("tvmgen_{m}___tvm_main__"), format!("tvmgen_{m}_run_model"), "tvm__run_func".to_string()]
             .into_iter()
