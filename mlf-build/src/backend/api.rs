@@ -29,7 +29,8 @@ pub trait Backend {
     fn external_refusal(&self) -> Option<String>;
 
     /// The parameter files of external parameters and, when taking them out changes the code
-    /// (an AOT constant pool), the model whose code no longer holds them.
+    /// (an AOT constant pool, constant arrays, TVM 0.8 linked parameters), the model whose code
+    /// no longer holds them.
     fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)>;
 
     /// Plans the model's memory and generates its module.

@@ -180,8 +180,9 @@ impl Model {
             fp_contract: self.fp_contract,
             configure: self.configure.as_deref(),
         };
-        // External parameters: the split, and for AOT the model whose C no longer holds its
-        // constant pool (the C compiled and the model planned are then that one).
+        // External parameters: the split, and the model whose C no longer holds them when they
+        // were in it (a constant pool, constant arrays, linked parameters): the C compiled and
+        // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
         let param_files = match split {
