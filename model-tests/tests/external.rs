@@ -388,6 +388,44 @@ mod shared {
         );
     }
 
+    /// A damaged parameter file met by the C main's stage hook (AOT, streamed constant arrays)
+    /// stops the run with the `ParamError` that names it, not the main's failure; the model runs
+    /// again with a sound source.
+    #[test]
+    fn a_damaged_array_file_is_reported_through_the_stage_hook() {
+        use e::digits_aot_c_streamed as model;
+        let t = tempfile::tempdir().unwrap();
+        let (from, to) = (split_dir("digits_aot_c"), t.path().join("split"));
+        std::fs::create_dir_all(to.join("params")).unwrap();
+        std::fs::copy(from.join("configure.json"), to.join("configure.json")).unwrap();
+        for f in std::fs::read_dir(from.join("params")).unwrap().flatten() {
+            std::fs::copy(f.path(), to.join("params").join(f.file_name())).unwrap();
+        }
+        // The second call's weights (1280 bytes), read by the hook before that call.
+        let weights = model::PARAMS.iter().find(|p| p.bytes == 1280).unwrap();
+        let path = to.join("params").join(format!("{}.bin", weights.id));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[100] ^= 0x40;
+        std::fs::write(&path, bytes).unwrap();
+        let dir = fixture("digits-mlp-aot-c");
+        let manifest = mlf_fixtures::Manifest::read(&dir).unwrap();
+        let case = &manifest.cases[0];
+        let pixels = mlf_fixtures::load(&dir.join("vectors").join(case.inputs[0].file.as_ref().unwrap()));
+        let mut net = common::wait_take(model::Model::take);
+        let mut damaged = Folder::open(&to).unwrap();
+        match net.run(&model::Inputs { pixels: &pixels }, &mut damaged) {
+            Err(Error::Param(p)) => {
+                assert_eq!((p.kind, p.id.as_str()), (ParamErrorKind::HashMismatch, weights.id));
+            }
+            Err(other) => panic!("the hook's error is lost: {other}"),
+            Ok(_) => panic!("a damaged file was used"),
+        }
+        let mut sound = Folder::open(&from).unwrap();
+        let out = net.run(&model::Inputs { pixels: &pixels }, &mut sound).unwrap();
+        let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
+        mlf_fixtures::compare(&case.outputs[0].dtype, mlf_runtime::as_bytes(&out.output[..]), &want, case).unwrap();
+    }
+
     /// Streaming constant arrays needs the largest operator's arrays: digits' first dense layer
     /// (8192 bytes of weights, 128 of bias), as for the model with a `.params` file; resident
     /// needs them all.
