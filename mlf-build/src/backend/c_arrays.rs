@@ -14,11 +14,9 @@ use crate::plan::split::{ArrayTable, Split};
 use crate::support::bytes::Bytes;
 use crate::support::dtype::DType;
 
-/// The C name of the table of pointers (renamed with the model's prefix like every symbol its C
-/// defines).
-pub const TABLE: &str = "mlf_param_table";
-/// The C name of the function pointer an AOT main calls before each call that reads arrays.
-pub const STAGE_HOOK: &str = "mlf_param_stage";
+/// The C names of the table and the stage hook.
+const TABLE: &str = ArrayTable::TABLE_SYMBOL;
+const STAGE_HOOK: &str = ArrayTable::HOOK_SYMBOL;
 
 /// An array to take out: its name, file, element type and bytes.
 struct Taken {

@@ -14,8 +14,8 @@ use crate::plan::params::{array_staging, call_staging};
 use crate::plan::split::{ArrayTable, Split};
 
 /// The C names of the table and the hook (renamed with the model's prefix like its symbols).
-const TABLE: &str = "mlf_param_table";
-const STAGE_HOOK: &str = "mlf_param_stage";
+const TABLE: &str = ArrayTable::TABLE_SYMBOL;
+const STAGE_HOOK: &str = ArrayTable::HOOK_SYMBOL;
 
 /// What the module adds for its constant arrays.
 #[derive(Default)]

@@ -66,6 +66,14 @@ pub struct ArrayTable {
 }
 
 impl ArrayTable {
+    /// The C name of the table of pointers the rewritten C defines (renamed with the model's
+    /// prefix like every symbol its C defines).
+    pub const TABLE_SYMBOL: &str = "mlf_param_table";
+
+    /// The C name of the function pointer a rewritten AOT main calls before each call that reads
+    /// arrays (streamed placement).
+    pub const HOOK_SYMBOL: &str = "mlf_param_stage";
+
     /// Arrays smaller than this many bytes stay in the C: the reference that replaces an array
     /// (a `ParamRef` with its 17-byte identifier, size and hash, plus its table entry and
     /// binding: about 40 bytes on a 32-bit target) would take as much flash as the array.
