@@ -34,6 +34,12 @@ const EXTERNAL: &[(&str, &str, &[&str])] = &[
     ("digits-mlp-aot-packed", "digits_aot_packed", &["resident", "streamed"]),
     ("kws-int8-aot-usmp", "kws_aot_usmp", &["resident", "streamed"]),
     ("esp32-cifar-aot-v7-usmp", "cifar_esp32", &["resident", "streamed"]),
+    ("digits-mlp-aot-c", "digits_aot_c", &["resident", "streamed"]),
+    ("kws-int8-aot-c", "kws_aot_c", &["resident", "streamed"]),
+    ("sine-aot-v5-c-iface", "sine_aot_v5", &["resident", "streamed"]),
+    ("digits-mlp-graph-linked", "digits_graph_linked", &["resident", "streamed"]),
+    ("gvsoc-sine-graph-v7", "sine_graph_v7", &["resident", "streamed"]),
+    ("arduino-demos-kws-yesno-graph-v4", "yesno_v4", &["resident", "streamed"]),
 ];
 
 fn build(path: &str) {

@@ -1,7 +1,10 @@
-//! External parameters: program image size with embedded vs external parameters, and time from
-//! start to the first result with embedded, resident (from a split folder and from a packed
+//! External parameters: program image size with embedded vs external parameters, the static RAM
+//! parameters take resident vs streamed (staging = the largest operator's parameters), and time
+//! from start to the first result with embedded, resident (from a split folder and from a packed
 //! archive) and streamed parameters, against the time to parse and copy TVM's own `.params`
-//! file (what TVM's graph executors do at start-up) measured in the same run.
+//! file (what TVM's graph executors do at start-up) measured in the same run. Every fixture kind
+//! is measured: `.params` files, USMP constant pools, per-operator constant arrays and TVM 0.8
+//! linked parameters (`MLF_BENCH_ONLY=name,name` measures only those models).
 //!
 //! Every variant is built and run through `cargo mlf run --release`, exactly as a user would (and
 //! optimised like this bench's own TVM peer); the program times itself from taking the model to
@@ -73,14 +76,19 @@ fn code_and_data(path: &Path) -> u64 {
     s.text + s.rodata + s.data
 }
 
-/// The model's own image with `params` (the report's flash): its compiled library's code and
-/// data, plus the parameter bytes embedded in the Rust module.
-fn model_image(model: &Path, params: mlf_build::Placement) -> u64 {
+/// What a build with `params` gives: the model's own image (the report's flash: its compiled
+/// library's code and data plus the parameter bytes embedded in the Rust module), the static RAM
+/// for parameters, and the parameter bytes left in the C.
+fn model_image(model: &Path, params: mlf_build::Placement) -> (u64, u64, u64) {
     let out = tempfile::tempdir().unwrap();
     let host = env!("MLF_HOST_TARGET");
     let built =
         mlf_build::Model::open(model).params(params).build_into(model, out.path(), "bench", host, host, false).unwrap();
-    code_and_data(&built.library.unwrap()) + built.embedded_param_bytes
+    (
+        code_and_data(built.library.as_ref().unwrap()) + built.embedded_param_bytes,
+        built.param_ram_bytes,
+        built.param_bytes_kept_in_code,
+    )
 }
 
 /// TVM's start-up work on parameters: read the `.params` file, parse it and copy every tensor
@@ -113,12 +121,21 @@ fn main() {
     )];
     if let Some(fx) = mlf_fixtures::fixtures_dir() {
         for n in [
+            "digits-mlp-graph",
+            "multi-io-graph",
             "kws-int8-graph",
             "resnet8-int8-graph",
             "guberti-tvm-graph-v2-cifar-lp0-syslib",
+            "digits-mlp-graph-linked",
+            "gvsoc-sine-graph-v7",
+            "arduino-demos-kws-yesno-graph-v4",
             "digits-mlp-aot-usmp",
+            "digits-mlp-aot-packed",
             "kws-int8-aot-usmp",
             "esp32-cifar-aot-v7-usmp",
+            "digits-mlp-aot-c",
+            "kws-int8-aot-c",
+            "sine-aot-v5-c-iface",
         ] {
             let d = fx.join("mlf").join(n);
             let m = if d.join("model.tar").exists() { d.join("model.tar") } else { d.join("model") };
@@ -127,18 +144,28 @@ fn main() {
     } else {
         eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
     }
+    if let Ok(only) = std::env::var("MLF_BENCH_ONLY") {
+        let only: Vec<&str> = only.split(',').collect();
+        models.retain(|(n, ..)| only.iter().any(|o| n.starts_with(o)));
+    }
     println!(
         "model image = the model's compiled code and data (+ embedded parameters), as `cargo mlf build` reports flash; program = code and data of the whole runner `cargo mlf run --release` builds (unwind tables left out in both)"
     );
+    println!(
+        "RAM res / RAM str = static RAM for parameters, resident (all of them) / streamed (staging: the largest operator's); kept = parameter bytes left in the C (constant arrays under 32 bytes)"
+    );
     println!("times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs)\n");
     println!(
-        "{:<38} {:>9} {:>9} {:>6} {:>9} {:>9} | {:>13} {:>13} {:>13} {:>13} | {:>9}",
+        "{:<38} {:>9} {:>9} {:>6} {:>9} {:>9} {:>8} {:>8} {:>5} | {:>13} {:>13} {:>13} {:>13} | {:>9}",
         "model",
         "model emb",
         "model ext",
         "ratio",
         "prog emb",
         "prog ext",
+        "RAM res",
+        "RAM str",
+        "kept",
         "embedded",
         "resident dir",
         "resident tar",
@@ -158,17 +185,21 @@ fn main() {
         let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);
         let (r_tar, t_tar, r_str, t_str) = (tar.ready, tar.first, streamed.ready, streamed.first);
         let (p_emb, p_ext) = (code_and_data(&emb.exe), code_and_data(&res.exe));
-        let (m_emb, m_ext) =
-            (model_image(model, mlf_build::Placement::Embedded), model_image(model, mlf_build::Placement::Resident));
+        let (m_emb, _, _) = model_image(model, mlf_build::Placement::Embedded);
+        let (m_ext, ram_res, kept) = model_image(model, mlf_build::Placement::Resident);
+        let (_, ram_str, _) = model_image(model, mlf_build::Placement::Streamed);
         let tvm = tvm_params_us(model);
         println!(
-            "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",
+            "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} {:>8} {:>8} {:>5} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",
             name,
             m_emb,
             m_ext,
             m_ext as f64 / m_emb as f64,
             p_emb,
             p_ext,
+            ram_res,
+            ram_str,
+            kept,
             r_emb,
             t_emb,
             r_res,
@@ -177,17 +208,17 @@ fn main() {
             t_tar,
             r_str,
             t_str,
-            tvm.map_or("n/a (AOT)".to_string(), |t| format!("{t:.1}"))
+            tvm.map_or("n/a".to_string(), |t| format!("{t:.1}"))
         );
         json.push(format!(
-            "{{\"model\":{name:?},\"model_image_embedded\":{m_emb},\"model_image_external\":{m_ext},\"program_embedded\":{p_emb},\"program_external\":{p_ext},\"us_ready_embedded\":{r_emb:.1},\"us_first_embedded\":{t_emb:.1},\"us_ready_resident_folder\":{r_res:.1},\"us_first_resident_folder\":{t_res:.1},\"us_ready_resident_archive\":{r_tar:.1},\"us_first_resident_archive\":{t_tar:.1},\"us_ready_streamed\":{r_str:.1},\"us_first_streamed\":{t_str:.1},\"us_tvm_params_parse_copy\":{}}}",
+            "{{\"model\":{name:?},\"model_image_embedded\":{m_emb},\"model_image_external\":{m_ext},\"program_embedded\":{p_emb},\"program_external\":{p_ext},\"param_ram_resident\":{ram_res},\"param_ram_streamed\":{ram_str},\"param_bytes_kept_in_code\":{kept},\"us_ready_embedded\":{r_emb:.1},\"us_first_embedded\":{t_emb:.1},\"us_ready_resident_folder\":{r_res:.1},\"us_first_resident_folder\":{t_res:.1},\"us_ready_resident_archive\":{r_tar:.1},\"us_first_resident_archive\":{t_tar:.1},\"us_ready_streamed\":{r_str:.1},\"us_first_streamed\":{t_str:.1},\"us_tvm_params_parse_copy\":{}}}",
             tvm.map_or("null".into(), |t| format!("{t:.1}"))
         ));
     }
     let out = root.join("target/bench-external.json");
     std::fs::write(&out, format!("[{}]\n", json.join(",\n"))).unwrap();
     println!(
-        "\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up, in this optimised bench; median wall time of at least 11 runs within 0.2 s, µs)\nwritten to {}",
+        "\n(TVM parse = read TVM's .params file, parse it and copy every tensor to the heap, what TVM's executors do at start-up, in this optimised bench; median wall time of at least 11 runs within 0.2 s, µs; n/a: no .params file)\nwritten to {}",
         out.display()
     );
 }

@@ -1,6 +1,7 @@
 //! Archives that can be inspected but not built for this host are refused at build time with a
 //! message that names the reason: a foreign-architecture object, Arm-only C, tvm-ffi C, extern
-//! packed calls; a codegen-only tree is refused when read.
+//! packed calls, external parameters of constants inside LLVM objects; a codegen-only tree is
+//! refused when read.
 
 use std::path::Path;
 
@@ -137,25 +138,55 @@ fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
     assert!(strays.is_empty(), "written into the current folder: {strays:?}");
 }
 
-#[test]
-fn external_parameters_are_refused_where_constants_cannot_be_separated() {
-    let Some(root) =
-        mlf_fixtures::fixtures_or_skip("external_parameters_are_refused_where_constants_cannot_be_separated")
-    else {
-        return;
-    };
-    for (name, reason) in [
-        ("digits-mlp-aot-c/model.tar", "per-operator `static const` arrays"),
-        ("digits-mlp-graph-linked/model.tar", "per-operator `static const` arrays"),
-        ("arduino-demos-kws-yesno-graph-v4/model.tar", "_lookup_linked_param"),
-    ] {
-        let model = root.join("mlf").join(name);
-        let out = tempfile::tempdir().unwrap();
-        let e = mlf_build::Model::open(&model)
-            .params(mlf_build::Placement::Resident)
-            .build_into(&model, out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
-            .expect_err("must be refused");
-        let msg = e.to_string();
-        assert!(msg.contains("cannot be external") && msg.contains(reason), "{name}: {msg}");
+/// An x86-64 relocatable object defining the given functions (as LLVM codegen would).
+fn x86_64_object(functions: &[&str]) -> Vec<u8> {
+    use object::write::{Object, StandardSection, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let text = obj.section_id(StandardSection::Text);
+    for f in functions {
+        let off = obj.append_section_data(text, &[0x31, 0xc0, 0xc3], 1); // xor eax, eax; ret
+        obj.add_symbol(Symbol {
+            name: f.as_bytes().to_vec(),
+            value: off,
+            size: 3,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(text),
+            flags: SymbolFlags::None,
+        });
     }
+    obj.write().unwrap()
+}
+
+/// A graph model linked with link-params whose kernels (and so its constants) come as an LLVM
+/// object: its constants are reached through relocations, which mlf does not retarget.
+#[test]
+fn external_parameters_are_refused_for_constants_inside_objects() {
+    let tar = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/digits-graph-linked.tar");
+    let archive = mlf_build::__private::read::archive::Archive::open(&tar).unwrap();
+    let mut members: Vec<(String, Vec<u8>)> = archive
+        .names()
+        .filter(|n| !n.ends_with("default_lib1.c"))
+        .map(|n| (n.to_string(), archive.get(n).unwrap().to_vec()))
+        .collect();
+    let kernels = [
+        "tvmgen_default_fused_nn_contrib_dense_pack_add",
+        "tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu",
+        "tvmgen_default_fused_nn_softmax",
+    ];
+    members.push(("codegen/host/lib/default_lib1.o".into(), x86_64_object(&kernels)));
+    let dir = tempfile::tempdir().unwrap();
+    write_members(dir.path(), &members);
+    let out = tempfile::tempdir().unwrap();
+    let e = mlf_build::Model::open(dir.path())
+        .params(mlf_build::Placement::Resident)
+        .build_into(dir.path(), out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
+        .expect_err("must be refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("cannot be external") && msg.contains("relocations") && msg.contains("default_lib1.o"),
+        "{msg}"
+    );
 }

@@ -102,6 +102,66 @@ pub mod external_shared {
         params = "streamed",
         name = cifar_esp32_streamed
     );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-c/model.tar",
+        params = "resident",
+        name = digits_aot_c_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-c/model.tar",
+        params = "streamed",
+        name = digits_aot_c_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-aot-c/model.tar",
+        params = "resident",
+        name = kws_aot_c_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-aot-c/model.tar",
+        params = "streamed",
+        name = kws_aot_c_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/sine-aot-v5-c-iface/model.tar",
+        params = "resident",
+        name = sine_aot_v5_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/sine-aot-v5-c-iface/model.tar",
+        params = "streamed",
+        name = sine_aot_v5_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph-linked/model.tar",
+        params = "resident",
+        name = digits_graph_linked_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph-linked/model.tar",
+        params = "streamed",
+        name = digits_graph_linked_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/gvsoc-sine-graph-v7/model",
+        params = "resident",
+        name = sine_graph_v7_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/gvsoc-sine-graph-v7/model",
+        params = "streamed",
+        name = sine_graph_v7_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar",
+        params = "resident",
+        name = yesno_v4_resident
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar",
+        params = "streamed",
+        name = yesno_v4_streamed
+    );
 }
 
 /// The two modules of one metadata-v7 archive, built side by side.

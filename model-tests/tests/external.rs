@@ -299,4 +299,141 @@ mod shared {
         // the struct's 16-byte alignment.
         assert_eq!(e::digits_aot_usmp_resident::PARAMS[0].bytes, 9648);
     }
+
+    /// Constants the C held as per-operator arrays (AOT without USMP, graph with link-params) or
+    /// behind TVM 0.8's `_lookup_linked_param`, read from outside the code.
+    #[test]
+    fn constant_arrays_and_linked_parameters_read_from_outside_the_code() {
+        check_external!(
+            resident,
+            e::digits_aot_c_resident,
+            fixture("digits-mlp-aot-c"),
+            "digits_aot_c",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_aot_c_streamed,
+            fixture("digits-mlp-aot-c"),
+            "digits_aot_c",
+            [pixels],
+            [output]
+        );
+        check_external!(resident, e::kws_aot_c_resident, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
+        check_external!(streamed, e::kws_aot_c_streamed, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
+        check_external!(
+            resident,
+            e::sine_aot_v5_resident,
+            fixture("sine-aot-v5-c-iface"),
+            "sine_aot_v5",
+            [dense_4_input],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::sine_aot_v5_streamed,
+            fixture("sine-aot-v5-c-iface"),
+            "sine_aot_v5",
+            [dense_4_input],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::digits_graph_linked_resident,
+            fixture("digits-mlp-graph-linked"),
+            "digits_graph_linked",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::digits_graph_linked_streamed,
+            fixture("digits-mlp-graph-linked"),
+            "digits_graph_linked",
+            [pixels],
+            [output]
+        );
+        check_external!(
+            resident,
+            e::sine_graph_v7_resident,
+            fixture("gvsoc-sine-graph-v7"),
+            "sine_graph_v7",
+            [dense_2_input],
+            [identity]
+        );
+        check_external!(
+            streamed,
+            e::sine_graph_v7_streamed,
+            fixture("gvsoc-sine-graph-v7"),
+            "sine_graph_v7",
+            [dense_2_input],
+            [identity]
+        );
+        check_external!(
+            resident,
+            e::yesno_v4_resident,
+            fixture("arduino-demos-kws-yesno-graph-v4"),
+            "yesno_v4",
+            [reshape_1],
+            [output]
+        );
+        check_external!(
+            streamed,
+            e::yesno_v4_streamed,
+            fixture("arduino-demos-kws-yesno-graph-v4"),
+            "yesno_v4",
+            [reshape_1],
+            [output]
+        );
+    }
+
+    /// A damaged parameter file met by the C main's stage hook (AOT, streamed constant arrays)
+    /// stops the run with the `ParamError` that names it, not the main's failure; the model runs
+    /// again with a sound source.
+    #[test]
+    fn a_damaged_array_file_is_reported_through_the_stage_hook() {
+        use e::digits_aot_c_streamed as model;
+        let t = tempfile::tempdir().unwrap();
+        let (from, to) = (split_dir("digits_aot_c"), t.path().join("split"));
+        std::fs::create_dir_all(to.join("params")).unwrap();
+        std::fs::copy(from.join("configure.json"), to.join("configure.json")).unwrap();
+        for f in std::fs::read_dir(from.join("params")).unwrap().flatten() {
+            std::fs::copy(f.path(), to.join("params").join(f.file_name())).unwrap();
+        }
+        // The second call's weights (1280 bytes), read by the hook before that call.
+        let weights = model::PARAMS.iter().find(|p| p.bytes == 1280).unwrap();
+        let path = to.join("params").join(format!("{}.bin", weights.id));
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[100] ^= 0x40;
+        std::fs::write(&path, bytes).unwrap();
+        let dir = fixture("digits-mlp-aot-c");
+        let manifest = mlf_fixtures::Manifest::read(&dir).unwrap();
+        let case = &manifest.cases[0];
+        let pixels = mlf_fixtures::load(&dir.join("vectors").join(case.inputs[0].file.as_ref().unwrap()));
+        let mut net = common::wait_take(model::Model::take);
+        let mut damaged = Folder::open(&to).unwrap();
+        match net.run(&model::Inputs { pixels: &pixels }, &mut damaged) {
+            Err(Error::Param(p)) => {
+                assert_eq!((p.kind, p.id.as_str()), (ParamErrorKind::HashMismatch, weights.id));
+            }
+            Err(other) => panic!("the hook's error is lost: {other}"),
+            Ok(_) => panic!("a damaged file was used"),
+        }
+        let mut sound = Folder::open(&from).unwrap();
+        let out = net.run(&model::Inputs { pixels: &pixels }, &mut sound).unwrap();
+        let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
+        mlf_fixtures::compare(&case.outputs[0].dtype, mlf_runtime::as_bytes(&out.output[..]), &want, case).unwrap();
+    }
+
+    /// Streaming constant arrays needs the largest operator's arrays: digits' first dense layer
+    /// (8192 bytes of weights, 128 of bias), as for the model with a `.params` file; resident
+    /// needs them all.
+    #[test]
+    fn streamed_constant_arrays_stage_the_largest_operators() {
+        assert_eq!(e::digits_aot_c_streamed::STAGING_BYTES, 8192 + 128);
+        assert_eq!(e::digits_graph_linked_streamed::STAGING_BYTES, 8192 + 128);
+        assert_eq!(e::digits_aot_c_resident::PARAM_BYTES, 40 + 1280 + 128 + 8192 + 8 /* alignment */);
+        const { assert!(e::kws_aot_c_streamed::STAGING_BYTES < e::kws_aot_c_resident::PARAM_BYTES / 2) };
+    }
 }

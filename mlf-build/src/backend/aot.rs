@@ -5,13 +5,14 @@ use serde_json::json;
 
 use super::aot_pool::take_out_constant_pool;
 use super::api::{Backend, Generate, Generated, Toolchain};
+use super::c_arrays::take_out_arrays;
 use super::picture::{BoxKind, Picture, PlanBox};
-use super::tvm::{inspect_body, inspect_external, line, output_bytes, static_array_refusal};
+use super::tvm::{inspect_body, inspect_external, line, object_refusal, output_bytes, static_arrays};
 use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc};
 use crate::plan::aot::{AotPlan, plan};
-use crate::plan::params::sequential;
+use crate::plan::params::aot_region;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
 use crate::plan::stack;
@@ -23,6 +24,11 @@ pub(super) struct AotBackend<'a> {
 }
 
 impl AotBackend<'_> {
+    /// Whether the C holds a USMP constant pool.
+    fn has_pool(&self) -> bool {
+        self.exec.usmp.as_ref().is_some_and(|u| u.constant_bytes.is_some())
+    }
+
     fn plan(&self) -> Result<AotPlan> {
         plan(self.desc, self.exec, self.desc.plan_align()).in_file(&self.desc.path)
     }
@@ -45,7 +51,7 @@ impl AotBackend<'_> {
         let head = format!("TVM AOT model `{}` from {}", desc.name, opts.file_name);
         match opts.params.split() {
             Some(_) => format!(
-                "{head} with its constant pool external ({:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for the pool.",
+                "{head} with its constants external ({:?}): {} bytes of arena (workspace pool included) + {param_ram} bytes for them.",
                 opts.params.placement(),
                 p.arena_bytes,
             ),
@@ -79,15 +85,13 @@ impl Backend for AotBackend<'_> {
     }
 
     fn external_refusal(&self) -> Option<String> {
-        let only_usmp =
-            "only AOT builds with a USMP constant pool (`global_const_workspace`) can have external parameters";
-        if let Some(why) = static_array_refusal(self.desc, only_usmp) {
+        if let Some(why) = object_refusal(self.desc, self.has_pool()) {
             return Some(why);
         }
-        if self.exec.usmp.as_ref().is_some_and(|u| u.constant_bytes.is_some()) {
+        if self.has_pool() || static_arrays(self.desc).0 > 0 {
             None
         } else {
-            Some("it has no USMP constant pool (`global_const_workspace`) to take out of the C".into())
+            Some("its C holds no constants to take out (no USMP constant pool, no constant arrays)".into())
         }
     }
 
@@ -95,7 +99,25 @@ impl Backend for AotBackend<'_> {
         if let Some(why) = self.external_refusal() {
             return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
         }
-        let (rewritten, split) = take_out_constant_pool(self.desc, self.exec, toolchain)?;
+        let (desc, split) = if self.has_pool() {
+            take_out_constant_pool(self.desc, self.exec, toolchain)?
+        } else {
+            (self.desc.clone(), Split::default())
+        };
+        if static_arrays(&desc).0 == 0 {
+            return Ok((Some(desc), split));
+        }
+        if self.has_pool() {
+            return Err(Error::unsupported(
+                "parameters cannot be external: its C holds both a USMP constant pool and constant arrays, which mlf does not take out together",
+            ));
+        }
+        let m = crate::support::names::sanitize(&desc.name).to_ascii_lowercase();
+        let main = [format!("tvmgen_{m}___tvm_main__"), format!("tvmgen_{m}_run_model"), "tvm__run_func".to_string()]
+            .into_iter()
+            .find(|n| desc.code.definition(n).is_some())
+            .ok_or_else(|| Error::missing("the AOT main function (which calls the operators)"))?;
+        let (rewritten, split) = take_out_arrays(&desc, Some(&main), split, toolchain)?;
         Ok((Some(rewritten), split))
     }
 
@@ -108,9 +130,9 @@ impl Backend for AotBackend<'_> {
             .map(|f| stack::figure(self.desc, &[symbol], f))
             .map(|s| if streamed { s.with_source() } else { s });
         let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params, stack.as_ref())?;
-        // Resident or streamed, the pool files sit one after the other.
+        // Pools one after the other; constant arrays all (resident) or one call's (streamed).
         let param_ram = match opts.params.split() {
-            Some(split) => sequential(split.files.iter().map(|f| f.bytes()), p.align).1,
+            Some(split) => aot_region(split, opts.params.placement(), p.align).1,
             None => 0,
         };
         Ok(Generated {
@@ -219,6 +241,6 @@ impl Backend for AotBackend<'_> {
     }
 
     fn inspect_tail(&self, out: &mut String) {
-        inspect_external(self.external_refusal(), out);
+        inspect_external(self.desc, self.external_refusal(), out);
     }
 }

@@ -27,7 +27,7 @@ pub(super) fn take_out_constant_pool(
         .find(|(_, s)| s.scan.globals.iter().any(|g| g.name == "global_const_workspace" && !g.is_extern))
         .ok_or_else(|| Error::missing("the definition of global_const_workspace"))?;
     let text = src.bytes.as_str().map_err(|e| e.in_member(src.member.clone()))?;
-    let pool = toolchain.static_bytes(&src.member, text, "global_const_workspace")?;
+    let pool = toolchain.static_bytes(&src.member, text, &["global_const_workspace"])?.remove(0);
     // The pools `run` passes to the main, in its order.
     let run_item = src
         .scan

@@ -29,7 +29,8 @@ pub trait Backend {
     fn external_refusal(&self) -> Option<String>;
 
     /// The parameter files of external parameters and, when taking them out changes the code
-    /// (an AOT constant pool), the model whose code no longer holds them.
+    /// (an AOT constant pool, constant arrays, TVM 0.8 linked parameters), the model whose code
+    /// no longer holds them.
     fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)>;
 
     /// Plans the model's memory and generates its module.
@@ -59,9 +60,9 @@ pub trait Backend {
 
 /// Compiles the model's C when a backend needs what the compiler makes of it.
 pub trait Toolchain {
-    /// Compiles `text` (the C file `member`) alone and returns the bytes of the static object
-    /// `symbol` as the compiler laid it out for the target.
-    fn static_bytes(&self, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>>;
+    /// Compiles `text` (the C file `member`) alone and returns the bytes of each static object
+    /// of `symbols` as the compiler laid it out for the target.
+    fn static_bytes(&self, member: &str, text: &str, symbols: &[&str]) -> Result<Vec<Vec<u8>>>;
 }
 
 /// What the build gives a backend to generate a module.

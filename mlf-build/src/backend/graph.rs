@@ -4,8 +4,10 @@
 use serde_json::json;
 
 use super::api::{Backend, Generate, Generated, Toolchain};
+use super::c_arrays::take_out_arrays;
+use super::linked::unlink_params;
 use super::picture::{BoxKind, Picture, PlanBox};
-use super::tvm::{inspect_body, inspect_external, output_bytes, static_array_refusal};
+use super::tvm::{inspect_body, inspect_external, object_refusal, output_bytes, static_arrays};
 use crate::codegen::graph::{GraphCodegen, module_tokens};
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};
@@ -78,22 +80,30 @@ impl Backend for GraphBackend<'_> {
     }
 
     fn external_refusal(&self) -> Option<String> {
-        if self.desc.params.iter().any(|p| p.linked.is_some()) {
-            return Some("its parameters are linked into the C (TVM 0.8 link-params, `_lookup_linked_param`); export with link-params=0 to keep them separable".into());
-        }
-        static_array_refusal(self.desc, "export with link-params=0")
+        object_refusal(self.desc, !self.desc.params.is_empty())
     }
 
-    fn split_params(&self, _: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
+    fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
         if let Some(why) = self.external_refusal() {
             return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
         }
+        // TVM 0.8 linked parameters become ordinary ones, read from the compiled C.
+        let unlinked = if self.desc.params.iter().any(|p| p.linked.is_some()) {
+            Some(unlink_params(self.desc, toolchain)?)
+        } else {
+            None
+        };
+        let desc = unlinked.as_ref().unwrap_or(self.desc);
         let mut split = Split::default();
-        for p in &self.desc.params {
+        for p in &desc.params {
             let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
             split.of_param.push(k);
         }
-        Ok((None, split))
+        if static_arrays(desc).0 == 0 {
+            return Ok((unlinked, split));
+        }
+        let (rewritten, split) = take_out_arrays(desc, None, split, toolchain)?;
+        Ok((Some(rewritten), split))
     }
 
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
@@ -201,6 +211,6 @@ impl Backend for GraphBackend<'_> {
     }
 
     fn inspect_tail(&self, out: &mut String) {
-        inspect_external(self.external_refusal(), out);
+        inspect_external(self.desc, self.external_refusal(), out);
     }
 }

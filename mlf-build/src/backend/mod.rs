@@ -7,8 +7,10 @@
 mod aot;
 mod aot_pool;
 mod api;
+mod c_arrays;
 mod graph;
 mod kmodel;
+mod linked;
 mod picture;
 mod tvm;
 

@@ -1,4 +1,4 @@
-//! What the graph and AOT backends share: the refusal of per-operator constant arrays, the
+//! What the graph and AOT backends share: the refusal of constants inside LLVM objects, the
 //! outputs' share of the arena, and the lines of `inspect` about parameters and code.
 
 use crate::model::{ConstantKind, ModelDesc};
@@ -10,12 +10,16 @@ pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
     arrays.fold((0, 0), |(n, b), c| (n + 1, b + c.bytes))
 }
 
-/// Why static arrays keep the parameters in the C (`advice`: what to do instead).
-pub(super) fn static_array_refusal(desc: &ModelDesc, advice: &str) -> Option<String> {
-    let (n, bytes) = static_arrays(desc);
-    (n > 0).then(|| {
+/// Why the parameters cannot leave the image when the model's kernels come as LLVM objects
+/// (`codegen/host/lib/*.o`) and its constants are not held apart (`separate`: a `.params` file or a
+/// USMP pool in the C): they are then inside the objects, reached through relocations, which mlf
+/// does not retarget.
+pub(super) fn object_refusal(desc: &ModelDesc, separate: bool) -> Option<String> {
+    let members: Vec<&str> = desc.code.objects.iter().map(|o| o.member.as_str()).collect();
+    (!members.is_empty() && !separate).then(|| {
         format!(
-            "its constants are compiled into the C as {n} per-operator `static const` arrays ({bytes} bytes) that cannot be separated safely; {advice}"
+            "its kernels come as LLVM objects ({}), whose constants are reached through relocations; mlf does not retarget relocations, so parameters inside objects cannot be separated (export with the `c` target)",
+            members.join(", ")
         )
     })
 }
@@ -67,12 +71,28 @@ pub(super) fn inspect_body(desc: &ModelDesc, out: &mut String) {
     line(out, "code", format!("{} C files, {} object files", desc.code.sources.len(), desc.code.objects.len()));
 }
 
-/// `inspect`'s line on whether the parameters can be external.
-pub(super) fn inspect_external(refusal: Option<String>, out: &mut String) {
-    match refusal {
-        None => {
-            out.push_str("external     parameters can be split from the code (params = \"resident\" or \"streamed\", cargo mlf split)\n")
-        }
-        Some(why) => out.push_str(&format!("external     parameters cannot be external: {why}\n")),
+/// `inspect`'s line on whether the parameters can be external, and how for constants the C holds.
+pub(super) fn inspect_external(desc: &ModelDesc, refusal: Option<String>, out: &mut String) {
+    if let Some(why) = refusal {
+        out.push_str(&format!("external     parameters cannot be external: {why}\n"));
+        return;
+    }
+    out.push_str(
+        "external     parameters can be split from the code (params = \"resident\" or \"streamed\", cargo mlf split)\n",
+    );
+    let linked_names: Vec<&str> = desc.params.iter().filter_map(|p| p.linked.as_deref()).collect();
+    let arrays = desc.code.constants.iter().filter(|c| c.kind == ConstantKind::StaticArray);
+    let (n, bytes) =
+        arrays.filter(|c| !linked_names.contains(&c.name.as_str())).fold((0, 0), |(n, b), c| (n + 1, b + c.bytes));
+    if n > 0 {
+        out.push_str(&format!(
+            "             its {n} constant arrays ({bytes} bytes) are taken out of the C and read through a table of pointers; arrays under 32 bytes stay\n"
+        ));
+    }
+    let linked = desc.params.iter().filter(|p| p.linked.is_some()).count();
+    if linked > 0 {
+        out.push_str(&format!(
+            "             its {linked} linked parameters are read from the compiled C into parameter files\n"
+        ));
     }
 }

@@ -299,9 +299,9 @@ fn check_functions(desc: &ModelDesc, defined: &BTreeSet<String>) -> Result<()> {
 }
 
 /// Compiles one of the model's C files alone (with the model's headers and symbol prefix) and
-/// returns the bytes of the static object `symbol` as the compiler laid it out for the target
-/// (used to take a USMP constant pool out of the C).
-pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
+/// returns the bytes of each static object of `symbols`, as the compiler laid them out for the
+/// target (used to take a USMP constant pool or per-operator constant arrays out of the C).
+pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symbols: &[&str]) -> Result<Vec<Vec<u8>>> {
     use object::{Object, ObjectSection, ObjectSymbol};
     let file_name = member.rsplit('/').next().unwrap_or(member);
     let src = job.dir.join("extract").join(file_name);
@@ -311,34 +311,45 @@ pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symb
     if let Some(f) = job.configure {
         f(&mut build);
     }
+    let what = symbols.first().copied().unwrap_or("constants");
     let objects = build
         .try_compile_intermediates()
-        .map_err(|e| Error::unsupported(format!("compiling to extract {symbol}: {e}")).in_member(member.to_string()))?;
+        .map_err(|e| Error::unsupported(format!("compiling to extract {what}: {e}")).in_member(member.to_string()))?;
+    let mut found: Vec<Option<Vec<u8>>> = vec![None; symbols.len()];
     for path in objects {
         let data = std::fs::read(&path).map_err(|e| Error::from(e).in_file(&path))?;
         let file = object::File::parse(&*data)
             .map_err(|e| Error::invalid(format!("reading the compiled object: {e}")).in_member(member.to_string()))?;
         for sym in file.symbols() {
-            if sym.name() != Ok(symbol) || sym.size() == 0 {
+            let Some(k) = sym.name().ok().and_then(|n| symbols.iter().position(|s| *s == n)) else { continue };
+            if sym.size() == 0 || found[k].is_some() {
                 continue;
             }
             let Some(index) = sym.section_index() else { continue };
+            let symbol = symbols[k];
             let section = file.section_by_index(index).map_err(|e| Error::invalid(e.to_string()))?;
             let bytes = section.data().map_err(|e| Error::invalid(e.to_string()))?;
-            let start = (sym.address() - section.address()) as usize;
-            let end = start + sym.size() as usize;
-            if section.relocations().any(|(off, _)| off >= start as u64 && off < end as u64) {
+            let start = sym.address().checked_sub(section.address()).map(|s| s as usize);
+            let range = start.and_then(|s| Some(s..s.checked_add(usize::try_from(sym.size()).ok()?)?));
+            let Some(range) = range.filter(|r| r.end <= bytes.len()) else {
+                return Err(Error::invalid(format!("{symbol} lies outside its section")).in_member(member.to_string()));
+            };
+            if section.relocations().any(|(off, _)| off >= range.start as u64 && off < range.end as u64) {
                 return Err(Error::unsupported(format!(
                     "{symbol} holds addresses (relocations), so it cannot be moved out of the code"
                 ))
                 .in_member(member.to_string()));
             }
-            return bytes.get(start..end).map(<[u8]>::to_vec).ok_or_else(|| {
-                Error::invalid(format!("{symbol} lies outside its section")).in_member(member.to_string())
-            });
+            found[k] = Some(bytes[range].to_vec());
         }
     }
-    Err(Error::missing(format!("{symbol} in the compiled object")).in_member(member.to_string()))
+    found
+        .into_iter()
+        .zip(symbols)
+        .map(|(b, s)| {
+            b.ok_or_else(|| Error::missing(format!("{s} in the compiled object")).in_member(member.to_string()))
+        })
+        .collect()
 }
 
 /// Finds the file that does not compile and returns the compiler's own message for it (or, when

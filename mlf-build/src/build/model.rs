@@ -66,6 +66,9 @@ pub struct Built {
     pub external_param_bytes: u64,
     /// Static RAM for external parameters: the resident region or the streaming staging buffer.
     pub param_ram_bytes: u64,
+    /// With external parameters, the bytes of constant arrays left in the C because they are
+    /// smaller than their reference would be (under 32 bytes each).
+    pub param_bytes_kept_in_code: u64,
     /// The C library compiled for the model, if any.
     pub library: Option<PathBuf>,
     /// The memory report of what was built, before the library is measured ([`Built::report`]).
@@ -236,8 +239,9 @@ impl Model {
             configure: self.configure.as_deref(),
             libs: &self.libs,
         };
-        // External parameters: the split, and for AOT the model whose C no longer holds its
-        // constant pool (the C compiled and the model planned are then that one).
+        // External parameters: the split, and the model whose C no longer holds them when they
+        // were in it (a constant pool, constant arrays, linked parameters): the C compiled and
+        // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
         let param_files = match split {
@@ -282,6 +286,7 @@ impl Model {
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
         let external_bytes: u64 = split.as_ref().map_or(0, |s| s.files.iter().map(|f| f.bytes()).sum());
+        let kept = split.as_ref().and_then(|s| s.arrays.as_ref()).map_or(0, |t| t.kept.1);
         let mut unmeasured = generated.report;
         unmeasured.flash.params = embedded;
         unmeasured.ram.params = generated.param_ram_bytes;
@@ -295,6 +300,7 @@ impl Model {
             embedded_param_bytes: embedded,
             external_param_bytes: external_bytes,
             param_ram_bytes: generated.param_ram_bytes,
+            param_bytes_kept_in_code: kept,
             library,
             unmeasured,
             layout,
@@ -342,7 +348,7 @@ fn write_embedded_params(desc: &ModelDesc, layout: &Layout) -> Result<Vec<Option
 }
 
 impl Toolchain for CompileJob<'_> {
-    fn static_bytes(&self, member: &str, text: &str, symbol: &str) -> Result<Vec<u8>> {
-        compile::extract_static_bytes(self, member, text, symbol)
+    fn static_bytes(&self, member: &str, text: &str, symbols: &[&str]) -> Result<Vec<Vec<u8>>> {
+        compile::extract_static_bytes(self, member, text, symbols)
     }
 }

@@ -6,6 +6,7 @@
 //! their executor, [`tvm`] holds what the two TVM executors share.
 
 pub mod aot;
+pub mod arrays;
 pub mod graph;
 pub mod kmodel;
 pub mod render;

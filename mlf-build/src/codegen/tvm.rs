@@ -129,17 +129,16 @@ pub struct ParamApi {
 /// The documentation and signature of `run` (`source`: streamed parameters are read from a
 /// `ParamSource` it takes).
 fn run_sig(source: bool) -> TokenStream {
-    if source {
-        quote! {
-            /// Runs the model, reading each call's parameters from `source` just before the call.
-            pub fn run(&mut self, inputs: &Inputs<'_>, source: &mut dyn ::mlf_runtime::params::ParamSource) -> Result<Outputs<'_>, ::mlf_runtime::Error>
-        }
+    let (doc, extra) = if source {
+        (
+            " Runs the model, reading each call's parameters from `source` just before the call.",
+            quote!(, source: &mut dyn ::mlf_runtime::params::ParamSource),
+        )
     } else {
-        quote! {
-            /// Runs the model.
-            pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>
-        }
-    }
+        (" Runs the model.", quote!())
+    };
+    let result = quote!(Result<Outputs<'_>, ::mlf_runtime::Error>);
+    quote!(#[doc = #doc] pub fn run(&mut self, inputs: &Inputs<'_> #extra) -> #result)
 }
 
 /// The name of the static holding external parameters for `placement` (`PARAM_REGION` when
@@ -150,8 +149,9 @@ pub fn region_static(placement: Placement) -> Ident {
 
 /// The [`ParamApi`] for `placement`. `region` is the resident region or the staging buffer in
 /// bytes; `offsets` the resident offset of each entry of `PARAMS`; `align` the alignment of
-/// workspace allocations.
-pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64]) -> ParamApi {
+/// workspace allocations; `after_load` what `load` does once the files are read (constant
+/// arrays bound).
+pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64], after_load: TokenStream) -> ParamApi {
     let (align, region_lit, region) = (lit(align), lit(region), region_static(placement));
     let enter_with = quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align));
     let region_item = |doc: &str| {
@@ -172,7 +172,9 @@ pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64])
             run_sig: run_sig(false),
             check_loaded: quote!(),
         },
-        Placement::Resident => resident_api(offsets, region_lit.clone(), enter_with, region_item, enter_note),
+        Placement::Resident => {
+            resident_api(offsets, region_lit.clone(), enter_with, region_item, (enter_note, after_load))
+        }
         Placement::Streamed => ParamApi {
             consts: vec![quote! {
                 /// Bytes of the staging buffer parameters are streamed through: the largest number
@@ -195,7 +197,7 @@ fn resident_api(
     region_lit: Literal,
     enter_with: TokenStream,
     region_item: impl Fn(&str) -> TokenStream,
-    enter_note: &str,
+    (enter_note, after_load): (&str, TokenStream),
 ) -> ParamApi {
     let offs = offsets.iter().map(|&o| lit(o));
     let n = usize_lit(offsets.len());
@@ -229,6 +231,7 @@ fn resident_api(
                 for (p, &offset) in PARAMS.iter().zip(PARAM_OFFSETS.iter()) {
                     source.load(p, &mut region[offset..offset + p.bytes])?;
                 }
+                #after_load
                 self.state.loaded = true;
                 Ok(())
             }

@@ -5,7 +5,11 @@
 use super::graph::{GraphPlan, OpCall, Slot};
 use super::pack::align_up;
 use crate::model::Placement;
-use crate::plan::split::Split;
+use crate::plan::split::{ArrayTable, Split};
+
+/// Alignment of a constant array taken out of the C, in the staging buffer (TVM declares them
+/// `aligned(16)`).
+pub const ARRAY_ALIGN: u64 = 16;
 
 /// Offsets of buffers of `sizes` bytes placed one after another, each aligned to `align`, and
 /// the bytes of the region (rounded up to `align`).
@@ -31,9 +35,45 @@ pub fn graph_region(plan: &GraphPlan, split: &Split, placement: Placement) -> (V
     }
 }
 
-/// The largest number of parameter bytes one call reads (the streamed staging buffer).
+/// The largest number of parameter bytes one call reads (the streamed staging buffer): its
+/// parameters and the constant arrays its function reads.
 pub fn staging_bytes(plan: &GraphPlan, split: &Split) -> u64 {
-    plan.calls.iter().map(|c| call_staging(c, plan, split).1).max().unwrap_or(0)
+    plan.calls.iter().map(|c| call_arrays(c, split, call_staging(c, plan, split).1).1).max().unwrap_or(0)
+}
+
+/// The parameter region of an AOT model (nothing for embedded parameters): the offset of each file
+/// (resident, or streamed constant pools: the main reads them all) and the region's bytes; with
+/// constant arrays streamed, no offsets and the most bytes one of the main's calls reads.
+pub fn aot_region(split: &Split, placement: Placement, align: u64) -> (Vec<u64>, u64) {
+    match (&split.arrays, placement) {
+        (_, Placement::Embedded) => (Vec::new(), 0),
+        (Some(t), Placement::Streamed) => {
+            (Vec::new(), t.steps.iter().map(|(_, slots)| array_staging(t, split, slots, 0).1).max().unwrap_or(0))
+        }
+        _ => sequential(split.files.iter().map(|f| f.bytes()), align),
+    }
+}
+
+/// The constant arrays the function of graph call `c` reads, staged after `base` bytes: each
+/// distinct file with its offset in the staging buffer, and the end.
+pub fn call_arrays(c: &OpCall, split: &Split, base: u64) -> (Vec<(usize, u64)>, u64) {
+    match split.arrays.as_ref().and_then(|t| t.users.get(&c.func).map(|slots| (t, slots))) {
+        Some((t, slots)) => array_staging(t, split, slots, base),
+        None => (Vec::new(), base),
+    }
+}
+
+/// The staging layout of the arrays in table entries `slots`, after `base` bytes: each distinct
+/// file with its offset (aligned to [`ARRAY_ALIGN`]), and the end.
+pub fn array_staging(table: &ArrayTable, split: &Split, slots: &[usize], base: u64) -> (Vec<(usize, u64)>, u64) {
+    let mut cursor = base;
+    let mut out = Vec::new();
+    for f in table.files_of(slots) {
+        cursor = align_up(cursor, ARRAY_ALIGN);
+        out.push((f, cursor));
+        cursor += split.files[f].bytes();
+    }
+    (out, cursor)
 }
 
 /// The staging layout of call `c`: each distinct parameter file it reads with its offset, packed

@@ -1,5 +1,8 @@
 //! External parameters: every parameter in its own file named by a short identifier derived
-//! from its content (identical tensors share one file).
+//! from its content (identical tensors share one file), and for constant arrays taken out of the
+//! C, the table of pointers the C reads them through.
+
+use std::collections::BTreeMap;
 
 use crate::support::bytes::Bytes;
 use crate::support::dtype::DType;
@@ -41,6 +44,52 @@ pub struct Split {
     pub files: Vec<ParamFile>,
     /// For each entry of `ModelDesc::params`: index into `files`.
     pub of_param: Vec<usize>,
+    /// Per-operator constant arrays taken out of the C, if any.
+    pub arrays: Option<ArrayTable>,
+}
+
+/// Constant arrays taken out of a model's C: the C reads each through entry `k` of a table of
+/// pointers (`mlf_param_table[k]`) that the generated module points at the array's bytes, in
+/// the resident region or the staging buffer.
+#[derive(Clone, Debug, Default)]
+pub struct ArrayTable {
+    /// Table entry `k`: the C array's name and the index of its file in [`Split::files`].
+    pub slots: Vec<(String, usize)>,
+    /// Each function that reads arrays (in its body, through functions it calls, or, for a
+    /// main, in the arguments of its calls), with the entries it reads.
+    pub users: BTreeMap<String, Vec<usize>>,
+    /// AOT: the main's calls that read arrays, in order, each with the entries it reads; the C
+    /// main calls `mlf_param_stage(i)` before call `i` (streamed placement).
+    pub steps: Vec<(String, Vec<usize>)>,
+    /// Arrays left in the C (smaller than [`ArrayTable::THRESHOLD`]): how many and their bytes.
+    pub kept: (usize, u64),
+}
+
+impl ArrayTable {
+    /// The C name of the table of pointers the rewritten C defines (renamed with the model's
+    /// prefix like every symbol its C defines).
+    pub const TABLE_SYMBOL: &str = "mlf_param_table";
+
+    /// The C name of the function pointer a rewritten AOT main calls before each call that reads
+    /// arrays (streamed placement).
+    pub const HOOK_SYMBOL: &str = "mlf_param_stage";
+
+    /// Arrays smaller than this many bytes stay in the C: the reference that replaces an array
+    /// (a `ParamRef` with its 17-byte identifier, size and hash, plus its table entry and
+    /// binding: about 40 bytes on a 32-bit target) would take as much flash as the array.
+    pub const THRESHOLD: u64 = 32;
+
+    /// The distinct files of `slots` in the order they first appear.
+    pub fn files_of(&self, slots: &[usize]) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for &k in slots {
+            let f = self.slots[k].1;
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        out
+    }
 }
 
 impl Split {

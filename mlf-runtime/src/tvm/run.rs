@@ -161,8 +161,17 @@ impl Run {
         unsafe { self.call_at(0, c) }
     }
 
+    /// The parameter region's start and bytes (constant arrays are bound into it).
+    pub(super) fn param_region(&self) -> (*mut u8, usize) {
+        (self.params, self.params_len)
+    }
+
+    /// Calls `c` as call `index`.
+    ///
+    /// # Safety
+    /// As for [`Run::calls`].
     #[inline]
-    unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
+    pub(super) unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
         debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
         self.session.set_window(c.scratch.offset, c.scratch.len);
         let mut ret = TVMValue { v_int64: 0 };
@@ -232,7 +241,7 @@ pub fn data_ptr<T: Element>(data: &[T]) -> *mut c_void {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     extern crate std;
 
     use super::*;
@@ -241,7 +250,7 @@ mod tests {
     use crate::tvm::{Scratch, Stage, Tensor};
 
     /// Runs one at a time (without `std` the runtime allows one run per program).
-    static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    pub(crate) static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     const F32: DLDataType = DLDataType::new(2, 32);
     static SHAPE_4: [i64; 1] = [4];

@@ -13,7 +13,7 @@ use crate::codegen::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::{AotExec, ModelDesc, Placement};
 use crate::plan::aot::AotPlan;
-use crate::plan::params::sequential;
+use crate::plan::params::aot_region;
 use crate::support::dtype::DType;
 
 /// Where an argument's data is.
@@ -151,9 +151,9 @@ impl Args {
         let (dtype_items, dtype_ids) = tvm::dtype_consts(dtypes);
         statics.splice(0..0, dtype_items);
         let region = match params.split() {
-            // Resident or streamed, the pools sit one after the other: the only call (the main)
-            // reads them all, so streaming stages them all before it.
-            Some(split) => sequential(split.files.iter().map(|f| f.bytes()), plan.align),
+            // Resident or streamed, pools sit one after the other (the only call, the main,
+            // reads them all); streamed constant arrays are staged call by call.
+            Some(split) => aot_region(split, params.placement(), plan.align),
             None => (Vec::new(), 0),
         };
         let ids = Ids { dtypes: &dtype_ids, shapes: &shape_ids };

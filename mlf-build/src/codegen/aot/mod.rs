@@ -9,7 +9,7 @@ use quote::quote;
 
 use super::render::comment;
 use super::tvm::{self, ParamCode, TvmModule, bytes};
-use super::{ident, lit, usize_lit};
+use super::{arrays, ident, lit, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc, Placement};
 use crate::plan::aot::AotPlan;
@@ -34,7 +34,14 @@ struct Entry {
 }
 
 /// The entry point's declaration and its call, with the comment that describes the call.
-fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params: Placement, ws: u64) -> Result<Entry> {
+/// `after_call` runs right after the entry returns, before its return code is checked.
+fn entry(
+    desc: &ModelDesc,
+    a: &AotExec,
+    args: &Args,
+    (symbol_prefix, params, ws): (&str, Placement, u64),
+    after_call: &TokenStream,
+) -> Result<Entry> {
     let symbol = a.call.symbol().to_string();
     let link = format!("{symbol_prefix}{symbol}");
     let f = ident(&names::sanitize(&symbol));
@@ -70,11 +77,11 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
             }
             e.before.push(workspace_window(ws));
             let note = comment(format!("Call `{symbol}` with the interface structs."));
-            e.call = quote!(#note let rc = entry::#f(#(#structs),*); r.check(0, #symbol, rc)?;);
+            e.call = quote!(#note let rc = entry::#f(#(#structs),*); #after_call r.check(0, #symbol, rc)?;);
             pointer_fn(structs.len())
         }
         AotCall::Packed { .. } => {
-            packed(&mut e, &direct, &symbol, &f, params, ws);
+            packed(&mut e, &direct, (&symbol, &f), (params, ws), after_call);
             tvm::packed_fn_decl(&f)
         }
         AotCall::Unpacked { .. } => {
@@ -96,7 +103,7 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
             }
             e.before.push(workspace_window(ws));
             let note = comment(format!("Call `{symbol}` with one pointer per argument."));
-            e.call = quote!(#note let rc = entry::#f(#(#names),*); r.check(0, #symbol, rc)?;);
+            e.call = quote!(#note let rc = entry::#f(#(#names),*); #after_call r.check(0, #symbol, rc)?;);
             pointer_fn(direct.len())
         }
     };
@@ -115,7 +122,13 @@ fn entry(desc: &ModelDesc, a: &AotExec, args: &Args, symbol_prefix: &str, params
 }
 
 /// A packed entry: one descriptor static per argument and the `ENTRY` call.
-fn packed(e: &mut Entry, direct: &[&Arg], symbol: &str, f: &Ident, params: Placement, ws: u64) {
+fn packed(
+    e: &mut Entry,
+    direct: &[&Arg],
+    (symbol, f): (&str, &Ident),
+    (params, ws): (Placement, u64),
+    after_call: &TokenStream,
+) {
     let ws_lit = usize_lit(ws as usize);
     let mut handles = Vec::new();
     for arg in direct {
@@ -140,7 +153,11 @@ fn packed(e: &mut Entry, direct: &[&Arg], symbol: &str, f: &Ident, params: Place
         static ENTRY: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#symbol, entry::#f, &[#(#handles),*], ::mlf_runtime::tvm::Scratch { offset: 0, len: #ws_lit });
     });
     let note = comment(format!("Call `{symbol}`."));
-    e.call = quote!(#note r.call(&ENTRY)?;);
+    e.call = if after_call.is_empty() {
+        quote!(#note r.call(&ENTRY)?;)
+    } else {
+        quote!(#note let rc = r.call(&ENTRY); #after_call rc?;)
+    };
 }
 
 /// `r.workspace(0, ws)` under a comment saying what it serves.
@@ -151,6 +168,18 @@ fn workspace_window(ws: u64) -> TokenStream {
     });
     let w = usize_lit(ws as usize);
     quote!(#note r.workspace(0, #w);)
+}
+
+/// What the module adds for constant arrays taken out of the C (nothing without them).
+fn array_code(params: ParamCode<'_>, args: &Args, symbol_prefix: &str) -> arrays::ArrayCode {
+    let split = params.split();
+    let (Some(split), Some(t)) = (split, arrays::table(split)) else { return arrays::ArrayCode::default() };
+    let placement = params.placement();
+    let mut code = arrays::array_code(split, t, placement, symbol_prefix, &args.region.0, !t.steps.is_empty());
+    if placement == Placement::Streamed && !t.steps.is_empty() {
+        arrays::aot_streaming(split, t, &mut code);
+    }
+    code
 }
 
 /// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
@@ -167,14 +196,17 @@ pub fn module_tokens(
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }
     let args = Args::new(desc, a, plan, params)?;
-    let e = entry(desc, a, &args, symbol_prefix, params.placement(), plan.workspace_bytes)?;
+    let arrays = array_code(params, &args, symbol_prefix);
+    let e = entry(desc, a, &args, (symbol_prefix, params.placement(), plan.workspace_bytes), &arrays.after_call)?;
     let mut statics = args.statics.clone();
     if let Some(split) = params.split() {
         let total: u64 = split.files.iter().map(|f| f.bytes()).sum();
-        let doc = format!(" The constant pool this model reads from a `ParamSource` ({total} bytes).");
+        let what = if split.arrays.is_some() { "constants" } else { "constant pool" };
+        let doc = format!(" The {what} this model reads from a `ParamSource` ({total} bytes).");
         statics.push(tvm::param_refs(split, &doc));
     }
-    let api = tvm::param_api(params.placement(), plan.align, args.region.1, &args.region.0);
+    statics.extend(arrays.statics);
+    let api = tvm::param_api(params.placement(), plan.align, args.region.1, &args.region.0, arrays.after_load);
     let (ws, tvm_ws) = (lit(plan.workspace_bytes), lit(plan.tvm_workspace_bytes));
     let slack = match plan.slack_bytes {
         0 => String::new(),
@@ -187,7 +219,7 @@ pub fn module_tokens(
     );
     // Arguments copied or staged before the call.
     let prepare: Vec<TokenStream> = args.all().map(Arg::prepare).collect();
-    let before = &e.before;
+    let (before, before_call) = (&e.before, &arrays.before_call);
     let (call, on_take) = (&e.call, &e.on_take);
     tvm::module(TvmModule {
         desc,
@@ -214,14 +246,14 @@ pub fn module_tokens(
         .chain(tvm::stack_consts(stack))
         .collect(),
         output_offsets: plan.outputs.clone(),
-        decls: vec![e.decls.clone()],
+        decls: [e.decls.clone()].into_iter().chain(arrays.decls).collect(),
         statics,
         tables: e.tables.clone(),
         params: api,
         state: Vec::new(),
         model_doc,
         on_take: quote!(#(#on_take)*),
-        before: quote!(#(#prepare)* #(#before)*),
+        before: quote!(#(#prepare)* #(#before)* #before_call),
         calls: call.clone(),
         safety: SAFETY,
         after: quote!(),

@@ -8,11 +8,11 @@ mod run;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::lit;
 use super::skeleton::Field;
 use super::tvm::{self, ParamCode, TvmModule};
+use super::{arrays, lit};
 use crate::error::{Error, Result};
-use crate::model::{GraphExec, ModelDesc};
+use crate::model::{GraphExec, ModelDesc, Placement};
 use crate::plan::graph::GraphPlan;
 use crate::plan::stack::StackFigure;
 use parts::{Kernels, Params, Tensors};
@@ -44,7 +44,21 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     let params = Params::new(desc, plan, cg.params);
     let run = run::Run { desc, g, plan, params: cg.params, tensors: &tensors, kernels: &kernels, embedded: &params };
     let tables = run.tables()?;
-    let api = tvm::param_api(cg.params.placement(), plan.align, params.region, &params.resident_offsets);
+    // Constant arrays taken out of the C: the table declared, bound once loaded or per call.
+    let split = cg.params.split();
+    let arrays = match (split, arrays::table(split)) {
+        (Some(split), Some(t)) => {
+            let placement = cg.params.placement();
+            let mut code = arrays::array_code(split, t, placement, cg.symbol_prefix, &params.resident_offsets, false);
+            if placement == Placement::Streamed {
+                code.statics.push(arrays::graph_steps(split, t, plan));
+            }
+            code
+        }
+        _ => arrays::ArrayCode::default(),
+    };
+    let api =
+        tvm::param_api(cg.params.placement(), plan.align, params.region, &params.resident_offsets, arrays.after_load);
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \
@@ -59,6 +73,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     );
     let mut statics = tensors.statics;
     statics.extend(params.statics);
+    statics.extend(arrays.statics);
     let state = if tables.linked {
         vec![Field::new("linked", quote!(bool), quote!(false), "Whether the linked parameters were looked up.")]
     } else {
@@ -78,7 +93,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         .chain(tvm::stack_consts(cg.stack))
         .collect(),
         output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
-        decls: kernels.items(),
+        decls: kernels.items().into_iter().chain(arrays.decls).collect(),
         statics,
         tables: tables.items,
         params: api,

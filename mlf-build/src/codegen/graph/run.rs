@@ -235,6 +235,9 @@ impl Run<'_> {
         });
         let (linked, lookups) = self.lookups();
         let run_calls = match self.params {
+            ParamCode::Streamed(split) if crate::codegen::arrays::table(Some(split)).is_some() => {
+                quote!(r.calls_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE)?;)
+            }
             ParamCode::Streamed(_) => quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;),
             _ => quote!(r.calls(&CALLS)?;),
         };

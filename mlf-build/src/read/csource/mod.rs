@@ -7,6 +7,7 @@
 //! for the regular shape of TVM's output. It never fails: unreadable items are skipped.
 
 mod items;
+mod refs;
 mod tokens;
 mod uses;
 
