@@ -293,8 +293,20 @@ fn run_refuses_missing_and_unknown_inputs() {
     assert!(!o.status.success());
     let msg = String::from_utf8_lossy(&o.stderr);
     assert!(msg.contains("no input named \"nope\"") && msg.contains("pixels"), "{msg}");
+    // A misspelling gets the closest name.
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run"])
+        .arg(&model)
+        .args(["--input", "pixles=x.bin"])
+        .output()
+        .unwrap();
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(msg.contains("no input named \"pixles\"; did you mean \"pixels\"?"), "{msg}");
+    // A missing input: named once, with what to add.
     let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).output().unwrap();
-    assert!(String::from_utf8_lossy(&o.stderr).contains("missing --input for pixels"));
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(msg.contains("missing input pixels (float32 [1, 64]): add --input pixels=FILE"), "{msg}");
+    assert_eq!(msg.matches("pixels").count(), 2, "{msg}");
 }
 
 /// An MLF whose kernels come as an object file (as LLVM codegen delivers them), calling the

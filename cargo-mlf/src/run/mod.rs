@@ -240,27 +240,27 @@ fn default_work_dir() -> PathBuf {
 
 /// Matches `--input` arguments to the model's inputs, in the model's order.
 fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Error> {
-    let names = || desc.inputs.iter().map(|t| format!("{} ({})", t.name, t.ident)).collect::<Vec<_>>().join(", ");
+    let names = || desc.inputs.iter().map(|t| input_name(t)).collect::<Vec<_>>().join(", ");
     let mut files: Vec<Option<PathBuf>> = vec![None; desc.inputs.len()];
     for g in given {
         let (name, file) = match g.split_once('=') {
             Some((n, f)) => (Some(n), f),
             None => (None, g.as_str()),
         };
-        let idx =
-            match name {
-                Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| {
-                    Error::invalid(format!("no input named {n:?}; the model's inputs are: {}", names()))
-                })?,
-                None if desc.inputs.len() == 1 => 0,
-                None => {
-                    return Err(Error::invalid(format!(
-                        "the model has {} inputs; name each: --input NAME=FILE ({})",
-                        desc.inputs.len(),
-                        names()
-                    )));
-                }
-            };
+        let idx = match name {
+            Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| {
+                let hint = closest(desc, n).map(|c| format!("did you mean {c:?}? ")).unwrap_or_default();
+                Error::invalid(format!("no input named {n:?}; {hint}the model's inputs are: {}", names()))
+            })?,
+            None if desc.inputs.len() == 1 => 0,
+            None => {
+                return Err(Error::invalid(format!(
+                    "the model has {} inputs; name each: --input NAME=FILE ({})",
+                    desc.inputs.len(),
+                    names()
+                )));
+            }
+        };
         if files[idx].replace(PathBuf::from(file)).is_some() {
             return Err(Error::invalid(format!("input {} given twice", desc.inputs[idx].name)));
         }
@@ -270,13 +270,31 @@ fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Err
         .enumerate()
         .map(|(i, f)| {
             f.ok_or_else(|| {
+                let t = &desc.inputs[i];
                 Error::invalid(format!(
-                    "missing --input for {} ({}); the model's inputs are: {}",
-                    desc.inputs[i].name,
-                    desc.inputs[i].ident,
-                    names()
+                    "missing input {} ({} {:?}): add --input {}=FILE (a .npy file or raw little-endian bytes)",
+                    input_name(t),
+                    t.dtype,
+                    t.shape,
+                    t.name
                 ))
             })
         })
         .collect()
+}
+
+/// An input's name, with its Rust field name when that differs.
+fn input_name(t: &mlf_build::TensorInfo) -> String {
+    if t.ident == t.name { t.name.clone() } else { format!("{} (field {})", t.name, t.ident) }
+}
+
+/// The model's input name closest to `given` (a likely misspelling), if one is close.
+fn closest(desc: &ModelDesc, given: &str) -> Option<String> {
+    desc.inputs
+        .iter()
+        .flat_map(|t| [&t.name, &t.ident])
+        .map(|n| (strsim::damerau_levenshtein(&n.to_lowercase(), &given.to_lowercase()), n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n.clone())
 }

@@ -4,7 +4,7 @@
 //!
 //! Refused, each with its reason: what the reader found that cannot run anywhere (device modules,
 //! kmodel V5, the C device API), LLVM objects for another architecture, includes that the target
-//! or the user does not provide (see [`super::includes`]), Arm DSP-extension instructions
+//! or the user does not provide (see `build::includes`), Arm DSP-extension instructions
 //! (`__smlad`, …) on a core without the extension, extern packed calls, float16 kernels, and
 //! inputs or outputs of a dtype the generated Rust cannot type. A missing C cross compiler is not
 //! the model's fault and is reported apart ([`missing_compiler`]).
@@ -221,7 +221,7 @@ fn calls(desc: &ModelDesc, out: &mut Vec<String>) {
 }
 
 /// When no C compiler for `target` can be found: "no C compiler for TARGET: install … or set
-/// CC_<target with underscores>". `None` when one is there (or the model has no C to compile).
+/// `CC_<target with underscores>`". `None` when one is there (or the model has no C to compile).
 pub fn missing_compiler(desc: &ModelDesc, target: &str, host: &str) -> Option<String> {
     if desc.code.sources.is_empty() && desc.code.objects.is_empty() {
         return None;

@@ -82,7 +82,7 @@ pub fn write_folder(dir: &Path, desc: &ModelDesc, split: &Split) -> Result<()> {
 
 /// Packs a split folder (`configure.json`, the parameter files it names, `code/`) into one tar
 /// at `out`, after checking it as `cargo mlf inspect` does; a file in `params/` that
-/// `configure.json` does not name, or any entry besides [`SPLIT_ENTRIES`], is refused. Members
+/// `configure.json` does not name, or any entry besides `SPLIT_ENTRIES`, is refused. Members
 /// are written in a stable order with fixed metadata, as plain ustar headers (no PAX or GNU
 /// extensions, so the device reader, which knows none, reads exactly what a host reader does).
 pub fn pack_folder(dir: &Path, out: &Path) -> Result<usize> {

@@ -16,6 +16,9 @@ pub fn open(path: &Path, opts: &ReadOptions) -> Result<ModelDesc> {
 /// [`open`] for a path already detected (the tar detection read is not read again).
 pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions) -> Result<ModelDesc> {
     match detected.kind {
+        detect::FileKind::Mlf if path.is_dir() && !path.join("metadata.json").exists() => {
+            Err(not_an_extracted_mlf(path))
+        }
         detect::FileKind::Mlf => mlf::read(&detected.into_archive(path)?, opts),
         detect::FileKind::Kmodel => kmodel::read(path),
         detect::FileKind::TvmModule => Err(blob::refusal(path, &detected)),
@@ -28,4 +31,23 @@ pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions
         ))
         .in_file(path)),
     }
+}
+
+/// The error for a folder without `metadata.json`: names the models it holds (`model.tar`…), as
+/// the user likely meant one of them.
+fn not_an_extracted_mlf(dir: &Path) -> Error {
+    let mut models: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .take(10_000)
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| [".tar", ".kmodel", ".tar.gz"].iter().any(|x| n.ends_with(x)))
+        .collect();
+    models.sort();
+    let hint = match models.first() {
+        Some(first) => format!("; it holds {}: did you mean {}?", models.join(", "), dir.join(first).display()),
+        None => String::new(),
+    };
+    Error::missing(format!("metadata.json: this folder is not an extracted MLF archive{hint}")).in_file(dir)
 }

@@ -32,7 +32,7 @@ pub fn sniff(path: &Path) -> Result<FileKind> {
     }
     let head = head(path)?;
     detect_bytes(&head, path.extension().and_then(|e| e.to_str()).unwrap_or(""))
-        .ok_or_else(|| unknown(&head).in_file(path))
+        .ok_or_else(|| unknown(&head, path.extension().and_then(|e| e.to_str()).unwrap_or("")).in_file(path))
 }
 
 /// The first 4 KiB of a file.
@@ -41,19 +41,45 @@ pub(super) fn head(path: &Path) -> Result<Vec<u8>> {
     crate::support::files::read_head(path, 4096)
 }
 
-/// The error for a file of no kind mlf knows, showing its first bytes.
-pub(super) fn unknown(head: &[u8]) -> Error {
+/// How to get an MLF archive from a model a framework wrote (TVM releases before 0.19 write MLF).
+const COMPILE_WITH_TVM: &str = "compile it with Apache TVM (0.8 to 0.18; microTVM and MLF export were removed in \
+     0.19) into a Model Library Format archive and pass that: `tvmc compile MODEL --target c --runtime crt \
+     --executor aot --output-format mlf --output model.tar`";
+
+/// The error for a file of no kind mlf knows: what it is when mlf can tell (a TensorFlow Lite
+/// or ONNX model, gzip) and what to do, else its first bytes.
+pub(super) fn unknown(head: &[u8], ext: &str) -> Error {
+    let ext = ext.to_ascii_lowercase();
+    let what = if head.get(4..8) == Some(b"TFL3") || ext == "tflite" {
+        Some(format!("a TensorFlow Lite model, not a compiled one: {COMPILE_WITH_TVM}"))
+    } else if ext == "onnx" {
+        Some(format!("an ONNX model, not a compiled one: {COMPILE_WITH_TVM}"))
+    } else if ext == "pb" || ext == "h5" || ext == "keras" || ext == "pt" || ext == "pth" {
+        Some(format!("a framework's model file (.{ext}), not a compiled one: {COMPILE_WITH_TVM}"))
+    } else if is_gzip(head) {
+        Some("a gzip-compressed file: decompress it first (gunzip) and pass the .tar".into())
+    } else {
+        None
+    };
     let first: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    Error::new(ErrorKind::UnknownFormat(format!(
-        "not an MLF archive, kmodel, TVM export or parameter file (first bytes: {})",
-        if first.is_empty() { "none, the file is empty".to_string() } else { first.join(" ") }
-    )))
+    Error::new(ErrorKind::UnknownFormat(what.unwrap_or_else(|| {
+        format!(
+            "not an MLF archive, kmodel, TVM export or parameter file (first bytes: {})",
+            if first.is_empty() { "none, the file is empty".to_string() } else { first.join(" ") }
+        )
+    })))
 }
 
 /// Detects the kind from the first bytes (up to 4 KiB) and the file extension.
 pub fn detect_bytes(head: &[u8], ext: &str) -> Option<FileKind> {
     let u32_at = |o: usize| head.get(o..o + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
     let u64_at = |o: usize| head.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    // A framework's model (TensorFlow Lite's "TFL3" identifier, an ONNX or TFLite extension) is
+    // none of mlf's kinds, whatever its bytes look like: `unknown` says what to do with it.
+    let ext_lower = ext.to_ascii_lowercase();
+    if head.get(4..8) == Some(b"TFL3") || ext_lower == "tflite" || ext_lower == "onnx" {
+        return None;
+    }
     if head.starts_with(b"\x7fELF") {
         return Some(FileKind::TvmModule);
     }

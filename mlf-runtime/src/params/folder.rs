@@ -123,7 +123,7 @@ pub struct PackedArchive {
 }
 
 impl PackedArchive {
-    /// Opens the archive at `path` (a regular file of at most [`MAX_ARCHIVE_BYTES`]) and reads
+    /// Opens the archive at `path` (a regular file of at most `MAX_ARCHIVE_BYTES`) and reads
     /// its `configure.json`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ParamError> {
         let path = path.as_ref().to_path_buf();

@@ -11,7 +11,7 @@
 //! an unknown dtype) is refused.
 //!
 //! The reader is linear in the length of the text and never recurses (nesting is counted), so
-//! no input can exhaust the stack: one lexer pass ([`lex`]), one pass over the signature, one
+//! no input can exhaust the stack: one lexer pass (`lex`), one pass over the signature, one
 //! over the body.
 
 mod body;
