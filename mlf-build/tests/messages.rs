@@ -30,5 +30,5 @@ fn a_folder_holding_the_archive_suggests_it() {
     let e = open_err(dir.path());
     let want = format!("did you mean {}?", dir.path().join("model.tar").display());
     assert!(e.contains("not an extracted MLF archive") && e.contains(&want), "{e}");
-    assert!(mlf_build::open(&dir.path().join("model.tar")).is_ok());
+    assert!(mlf_build::open(dir.path().join("model.tar")).is_ok());
 }

@@ -240,7 +240,7 @@ fn default_work_dir() -> PathBuf {
 
 /// Matches `--input` arguments to the model's inputs, in the model's order.
 fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Error> {
-    let names = || desc.inputs.iter().map(|t| input_name(t)).collect::<Vec<_>>().join(", ");
+    let names = || desc.inputs.iter().map(input_name).collect::<Vec<_>>().join(", ");
     let mut files: Vec<Option<PathBuf>> = vec![None; desc.inputs.len()];
     for g in given {
         let (name, file) = match g.split_once('=') {
