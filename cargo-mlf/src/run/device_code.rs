@@ -119,7 +119,7 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
     let blank = render::blank();
     // The generated crate's support module (`src/device.rs`, written beside `main.rs`).
     let device_mod = quote!(
-        mod device;
+        pub(self) mod device;
     );
     file(quote! {
         #![doc = #doc]

@@ -16,10 +16,10 @@ pub fn open(path: &Path, opts: &ReadOptions) -> Result<ModelDesc> {
 /// [`open`] for a path already detected (the tar detection read is not read again).
 pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions) -> Result<ModelDesc> {
     match detected.kind {
-        detect::FileKind::Mlf if path.is_dir() && !path.join("metadata.json").exists() => {
-            Err(not_an_extracted_mlf(path))
-        }
-        detect::FileKind::Mlf => mlf::read(&detected.into_archive(path)?, opts),
+        detect::FileKind::Mlf => match archive_in_folder(path) {
+            Some(e) => Err(e),
+            None => mlf::read(&detected.into_archive(path)?, opts),
+        },
         detect::FileKind::Kmodel => kmodel::read(path),
         detect::FileKind::TvmModule => Err(blob::refusal(path, &detected)),
         other => Err(Error::unsupported(format!(
@@ -33,9 +33,13 @@ pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions
     }
 }
 
-/// The error for a folder without `metadata.json`: names the models it holds (`model.tar`…), as
-/// the user likely meant one of them.
-fn not_an_extracted_mlf(dir: &Path) -> Error {
+/// For a folder without `metadata.json` that holds model files (`model.tar`…): the error naming
+/// them, as the user likely meant one of them. `None` otherwise (the MLF reader says what is
+/// missing).
+fn archive_in_folder(dir: &Path) -> Option<Error> {
+    if !dir.is_dir() || dir.join("metadata.json").exists() {
+        return None;
+    }
     let mut models: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -45,9 +49,7 @@ fn not_an_extracted_mlf(dir: &Path) -> Error {
         .filter(|n| [".tar", ".kmodel", ".tar.gz"].iter().any(|x| n.ends_with(x)))
         .collect();
     models.sort();
-    let hint = match models.first() {
-        Some(first) => format!("; it holds {}: did you mean {}?", models.join(", "), dir.join(first).display()),
-        None => String::new(),
-    };
-    Error::missing(format!("metadata.json: this folder is not an extracted MLF archive{hint}")).in_file(dir)
+    let first = models.first()?;
+    let hint = format!("it holds {}: did you mean {}?", models.join(", "), dir.join(first).display());
+    Some(Error::missing(format!("metadata.json: this folder is not an extracted MLF archive; {hint}")).in_file(dir))
 }
