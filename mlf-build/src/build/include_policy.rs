@@ -2,7 +2,7 @@
 //! file the compiler sees (sources and the archive's headers) before it runs.
 //!
 //! An include must resolve to the archive's own sources or headers, mlf's headers, or — with
-//! its name on [`SYSTEM_HEADERS`] — the C library's and compiler's headers. Anything else is
+//! its name on `build::includes::is_system_header` — the C library's and compiler's headers. Anything else is
 //! refused naming the file and line: absolute paths (`"/dev/zero"`, which would make the
 //! compiler read forever), paths that climb out of their folder (`"../../../../etc/hostname"`,
 //! whose contents a compiler error would print), computed includes
@@ -17,43 +17,6 @@ use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
 use crate::model::ModelDesc;
-
-/// Headers of the C library and the compiler that the model's C may include by name (as
-/// `<name>` or `"name"`): the C standard library's and the intrinsics headers TVM's schedules use.
-const SYSTEM_HEADERS: &[&str] = &[
-    "assert.h",
-    "complex.h",
-    "ctype.h",
-    "errno.h",
-    "fenv.h",
-    "float.h",
-    "inttypes.h",
-    "iso646.h",
-    "limits.h",
-    "locale.h",
-    "math.h",
-    "setjmp.h",
-    "signal.h",
-    "stdalign.h",
-    "stdarg.h",
-    "stdatomic.h",
-    "stdbool.h",
-    "stddef.h",
-    "stdint.h",
-    "stdio.h",
-    "stdlib.h",
-    "stdnoreturn.h",
-    "string.h",
-    "tgmath.h",
-    "time.h",
-    "uchar.h",
-    "wchar.h",
-    "wctype.h",
-    "arm_acle.h",
-    "arm_neon.h",
-    "arm_mve.h",
-    "riscv_vector.h",
-];
 
 /// The files an include may reach, as the compile step lays them out: sources in `src/`,
 /// mlf's headers in `include/`, the archive's headers in `model-include/`.
@@ -176,7 +139,7 @@ fn resolve(operand: &str, folder: Folder, dir: &str, reach: &Reachable) -> std::
             return Ok(());
         }
     }
-    if SYSTEM_HEADERS.contains(&path) {
+    if super::includes::is_system_header(path) {
         return Ok(());
     }
     // A header found nowhere here, by a path that stays inside its folder: a vendor library's

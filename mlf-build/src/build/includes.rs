@@ -166,6 +166,12 @@ const INTRINSICS: &[(&str, &[&str], &str)] = &[
     ("riscv_vector.h", &[], "RISC-V vector intrinsics (no target mlf supports has the V extension)"),
 ];
 
+/// Whether `path` names a header of the C library or a compiler's intrinsics header: the
+/// system headers a model's C may include by name (the include policy's list too).
+pub(crate) fn is_system_header(path: &str) -> bool {
+    C_LIBRARY.contains(&path) || INTRINSICS.iter().any(|(h, ..)| *h == path)
+}
+
 /// What `inc` (in one of `desc`'s C files) is.
 pub fn classify(desc: &ModelDesc, inc: &Include) -> IncludeKind {
     let path = inc.path.as_str();
