@@ -199,32 +199,36 @@ impl Run {
         self.session.end_call(index, function, rc)
     }
 
-    /// Points descriptor `t` at the storage `_lookup_linked_param` returns for storage id
-    /// `sid` (TVM 0.8 linked parameters, which live in the C's read-only data).
+    /// Points each descriptor of `table` at the storage `_lookup_linked_param` returns for its
+    /// storage id (TVM 0.8 linked parameters, which live in the C's read-only data). One call
+    /// over a static table, so the generated `run()` keeps one small frame however many
+    /// parameters the model links.
     ///
     /// # Safety
     /// `lookup` must be the model's generated `_lookup_linked_param`, and the parameter it
-    /// returns for `sid` must hold what `t` describes.
-    pub unsafe fn linked(&mut self, t: &'static RunTensor, lookup: PackedFn, sid: i64) -> Result<(), Error> {
-        let mut arg = TVMValue { v_int64: sid };
-        let mut code = K_ARG_INT;
-        let mut ret = TVMValue { v_int64: 0 };
-        let mut ret_code: c_int = 0;
-        // SAFETY: `lookup` is the generated switch over storage ids; it reads `args[0].v_int64`
-        // and writes one value and type code.
-        let rc = unsafe { lookup(&mut arg, &mut code, 1, &mut ret, &mut ret_code, core::ptr::null_mut()) };
-        // SAFETY: reading the union as a handle is what the callee wrote for code 3.
-        let handle = unsafe { ret.v_handle };
-        if rc != 0 || ret_code != K_OPAQUE_HANDLE || handle.is_null() {
-            return Err(Error::OperatorFailed {
-                index: 0,
-                function: "_lookup_linked_param",
-                code: rc,
-                message: Message::new("no linked parameter for this storage id"),
-            });
+    /// returns for each storage id must hold what its descriptor describes.
+    pub unsafe fn linked(&mut self, table: &[(&'static RunTensor, i64)], lookup: PackedFn) -> Result<(), Error> {
+        for (index, &(t, sid)) in table.iter().enumerate() {
+            let mut arg = TVMValue { v_int64: sid };
+            let mut code = K_ARG_INT;
+            let mut ret = TVMValue { v_int64: 0 };
+            let mut ret_code: c_int = 0;
+            // SAFETY: `lookup` is the generated switch over storage ids; it reads
+            // `args[0].v_int64` and writes one value and type code.
+            let rc = unsafe { lookup(&mut arg, &mut code, 1, &mut ret, &mut ret_code, core::ptr::null_mut()) };
+            // SAFETY: reading the union as a handle is what the callee wrote for code 3.
+            let handle = unsafe { ret.v_handle };
+            if rc != 0 || ret_code != K_OPAQUE_HANDLE || handle.is_null() {
+                return Err(Error::OperatorFailed {
+                    index: u16::try_from(index).unwrap_or(u16::MAX),
+                    function: "_lookup_linked_param",
+                    code: rc,
+                    message: Message::new("no linked parameter for this storage id"),
+                });
+            }
+            // SAFETY: exclusive use of the descriptor (`enter`'s contract); no call is running.
+            unsafe { (*t.ptr()).data = handle };
         }
-        // SAFETY: exclusive use of the descriptor (`enter`'s contract); no call is running.
-        unsafe { (*t.ptr()).data = handle };
         Ok(())
     }
 
@@ -518,8 +522,8 @@ pub(super) mod tests {
         unsafe { LINKED_PARAM.describe(&SHAPE_4, F32) };
         // SAFETY: ONE_RUN is held; `lookup` is a lookup function.
         let mut r = unsafe { Run::enter(&ARENA, 16) }.unwrap();
-        assert!(unsafe { r.linked(&LINKED_PARAM, lookup, 4) }.is_err());
-        unsafe { r.linked(&LINKED_PARAM, lookup, 3) }.unwrap();
+        assert!(unsafe { r.linked(&[(&LINKED_PARAM, 4)], lookup) }.is_err());
+        unsafe { r.linked(&[(&LINKED_PARAM, 3)], lookup) }.unwrap();
         r.input(&INPUT, &[1.0f32; 4][..]);
         // SAFETY: the call takes the descriptors it is given.
         unsafe { r.calls(&WITH_LINKED) }.unwrap();

@@ -252,26 +252,30 @@ impl Run<'_> {
         })
     }
 
-    /// The first run's lookups of linked parameters (and whether there are any).
+    /// The table of linked parameters (`LINKED`: each descriptor with its storage id) and the
+    /// first run's lookup of them (and whether there are any).
     fn lookups(&self) -> (bool, TokenStream) {
-        let mut out = Vec::new();
+        let mut rows = Vec::new();
         for &e in self.tensors.slot.keys() {
             if let Slot::Linked { sid, .. } = self.plan.slots[e] {
-                let (name, lookup) = (self.tensors.ident(e), &self.kernels.ids["_lookup_linked_param"]);
-                let sid = sid as i64;
-                out.push(quote!(r.linked(&#name, kernels::#lookup, #sid)?;));
+                let (name, sid) = (self.tensors.ident(e), sid as i64);
+                rows.push(quote!((&#name, #sid)));
             }
         }
-        if out.is_empty() {
+        if rows.is_empty() {
             return (false, quote!());
         }
+        let lookup = &self.kernels.ids["_lookup_linked_param"];
+        let n = usize_lit(rows.len());
         let (note, blank) = (comment("The first run finds the parameters linked into the C."), blank());
         (
             true,
             quote! {
                 #note
                 if !self.state.linked {
-                    #(#out)*
+                    /// The parameters linked into the C: each descriptor with its storage id.
+                    static LINKED: [(&::mlf_runtime::tvm::RunTensor, i64); #n] = [#(#rows),*];
+                    r.linked(&LINKED, kernels::#lookup)?;
                     self.state.linked = true;
                 }
                 #blank
