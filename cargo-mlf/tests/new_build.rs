@@ -411,3 +411,72 @@ fn external_placements_report_parameter_ram_and_external_bytes() {
         );
     }
 }
+
+/// Replaces the crate's `[[package.metadata.mlf.models]]` entries with `entries`.
+fn set_model_entries(dir: &Path, entries: &str) {
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    let start = toml.find("[[package.metadata.mlf.models]]").expect("the model entry");
+    let end = toml.find("# A crate of its own").expect("the end of the entry");
+    std::fs::write(&path, format!("{}{entries}\n{}", &toml[..start], &toml[end..])).unwrap();
+}
+
+/// A model listed twice, or two entries generating one module, are refused by `cargo mlf build`
+/// and by the template's `build.rs` (`compile_listed_or_exit`) alike, naming the file and both
+/// entries; the name clash says which key renames one.
+#[test]
+fn a_model_listed_twice_or_one_module_name_twice_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("twice");
+    new_crate(&dir, &[]);
+    let cargo_toml = dir.join("Cargo.toml");
+    let cargo_build = || {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(&cargo)
+            .arg("build")
+            .arg("--manifest-path")
+            .arg(&cargo_toml)
+            .arg("--target-dir")
+            .arg(shared_target())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        text(&out.stderr)
+    };
+    let entry = |path: &str, more: &str| format!("[[package.metadata.mlf.models]]\npath = \"{path}\"\n{more}\n");
+
+    // The same model, spelled two ways: its RAM would be counted twice.
+    set_model_entries(
+        &dir,
+        &(entry("models/digits.tar", "") + &entry("./models/../models/digits.tar", "name = \"b\"")),
+    );
+    let want = format!(
+        "{}: package.metadata.mlf.models[1]: lists the same model as package.metadata.mlf.models[0]",
+        cargo_toml.display()
+    );
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&want) && err.contains("counted twice"), "{err}");
+    let err = cargo_build();
+    assert!(err.contains("package.metadata.mlf.models[1]: lists the same model as"), "{err}");
+
+    // Two copies of one archive called `model.tar` both generate the module `model`.
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(dir.join("models").join(sub)).unwrap();
+        std::fs::copy(dir.join("models/digits.tar"), dir.join("models").join(sub).join("model.tar")).unwrap();
+    }
+    set_model_entries(&dir, &(entry("models/a/model.tar", "") + &entry("models/b/model.tar", "")));
+    let want = format!(
+        "{}: package.metadata.mlf.models[1]: models/b/model.tar generates the module `model`, as package.metadata.mlf.models[0] (models/a/model.tar) does; give one of the two entries another module name with its `name` key",
+        cargo_toml.display()
+    );
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&want), "{err}");
+    let err = cargo_build();
+    assert!(err.contains("models/b/model.tar generates the module `model`") && err.contains("`name` key"), "{err}");
+    // Named apart, they build.
+    set_model_entries(&dir, &(entry("models/a/model.tar", "") + &entry("models/b/model.tar", "name = \"model_b\"")));
+    let out = mlf_build(&dir, &["--check-only"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
