@@ -1,10 +1,11 @@
 //! `cargo mlf new PATH [--name NAME] [--model MODEL] [--template host|firmware|k210]`: a new
 //! crate in the folder `PATH` (named after its last component unless `--name` is given, as
-//! `cargo new` does) from
+//! `cargo new` does; names cargo refuses are refused first, see [`crate::crate_name`]) from
 //! `templates/host` (a program that runs the model and prints its outputs), `templates/firmware`
 //! (Cortex-M4F firmware that `cargo run` runs in QEMU) or `templates/k210` (a kmodel on a K210,
 //! RV64GC, run in QEMU the same way), with the model copied into `models/`, listed in
-//! `[package.metadata.mlf]`, and built by `build.rs`.
+//! `[package.metadata.mlf]`, and built by `build.rs`. The model's module is named after the
+//! crate (`-` becomes `_`).
 
 use std::path::{Path, PathBuf};
 
@@ -100,11 +101,11 @@ pub fn run(args: Args) -> Result<(), Error> {
     Ok(())
 }
 
-/// The crate name a folder gives: its last component (of the absolute path, so that `.` names
+/// The crate name a folder gives: its last component (of the resolved path, so that `.` names
 /// the current folder).
 fn folder_name(dir: &Path) -> Result<String, Error> {
-    let abs = std::path::absolute(dir).in_file(dir)?;
-    let last = abs.components().filter(|c| !matches!(c, std::path::Component::CurDir)).next_back();
+    let abs = dir.canonicalize().or_else(|_| std::path::absolute(dir)).in_file(dir)?;
+    let last = abs.components().rfind(|c| !matches!(c, std::path::Component::CurDir));
     match last {
         Some(std::path::Component::Normal(s)) => Ok(s.to_string_lossy().into_owned()),
         _ => Err(Error::invalid("this folder has no name to give the crate; use --name NAME").in_file(dir)),

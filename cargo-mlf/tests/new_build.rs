@@ -282,6 +282,13 @@ fn new_takes_a_folder_and_names_crate_and_module_as_cargo_does() {
     let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains("include_model!(\"models/digits.tar\", name = kws_demo)"), "{main}");
     assert!(main.contains("kws_demo::Model::take()") && !main.contains("digits::"), "{main}");
+    // `.` is the current folder, named as the folder is.
+    let here = tmp.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "new", "."]).current_dir(&here).output();
+    let out = out.unwrap();
+    assert!(out.status.success() && text(&out.stderr).contains("crate `here`"), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(here.join("Cargo.toml")).unwrap().contains("name = \"here\""));
     // A model file called `model.tar` (as TVM names them) gives the module the crate's name.
     let model = tmp.path().join("model.tar");
     std::fs::copy(&digits, &model).unwrap();
