@@ -18,7 +18,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use mlf_build::__private::Totals;
 use mlf_build::__private::budget::{self, Budget};
-use mlf_build::__private::manifest::{Manifest, ModelEntry, TABLE};
+use mlf_build::__private::manifest::{Manifest, ModelEntry, ModuleNames, TABLE};
 use mlf_build::__private::size::human;
 use mlf_build::Error;
 use mlf_build::MemoryReport;
@@ -226,7 +226,7 @@ fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
     let mut out = Vec::new();
     for p in chosen {
         let manifest_path = p.manifest_path.clone().into_std_path_buf();
-        if let Some(manifest) = Manifest::from_package_metadata(&p.metadata).map_err(|e| e.in_file(&manifest_path))? {
+        if let Some(manifest) = Manifest::from_package_metadata(&p.metadata, &manifest_path)? {
             out.push(Selected { name: p.name.to_string(), manifest_path, manifest });
         }
     }
@@ -367,10 +367,15 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
                 eprintln!("    Checking {n} model{s} of {} for {target} ({source})", pkg.name);
             }
             let mut reports = Vec::new();
+            // Two entries generating one module are refused (the second, naming both).
+            let mut names = ModuleNames::default();
             for (i, entry) in pkg.manifest.models.iter().enumerate() {
                 let label = entry.name.clone().unwrap_or_else(|| entry.path.display().to_string());
                 let pb = if cargo.json { ProgressBar::hidden() } else { spinner(&label) };
-                let result = check_model(pkg, entry, (target, &rustflags), &host, &check_dir, &pb);
+                let result = check_model(pkg, entry, (target, &rustflags), &host, &check_dir, &pb).and_then(|r| {
+                    names.claim(&pkg.manifest, i, &r.0.model).map_err(|e| e.in_file(&pkg.manifest_path))?;
+                    Ok(r)
+                });
                 pb.finish_and_clear();
                 match result {
                     Ok((report, desc)) => {

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod build;
+mod crate_name;
 mod inspect;
 mod io_error;
 mod new;

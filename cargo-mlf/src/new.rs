@@ -1,8 +1,11 @@
-//! `cargo mlf new NAME [--model PATH] [--template host|firmware|k210]`: a new crate from
+//! `cargo mlf new PATH [--name NAME] [--model MODEL] [--template host|firmware|k210]`: a new
+//! crate in the folder `PATH` (named after its last component unless `--name` is given, as
+//! `cargo new` does; names cargo refuses are refused first, see [`crate::crate_name`]) from
 //! `templates/host` (a program that runs the model and prints its outputs), `templates/firmware`
 //! (Cortex-M4F firmware that `cargo run` runs in QEMU) or `templates/k210` (a kmodel on a K210,
 //! RV64GC, run in QEMU the same way), with the model copied into `models/`, listed in
-//! `[package.metadata.mlf]`, and built by `build.rs`.
+//! `[package.metadata.mlf]`, and built by `build.rs`. The model's module is named after the
+//! crate (`-` becomes `_`).
 
 use std::path::{Path, PathBuf};
 
@@ -42,8 +45,13 @@ impl Kind {
 /// Arguments of `new`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The crate's name (and, unless `--path` is given, its folder).
-    name: String,
+    /// The folder to create; the crate is named after its last component unless `--name` is
+    /// given (as with `cargo new`).
+    path: PathBuf,
+    /// The crate's name (default: the folder's name). The model's module is named after the
+    /// crate (`-` becomes `_`).
+    #[arg(long)]
+    name: Option<String>,
     /// The model: an MLF `.tar` or extracted folder, or a kmodel. It is copied into `models/`.
     /// Without it, the crate gets the digits example model (a TVM graph MLF, 50 KiB).
     #[arg(long)]
@@ -51,10 +59,8 @@ pub struct Args {
     /// The template.
     #[arg(long, value_enum, default_value = "host")]
     template: Kind,
-    /// The folder to create (default: `./NAME`).
-    #[arg(long)]
-    path: Option<PathBuf>,
-    /// The MLF module to use from an archive that holds several.
+    /// The MLF module to read from an archive that holds several (the generated Rust module is
+    /// still named after the crate).
     #[arg(long)]
     module: Option<String>,
     /// Depend on the mlf crates of this checkout of mlf (`DIR/mlf-runtime`, `DIR/mlf-build`) by
@@ -65,14 +71,18 @@ pub struct Args {
 
 /// Runs `new`.
 pub fn run(args: Args) -> Result<(), Error> {
-    let dir = args.path.clone().unwrap_or_else(|| PathBuf::from(&args.name));
+    let dir = args.path.clone();
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => folder_name(&dir)?,
+    };
     let checkout = args.mlf_path.as_deref().map(checkout).transpose()?;
     let created =
-        create(&args.name, args.model.as_deref(), args.template, &dir, args.module.as_deref(), checkout.as_deref())?;
+        create(&name, args.model.as_deref(), args.template, &dir, args.module.as_deref(), checkout.as_deref())?;
     eprintln!(
         "     Created {} crate `{}` in {} with model {} (module `{}`)",
         args.template.name(),
-        args.name,
+        name,
         dir.display(),
         created.model_path,
         created.module
@@ -89,6 +99,17 @@ pub fn run(args: Args) -> Result<(), Error> {
         ),
     }
     Ok(())
+}
+
+/// The crate name a folder gives: its last component (of the resolved path, so that `.` names
+/// the current folder).
+fn folder_name(dir: &Path) -> Result<String, Error> {
+    let abs = dir.canonicalize().or_else(|_| std::path::absolute(dir)).in_file(dir)?;
+    let last = abs.components().rfind(|c| !matches!(c, std::path::Component::CurDir));
+    match last {
+        Some(std::path::Component::Normal(s)) => Ok(s.to_string_lossy().into_owned()),
+        _ => Err(Error::invalid("this folder has no name to give the crate; use --name NAME").in_file(dir)),
+    }
 }
 
 /// What [`create`] made.
@@ -123,9 +144,9 @@ pub fn create(
     module: Option<&str>,
     mlf_path: Option<&Path>,
 ) -> Result<Created, Error> {
-    check_crate_name(name)?;
+    crate::crate_name::check(name)?;
     if dir.exists() && std::fs::read_dir(dir).in_file(dir)?.next().is_some() {
-        return Err(Error::invalid("the folder exists and is not empty; choose another name or --path").in_file(dir));
+        return Err(Error::invalid("the folder exists and is not empty; give another folder").in_file(dir));
     }
     // Read the model before writing anything: a model that cannot be built leaves no crate.
     let (file_name, source) = match model {
@@ -168,7 +189,9 @@ pub fn create(
         )
         .in_file(&staged));
     }
-    let module_name = desc.default_module_name(&staged);
+    // The module is named after the crate (`kws` for `cargo mlf new kws --model …/model.tar`),
+    // not after the model file, which is often just `model`.
+    let module_name = mlf_build::__private::names::module_ident(name);
     let model_path = format!("models/{file_name}");
 
     std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
@@ -199,19 +222,6 @@ pub fn create(
         }
     }
     Ok(Created { model_path, module: module_name })
-}
-
-/// Cargo's rule for package names, simplified: ASCII letters, digits, `-` and `_`, starting
-/// with a letter.
-fn check_crate_name(name: &str) -> Result<(), Error> {
-    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !ok {
-        return Err(Error::invalid(format!(
-            "{name:?} is not a valid crate name (ASCII letters, digits, `-` and `_`, starting with a letter)"
-        )));
-    }
-    Ok(())
 }
 
 /// Copies a model file, or an extracted MLF folder with everything in it.
@@ -284,17 +294,4 @@ fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error>
     let first = desc.outputs.first().ok_or_else(|| Error::invalid("the model has no outputs").in_file(&desc.path))?;
     template::elem_type(first)?;
     Ok(vec![("static_inputs", statics), ("first_output", first.ident.clone())])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn crate_names() {
-        assert!(check_crate_name("demo-host_1").is_ok());
-        for bad in ["", "1demo", "de mo", "dé", "-x"] {
-            assert!(check_crate_name(bad).is_err(), "{bad:?}");
-        }
-    }
 }

@@ -13,13 +13,12 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `cargo mlf new NAME --path DIR --mlf-path <this checkout> [more]`.
-fn new_crate(name: &str, dir: &Path, more: &[&str]) -> Output {
+/// `cargo mlf new DIR --mlf-path <this checkout> [more]` (the crate is named after `DIR`).
+fn new_crate(dir: &Path, more: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
-        .args(["mlf", "new", name])
-        .args(more)
-        .arg("--path")
+        .args(["mlf", "new"])
         .arg(dir)
+        .args(more)
         .arg("--mlf-path")
         .arg(mlf_fixtures::workspace_root())
         .output()
@@ -46,7 +45,7 @@ fn firmware_template_runs_in_qemu_with_cargo_run_and_a_panic_exits_with_failure(
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("digits-fw");
     // No --model: the crate gets the digits model bundled with cargo-mlf.
-    let out = new_crate("digits-fw", &dir, &["--template", "firmware"]);
+    let out = new_crate(&dir, &["--template", "firmware"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let config = std::fs::read_to_string(dir.join(".cargo/config.toml")).unwrap();
     assert!(config.contains("target = \"thumbv7em-none-eabihf\"") && config.contains("-Tlink.x"), "{config}");
@@ -56,14 +55,14 @@ fn firmware_template_runs_in_qemu_with_cargo_run_and_a_panic_exits_with_failure(
     assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
     let stdout = text(&run.stdout);
     assert!(
-        stdout.starts_with("digits: ran from static memory (176 bytes of arena); largest output at index "),
+        stdout.starts_with("digits_fw: ran from static memory (176 bytes of arena); largest output at index "),
         "{stdout}"
     );
 
     // A panic prints where it happened and ends QEMU with a failure status.
     let main_rs = dir.join("src/main.rs");
     let main = std::fs::read_to_string(&main_rs).unwrap();
-    let take = "    let mut model = digits::Model::take()";
+    let take = "    let mut model = digits_fw::Model::take()";
     std::fs::write(
         &main_rs,
         main.replacen(take, &format!("    if true {{\n        panic!(\"probe\");\n    }}\n{take}"), 1),
@@ -83,22 +82,22 @@ fn k210_template_runs_a_kmodel_in_qemu_with_cargo_run() {
     let model = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris/iris.kmodel");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("iris-k210");
-    let out = new_crate("iris-k210", &dir, &["--template", "k210", "--model", model.to_str().unwrap()]);
+    let out = new_crate(&dir, &["--template", "k210", "--model", model.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let config = std::fs::read_to_string(dir.join(".cargo/config.toml")).unwrap();
     assert!(config.contains("riscv64gc-unknown-none-elf") && config.contains("-Tmemory.x"), "{config}");
     let run = cargo_run(&dir);
     assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
-    assert!(text(&run.stdout).starts_with("iris: ran from static memory ("), "{}", text(&run.stdout));
+    assert!(text(&run.stdout).starts_with("iris_k210: ran from static memory ("), "{}", text(&run.stdout));
 }
 
 #[test]
 fn k210_template_needs_a_kmodel() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = new_crate("x", &tmp.path().join("x"), &["--template", "k210"]);
+    let out = new_crate(&tmp.path().join("x"), &["--template", "k210"]);
     assert!(!out.status.success() && text(&out.stderr).contains("--model PATH.kmodel"), "{}", text(&out.stderr));
     let digits = mlf_fixtures::digits_tar();
-    let out = new_crate("y", &tmp.path().join("y"), &["--template", "k210", "--model", digits.to_str().unwrap()]);
+    let out = new_crate(&tmp.path().join("y"), &["--template", "k210", "--model", digits.to_str().unwrap()]);
     assert!(!out.status.success() && text(&out.stderr).contains("runs kmodels"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("y").exists(), "nothing is written when the model does not fit the template");
 }
@@ -136,7 +135,7 @@ fn firmware_crate_is_checked_for_its_configured_target_and_must_fit_its_board() 
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("board-fw");
-    let out = new_crate("board-fw", &dir, &["--template", "firmware"]);
+    let out = new_crate(&dir, &["--template", "firmware"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     let out = mlf_build_in(&dir, &["--check-only", "--message-format", "json"]);
@@ -214,7 +213,7 @@ fn k210_template_on_the_k210_kpu_links_for_riscv64gc_without_kpu_ram() {
     let model = tmp.path().join("net.kmodel");
     std::fs::write(&model, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
     let dir = tmp.path().join("net-k210");
-    let out = new_crate("net-k210", &dir, &["--template", "k210", "--model", model.to_str().unwrap()]);
+    let out = new_crate(&dir, &["--template", "k210", "--model", model.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (emulated, emulated_fw) = model_and_firmware_reports(&dir);
 
@@ -226,7 +225,11 @@ fn k210_template_on_the_k210_kpu_links_for_riscv64gc_without_kpu_ram() {
     };
     edit("Cargo.toml", r#"features = ["macros"]"#, r#"features = ["macros", "k210"]"#);
     edit("Cargo.toml", r#"# kpu = "k210""#, r#"kpu = "k210""#);
-    edit("src/main.rs", r#"include_model!("models/net.kmodel")"#, r#"include_model!("models/net.kmodel", kpu = k210)"#);
+    edit(
+        "src/main.rs",
+        r#"include_model!("models/net.kmodel", name = net_k210)"#,
+        r#"include_model!("models/net.kmodel", name = net_k210, kpu = k210)"#,
+    );
     let (k210, k210_fw) = model_and_firmware_reports(&dir);
 
     let notes = k210["notes"].to_string();

@@ -28,20 +28,17 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `cargo mlf new NAME --path DIR --mlf-path <this checkout> [more]`.
-fn new_crate(name: &str, dir: &Path, more: &[&str]) {
-    let mut args = vec!["new", name];
-    args.extend_from_slice(more);
+/// `cargo mlf new DIR --mlf-path <this checkout> [more]` (the crate is named after `DIR`).
+fn new_crate(dir: &Path, more: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
-        .arg("mlf")
-        .args(&args)
-        .arg("--path")
+        .args(["mlf", "new"])
         .arg(dir)
+        .args(more)
         .arg("--mlf-path")
         .arg(root())
         .output()
         .unwrap();
-    assert!(out.status.success(), "cargo mlf new {name}: {}", text(&out.stderr));
+    assert!(out.status.success(), "cargo mlf new {}: {}", dir.display(), text(&out.stderr));
     assert!(dir.join("Cargo.toml").is_file() && dir.join("build.rs").is_file() && dir.join("src/main.rs").is_file());
 }
 
@@ -89,14 +86,14 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("digits-host");
     let model = root().join("examples/digits/model/digits.tar");
-    new_crate("digits-host", &dir, &["--model", model.to_str().unwrap()]);
+    new_crate(&dir, &["--model", model.to_str().unwrap()]);
     assert!(dir.join("models/digits.tar").is_file());
 
     // new → build: the human report, then cargo build.
     let out = mlf_build(&dir, &["--plan-svg", tmp.path().join("plans").to_str().unwrap()]);
     let report = text(&out.stderr);
     assert!(out.status.success(), "{report}");
-    assert!(report.contains("model digits (digits.tar, graph executor"), "{report}");
+    assert!(report.contains("model digits_host (digits.tar, graph executor"), "{report}");
     let (ram, arena, c_data, flash, code, params) = (
         figure(&report, "static RAM"),
         figure(&report, "arena"),
@@ -109,7 +106,7 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     assert_eq!(ram, arena + c_data);
     assert_eq!(params, 9640);
     assert!(code > 0 && flash >= code + params, "{report}");
-    assert!(tmp.path().join("plans/digits-host-digits.svg").is_file());
+    assert!(tmp.path().join("plans/digits-host-digits_host.svg").is_file());
 
     // → run: on a digit from the reference vectors (a 2), and on zeros.
     let exe = shared_target().join("debug").join(format!("digits-host{}", std::env::consts::EXE_SUFFIX));
@@ -129,7 +126,7 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     let models = json_lines(&text(&out.stdout), "mlf-model-report");
     assert_eq!(models.len(), 1);
     let m = &models[0];
-    assert_eq!(m["model"], "digits");
+    assert_eq!(m["model"], "digits_host");
     assert_eq!(m["package"], "digits-host");
     assert_eq!(m["ram"]["total"], ram);
     assert_eq!(m["ram"]["arena"], arena);
@@ -215,7 +212,7 @@ fn kws_host_crate_reproduces_its_reference_output() {
     let manifest = mlf_fixtures::Manifest::read(&fixture).expect("vectors");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("kws-host");
-    new_crate("kws-host", &dir, &["--model", fixture.join("model.tar").to_str().unwrap()]);
+    new_crate(&dir, &["--model", fixture.join("model.tar").to_str().unwrap()]);
     let out = mlf_build(&dir, &[]);
     let report = text(&out.stderr);
     assert!(out.status.success(), "{report}");
@@ -236,14 +233,79 @@ fn kws_host_crate_reproduces_its_reference_output() {
 #[test]
 fn new_refuses_a_bad_name_an_existing_folder_and_a_missing_model() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = cargo_mlf(&["new", "1abc", "--path"], &[tmp.path()]);
-    assert!(!out.status.success() && text(&out.stderr).contains("not a valid crate name"));
+    let out = cargo_mlf(&["new"], &[&tmp.path().join("1abc")]);
+    assert!(!out.status.success() && text(&out.stderr).contains("starts with a digit"), "{}", text(&out.stderr));
     std::fs::write(tmp.path().join("x"), "").unwrap();
-    let out = cargo_mlf(&["new", "abc", "--path"], &[tmp.path()]);
+    let out = cargo_mlf(&["new"], &[tmp.path(), Path::new("--name"), Path::new("abc")]);
     assert!(!out.status.success() && text(&out.stderr).contains("not empty"));
-    let out = cargo_mlf(&["new", "abc", "--model", "/nonexistent/m.tar", "--path"], &[&tmp.path().join("abc")]);
+    let out = cargo_mlf(&["new", "--model", "/nonexistent/m.tar"], &[&tmp.path().join("abc")]);
     assert!(!out.status.success() && text(&out.stderr).contains("/nonexistent/m.tar"));
     assert!(!tmp.path().join("abc").exists(), "nothing is written when the model cannot be read");
+}
+
+/// The positional argument is the folder, as with `cargo new`: the crate is named after its
+/// last component, or `--name`; names cargo refuses are refused before anything is written,
+/// naming the cause and `--name`; the model's module is named after the crate, not the file.
+#[test]
+fn new_takes_a_folder_and_names_crate_and_module_as_cargo_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (folder, cause) in [
+        ("test", "built into Rust"),
+        ("core", "built into Rust"),
+        ("proc-macro", "built into Rust"),
+        ("fn", "Rust keyword"),
+        ("deps", "folder of its build output"),
+        ("build", "folder of its build output"),
+        ("nul", "device name on Windows"),
+        ("com1", "device name on Windows"),
+        ("a.b", "'.' is not allowed"),
+        ("-x", "starts with `-`"),
+    ] {
+        let dir = tmp.path().join("sub").join(folder);
+        let out = cargo_mlf(&["new"], &[&dir]);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{folder}: {err}");
+        assert!(
+            err.contains(&format!("`{folder}` cannot be a package name: ")) && err.contains(cause),
+            "{folder}: {err}"
+        );
+        assert!(err.contains("use --name NAME"), "{folder}: {err}");
+        assert!(!tmp.path().join("sub").exists(), "{folder}: nothing is written");
+    }
+    // --name chooses the crate's name for a folder whose name cargo would refuse.
+    let digits = root().join("examples/digits/model/digits.tar");
+    let dir = tmp.path().join("models").join("test");
+    let out = cargo_mlf(&["new", "--name", "kws-demo", "--model", digits.to_str().unwrap()], &[&dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(toml.contains("name = \"kws-demo\"") && toml.contains("name = \"kws_demo\""), "{toml}");
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(main.contains("include_model!(\"models/digits.tar\", name = kws_demo)"), "{main}");
+    assert!(main.contains("kws_demo::Model::take()") && !main.contains("digits::"), "{main}");
+    // `.` is the current folder, named as the folder is.
+    let here = tmp.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "new", "."]).current_dir(&here).output();
+    let out = out.unwrap();
+    assert!(out.status.success() && text(&out.stderr).contains("crate `here`"), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(here.join("Cargo.toml")).unwrap().contains("name = \"here\""));
+    // A model file called `model.tar` (as TVM names them) gives the module the crate's name.
+    let model = tmp.path().join("model.tar");
+    std::fs::copy(&digits, &model).unwrap();
+    let dir = tmp.path().join("kws");
+    let out = cargo_mlf(&["new", "--model", model.to_str().unwrap()], &[&dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("crate `kws`") && text(&out.stderr).contains("(module `kws`)"));
+    let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(toml.contains("path = \"models/model.tar\"\nname = \"kws\"\n"), "{toml}");
+    // --module still picks the MLF module of the archive; it does not name the Rust module.
+    let dir = tmp.path().join("picked");
+    let out = cargo_mlf(&["new", "--module", "default", "--model", digits.to_str().unwrap()], &[&dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(toml.contains("name = \"picked\"\nmodule = \"default\"\n"), "{toml}");
+    let out = cargo_mlf(&["new", "--module", "other", "--model", digits.to_str().unwrap()], &[&tmp.path().join("o")]);
+    assert!(!out.status.success() && text(&out.stderr).contains("other"), "{}", text(&out.stderr));
 }
 
 /// A crate `name` in `dir` with an empty `main` and `table` after its `[package]` section.
@@ -309,12 +371,12 @@ fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
     let fixture = fx.join("kmodel/v3-iris");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("iris-host");
-    new_crate("iris-host", &dir, &["--model", fixture.join("iris.kmodel").to_str().unwrap()]);
+    new_crate(&dir, &["--model", fixture.join("iris.kmodel").to_str().unwrap()]);
     let out = mlf_build(&dir, &[]);
     let report = text(&out.stderr);
     assert!(out.status.success(), "{report}");
     assert!(
-        report.contains("model iris (iris.kmodel, kmodel executor")
+        report.contains("model iris_host (iris.kmodel, kmodel executor")
             && report.contains("kmodel: not planned by the build step"),
         "{report}"
     );
@@ -338,7 +400,7 @@ fn kmodel_host_crate_needs_no_build_step_and_reports_its_arena() {
 fn external_placements_report_parameter_ram_and_external_bytes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("digits-ext");
-    new_crate("digits-ext", &dir, &[]);
+    new_crate(&dir, &[]);
     let path = dir.join("Cargo.toml");
     let toml = std::fs::read_to_string(&path).unwrap();
     for placement in ["resident", "streamed"] {
@@ -355,4 +417,73 @@ fn external_placements_report_parameter_ram_and_external_bytes() {
             m["ram"]["arena"].as_u64().unwrap() + param_ram + m["ram"]["c_data"].as_u64().unwrap()
         );
     }
+}
+
+/// Replaces the crate's `[[package.metadata.mlf.models]]` entries with `entries`.
+fn set_model_entries(dir: &Path, entries: &str) {
+    let path = dir.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    let start = toml.find("[[package.metadata.mlf.models]]").expect("the model entry");
+    let end = toml.find("# A crate of its own").expect("the end of the entry");
+    std::fs::write(&path, format!("{}{entries}\n{}", &toml[..start], &toml[end..])).unwrap();
+}
+
+/// A model listed twice, or two entries generating one module, are refused by `cargo mlf build`
+/// and by the template's `build.rs` (`compile_listed_or_exit`) alike, naming the file and both
+/// entries; the name clash says which key renames one.
+#[test]
+fn a_model_listed_twice_or_one_module_name_twice_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("twice");
+    new_crate(&dir, &[]);
+    let cargo_toml = dir.join("Cargo.toml");
+    let cargo_build = || {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(&cargo)
+            .arg("build")
+            .arg("--manifest-path")
+            .arg(&cargo_toml)
+            .arg("--target-dir")
+            .arg(shared_target())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        text(&out.stderr)
+    };
+    let entry = |path: &str, more: &str| format!("[[package.metadata.mlf.models]]\npath = \"{path}\"\n{more}\n");
+
+    // The same model, spelled two ways: its RAM would be counted twice.
+    set_model_entries(
+        &dir,
+        &(entry("models/digits.tar", "") + &entry("./models/../models/digits.tar", "name = \"b\"")),
+    );
+    let want = format!(
+        "{}: package.metadata.mlf.models[1]: lists the same model as package.metadata.mlf.models[0]",
+        cargo_toml.display()
+    );
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&want) && err.contains("counted twice"), "{err}");
+    let err = cargo_build();
+    assert!(err.contains("package.metadata.mlf.models[1]: lists the same model as"), "{err}");
+
+    // Two copies of one archive called `model.tar` both generate the module `model`.
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(dir.join("models").join(sub)).unwrap();
+        std::fs::copy(dir.join("models/digits.tar"), dir.join("models").join(sub).join("model.tar")).unwrap();
+    }
+    set_model_entries(&dir, &(entry("models/a/model.tar", "") + &entry("models/b/model.tar", "")));
+    let want = format!(
+        "{}: package.metadata.mlf.models[1]: models/b/model.tar generates the module `model`, as package.metadata.mlf.models[0] (models/a/model.tar) does; give one of the two entries another module name with its `name` key",
+        cargo_toml.display()
+    );
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains(&want), "{err}");
+    let err = cargo_build();
+    assert!(err.contains("models/b/model.tar generates the module `model`") && err.contains("`name` key"), "{err}");
+    // Named apart, they build.
+    set_model_entries(&dir, &(entry("models/a/model.tar", "") + &entry("models/b/model.tar", "name = \"model_b\"")));
+    let out = mlf_build(&dir, &["--check-only"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

@@ -156,15 +156,8 @@ fn a_template_crate_with_a_refused_archive_fails_with_one_error() {
     let tmp = tempfile::tempdir().unwrap();
     let model = tar_of(tmp.path(), "dsp.tar", &derived::with_dsp_intrinsics(derived::digits_aot_c()));
     let dir = tmp.path().join("dsp-host");
-    let new = cargo_mlf()
-        .args(["new", "dsp-host", "--model"])
-        .arg(&model)
-        .arg("--path")
-        .arg(&dir)
-        .arg("--mlf-path")
-        .arg(root())
-        .output()
-        .unwrap();
+    let new =
+        cargo_mlf().arg("new").arg(&dir).arg("--model").arg(&model).arg("--mlf-path").arg(root()).output().unwrap();
     assert!(new.status.success(), "{}", text(&new.stderr));
     let manifest = dir.join("Cargo.toml");
     let target = root().join("target/mlf-new-tests");

@@ -159,10 +159,18 @@ pub use crate::support::size::parse_size;
 
 impl Manifest {
     /// The table from a package's `metadata` value (`package.metadata` of `Cargo.toml`, as
-    /// `cargo metadata` reports it): `None` when it has no `mlf` key.
+    /// `cargo metadata` reports it) of the package whose manifest is `cargo_toml`: `None` when
+    /// it has no `mlf` key. The entries are checked as [`Manifest::check_entries`] does.
     ///
-    /// Errors name the field (`package.metadata.mlf.models[0].ram`).
-    pub fn from_package_metadata(metadata: &serde_json::Value) -> Result<Option<Manifest>> {
+    /// Errors name the file and the field (`…/Cargo.toml: package.metadata.mlf.models[0].ram`).
+    pub fn from_package_metadata(metadata: &serde_json::Value, cargo_toml: &Path) -> Result<Option<Manifest>> {
+        Manifest::parse_metadata(metadata)
+            .and_then(|m| m.map(|m| m.checked(cargo_toml)).transpose())
+            .map_err(|e| e.in_file(cargo_toml))
+    }
+
+    /// Parses and validates the table (without looking at the model files).
+    fn parse_metadata(metadata: &serde_json::Value) -> Result<Option<Manifest>> {
         let Some(table) = metadata.get("mlf") else { return Ok(None) };
         if table.is_null() {
             return Ok(None);
@@ -176,20 +184,57 @@ impl Manifest {
         Ok(Some(m))
     }
 
-    /// Reads the table from a `Cargo.toml` file: `None` when the file has none.
+    /// Reads the table from a `Cargo.toml` file: `None` when the file has none. The entries are
+    /// checked as [`Manifest::check_entries`] does.
     pub fn read(cargo_toml: &Path) -> Result<Option<Manifest>> {
         let text = std::fs::read_to_string(cargo_toml).map_err(|e| Error::from(e).in_file(cargo_toml))?;
-        Manifest::from_toml_str(&text).map_err(|e| e.in_file(cargo_toml))
+        Manifest::from_toml_str(&text)
+            .and_then(|m| m.map(|m| m.checked(cargo_toml)).transpose())
+            .map_err(|e| e.in_file(cargo_toml))
     }
 
-    /// Reads the table from the text of a `Cargo.toml`.
+    /// Reads the table from the text of a `Cargo.toml` (its entries are not compared with each
+    /// other: that needs the crate's folder, see [`Manifest::check_entries`]).
     pub fn from_toml_str(text: &str) -> Result<Option<Manifest>> {
         let doc: serde_json::Value =
             toml::from_str(text).map_err(|e| Error::invalid(format!("not valid TOML: {}", e.message())))?;
         match doc.get("package").and_then(|p| p.get("metadata")) {
-            Some(meta) => Manifest::from_package_metadata(meta),
+            Some(meta) => Manifest::parse_metadata(meta),
             None => Ok(None),
         }
+    }
+
+    fn checked(self, cargo_toml: &Path) -> Result<Manifest> {
+        self.check_entries(cargo_toml.parent().unwrap_or(Path::new(".")))?;
+        Ok(self)
+    }
+
+    /// Compares the entries with each other (paths resolved against `crate_dir`): a model
+    /// listed twice (the same file, after resolving `.`, `..` and links, and the same MLF
+    /// module) is refused, as its memory would be counted twice; so are two entries whose
+    /// `name`s (or kmodel file names, which name their modules) give the same module. Module
+    /// names that only reading an MLF archive tells are compared by [`ModuleNames`] as the
+    /// models are read.
+    pub fn check_entries(&self, crate_dir: &Path) -> Result<()> {
+        let mut seen: Vec<PathBuf> = Vec::with_capacity(self.models.len());
+        let mut names = ModuleNames::default();
+        for (i, m) in self.models.iter().enumerate() {
+            let path = canonical(crate_dir, &m.path);
+            if let Some(j) = seen.iter().zip(&self.models).position(|(p, e)| *p == path && e.module == m.module) {
+                let module = m.module.as_deref().map(|n| format!(", MLF module {n:?}")).unwrap_or_default();
+                return Err(Error::invalid(format!(
+                    "lists the same model as {TABLE}.models[{j}] ({}{module}); its memory would be counted twice: \
+                     remove one of the two entries",
+                    m.path.display()
+                ))
+                .at(format!("{TABLE}.models[{i}]")));
+            }
+            seen.push(path);
+            if let Some(name) = m.known_module_name() {
+                names.claim(self, i, &name)?;
+            }
+        }
+        Ok(())
     }
 
     fn validate(&self) -> Result<()> {
@@ -243,7 +288,51 @@ impl Manifest {
     }
 }
 
+/// The module names the entries of a table generate, to refuse two entries that would generate
+/// the same module (one would hide the other in `include_model!`). Fed with each entry's module
+/// name as the models are read (by `cargo mlf build` and [`crate::compile_listed`]).
+#[derive(Debug, Default)]
+pub struct ModuleNames {
+    taken: Vec<(String, usize)>,
+}
+
+impl ModuleNames {
+    /// Records that entry `index` of `manifest` generates the module `name`; an error naming
+    /// both entries when another entry generates it already (the same entry may claim its name
+    /// again).
+    pub fn claim(&mut self, manifest: &Manifest, index: usize, name: &str) -> Result<()> {
+        match self.taken.iter().find(|(n, _)| n == name) {
+            Some(&(_, j)) if j != index => {
+                let path = |k: usize| manifest.models.get(k).map(|e| e.path.display().to_string()).unwrap_or_default();
+                Err(Error::invalid(format!(
+                    "{} generates the module `{name}`, as {TABLE}.models[{j}] ({}) does; give one of the two \
+                     entries another module name with its `name` key (name = \"{name}_2\")",
+                    path(index),
+                    path(j)
+                ))
+                .at(format!("{TABLE}.models[{index}]")))
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.taken.push((name.to_string(), index));
+                Ok(())
+            }
+        }
+    }
+}
+
 impl ModelEntry {
+    /// The module name the entry generates, when it is known without reading the model: its
+    /// `name`, or for a kmodel (`.kmodel`), its file name.
+    pub fn known_module_name(&self) -> Option<String> {
+        if let Some(n) = &self.name {
+            return Some(n.clone());
+        }
+        let kmodel = self.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("kmodel"));
+        let stem = self.path.file_stem().and_then(|s| s.to_str());
+        stem.filter(|_| kmodel).map(crate::support::names::module_ident)
+    }
+
     /// The parameter placement this entry asks for (`embedded` when it says none).
     pub fn placement(&self) -> Placement {
         self.params.unwrap_or_default()
@@ -271,9 +360,24 @@ impl ModelEntry {
     }
 }
 
+/// `p` resolved against `dir`: canonical when it exists, else with `.` and `..` resolved.
 fn canonical(dir: &Path, p: &Path) -> PathBuf {
+    use std::path::Component;
     let full = if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
-    full.canonicalize().unwrap_or(full)
+    if let Ok(c) = full.canonicalize() {
+        return c;
+    }
+    let mut out = PathBuf::new();
+    for c in full.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -382,5 +486,53 @@ mod tests {
         assert!(e.starts_with("package.metadata.mlf.ram: ") && e.contains("negative"), "{e}");
         let e = Manifest::from_toml_str("[package\n").unwrap_err().to_string();
         assert!(e.contains("not valid TOML"), "{e}");
+    }
+
+    #[test]
+    fn entries_listing_one_model_twice_or_one_module_twice_are_refused() {
+        let check = |t: &str| {
+            let m = Manifest::from_toml_str(&format!("[package]\nname = \"x\"\n{t}")).unwrap().unwrap();
+            m.check_entries(Path::new("/crate")).map_err(|e| e.to_string())
+        };
+        let entry = |path: &str, more: &str| format!("[[package.metadata.mlf.models]]\npath = \"{path}\"\n{more}");
+        // The same file, spelled differently: refused, naming both entries.
+        let e = check(&(entry("models/a.tar", "") + &entry("./models/x/../a.tar", "name = \"b\"\n"))).unwrap_err();
+        assert!(
+            e.starts_with("package.metadata.mlf.models[1]: lists the same model as package.metadata.mlf.models[0]")
+                && e.contains("counted twice")
+                && e.contains("remove one"),
+            "{e}"
+        );
+        let e = check(&(entry("/crate/m.tar", "module = \"m\"\n") + &entry("m.tar", "module = \"m\"\n"))).unwrap_err();
+        assert!(e.contains("models[1]: lists the same model as") && e.contains("MLF module \"m\""), "{e}");
+        // Other MLF modules of one archive are other models.
+        assert!(check(&(entry("m.tar", "module = \"a\"\n") + &entry("m.tar", "module = \"b\"\n"))).is_ok());
+        // Two entries naming one module, or two kmodels of one file name.
+        let e = check(&(entry("a.tar", "name = \"net\"\n") + &entry("b.tar", "name = \"net\"\n"))).unwrap_err();
+        assert!(
+            e.starts_with(
+                "package.metadata.mlf.models[1]: b.tar generates the module `net`, as package.metadata.mlf.models[0] (a.tar) does"
+            )
+                && e.contains("its `name` key"),
+            "{e}"
+        );
+        let e = check(&(entry("a/net.kmodel", "") + &entry("b/net.kmodel", ""))).unwrap_err();
+        assert!(e.contains("models[1]: b/net.kmodel generates the module `net`"), "{e}");
+        let e = check(&(entry("a/iris.kmodel", "") + &entry("b.tar", "name = \"iris\"\n"))).unwrap_err();
+        assert!(e.contains("models[1]: b.tar generates the module `iris`"), "{e}");
+        assert!(check(&(entry("a/net.kmodel", "") + &entry("b/net.kmodel", "name = \"net2\"\n"))).is_ok());
+        // The same entry may claim its own name again; another may not.
+        let m =
+            Manifest::from_toml_str(&format!("[package]\nname = \"x\"\n{}{}", entry("a.tar", ""), entry("b.tar", "")))
+                .unwrap()
+                .unwrap();
+        let mut names = ModuleNames::default();
+        names.claim(&m, 0, "model").unwrap();
+        names.claim(&m, 0, "model").unwrap();
+        let e = names.claim(&m, 1, "model").unwrap_err().to_string();
+        assert!(
+            e.contains("models[1]: b.tar generates the module `model`, as package.metadata.mlf.models[0] (a.tar) does"),
+            "{e}"
+        );
     }
 }

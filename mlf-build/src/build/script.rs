@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::budget::{check_crate, check_model};
 use super::compile::write_if_changed;
 use super::layout::Layout;
-use super::manifest::{Manifest, ModelEntry, TABLE};
+use super::manifest::{Manifest, ModelEntry, ModuleNames, TABLE};
 use super::model::{Built, Model};
 use crate::error::{Error, Result};
 use crate::plan::report::MemoryReport;
@@ -122,20 +122,26 @@ pub fn compile_listed() -> Result<Vec<Built>> {
     let manifest = Manifest::read(&cargo_toml)?
         .ok_or_else(|| Error::missing(format!("[{TABLE}] table listing the crate's models")).in_file(&cargo_toml))?;
     let mut built = Vec::new();
+    // Two entries generating one module are refused, naming both.
+    let mut names = ModuleNames::default();
     for (i, entry) in manifest.models.iter().enumerate() {
         let path = dir.join(&entry.path);
         println!("cargo::rerun-if-changed={}", path.display());
         let kind = detect(&path).map_err(|e| e.at(format!("{TABLE}.models[{i}].path")).in_file(&cargo_toml))?;
         if kind == FileKind::Kmodel {
+            if let Some(name) = entry.known_module_name() {
+                names.claim(&manifest, i, &name).map_err(|e| e.in_file(&cargo_toml))?;
+            }
             continue;
         }
         if entry.kpu.is_some() {
             let e = Error::invalid("`kpu` chooses where a kmodel's KPU layers run; this is a TVM model");
             return Err(e.at(format!("{TABLE}.models[{i}].kpu")).in_file(&cargo_toml));
         }
-        built.push(
-            entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?,
-        );
+        let one =
+            entry.to_model(&dir).map_err(|e| e.at(format!("{TABLE}.models[{i}]")).in_file(&cargo_toml))?.compile()?;
+        names.claim(&manifest, i, &one.module).map_err(|e| e.in_file(&cargo_toml))?;
+        built.push(one);
     }
     Ok(built)
 }

@@ -9,7 +9,7 @@ use cortex_m_rt::entry;
 use semihosting::{println, process};
 
 // The typed module of the model: `{{module}}::Inputs`, `{{module}}::Outputs`, `{{module}}::Model`.
-mlf_runtime::include_model!("{{model_path}}");
+mlf_runtime::include_model!("{{model_path}}", name = {{module}});
 
 // The inputs: zeros until the firmware fills them (from a sensor, a microphone, a camera…).
 {{static_inputs}}

@@ -10,9 +10,10 @@ use semihosting::{println, process};
 
 // The typed module of the model: `{{module}}::Inputs`, `{{module}}::Outputs`, `{{module}}::Model`.
 // Its KPU layers run on mlf's device model of the KPU, which QEMU can run. On a K210 board,
-// `include_model!("{{model_path}}", kpu = k210)` (with mlf-runtime's feature "k210") runs them on
-// the chip's own KPU and allocates no KPU RAM (README.md, "The K210's own KPU").
-mlf_runtime::include_model!("{{model_path}}");
+// `include_model!("{{model_path}}", name = {{module}}, kpu = k210)` (with mlf-runtime's
+// feature "k210") runs them on the chip's own KPU and allocates no KPU RAM (README.md, "The
+// K210's own KPU").
+mlf_runtime::include_model!("{{model_path}}", name = {{module}});
 
 // The inputs: zeros until the firmware fills them (from the camera, a sensor…).
 {{static_inputs}}
