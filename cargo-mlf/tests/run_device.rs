@@ -30,6 +30,8 @@ fn work_dir() -> PathBuf {
 struct Figures {
     instructions: u64,
     stack: u64,
+    /// The module's `STACK_BYTES` (TVM modules).
+    stated_stack: Option<u64>,
     first_run: Option<u64>,
     exact_outputs: usize,
     outputs: usize,
@@ -73,14 +75,26 @@ fn run_cases(model: &Path, dir: &Path, target: &str, extra: &[&OsStr], limit: us
             exact_outputs += usize::from(got == expected);
             outputs += 1;
         }
+        let stated_stack = stderr.split("the module states STACK_BYTES = ").nth(1).map(|s| {
+            s.chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ',')
+                .filter(|c| *c != ',')
+                .collect::<String>()
+                .parse()
+                .expect(&stderr)
+        });
         let figures = Figures {
             instructions: figure(&stderr, "instructions per inference").expect(&stderr),
             stack: figure(&stderr, "stack high-water").expect(&stderr),
+            stated_stack,
             first_run: figure(&stderr, "first run"),
             exact_outputs,
             outputs,
         };
         assert!(figures.instructions > 0 && figures.stack > 0, "{figures:?}\n{stderr}");
+        // Every module states its stack (a run deeper than that already failed the command).
+        let stated = figures.stated_stack.expect(&stderr);
+        assert!(figures.stack <= stated, "stack {} > stated {stated}\n{stderr}", figures.stack);
         assert!(stderr.contains("program") && stderr.contains("flash"), "{stderr}");
         last = Some(figures);
         cases += 1;
@@ -233,8 +247,13 @@ fn every_runnable_mlf_fixture_on_cortex_m4() {
         let run = std::panic::catch_unwind(|| run_cases(&fx.model, &fx.dir, THUMBV7EM, &[], usize::MAX));
         match run {
             Ok((n, f)) => lines.push(format!(
-                "| {} | {n} | {} of {} | {} | {} |",
-                fx.name, f.exact_outputs, f.outputs, f.instructions, f.stack
+                "| {} | {n} | {} of {} | {} | {} of {} |",
+                fx.name,
+                f.exact_outputs,
+                f.outputs,
+                f.instructions,
+                f.stack,
+                f.stated_stack.unwrap_or_default()
             )),
             Err(e) => {
                 let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
@@ -245,7 +264,7 @@ fn every_runnable_mlf_fixture_on_cortex_m4() {
         }
     }
     eprintln!(
-        "| fixture | cases reproduced | outputs bit-identical | instructions per inference (last case) | stack |\n|---|---:|---:|---:|---:|"
+        "| fixture | cases reproduced | outputs bit-identical | instructions per inference (last case) | stack: painted high-water of the stated STACK_BYTES |\n|---|---:|---:|---:|---:|"
     );
     for l in &lines {
         eprintln!("{l}");

@@ -1,6 +1,9 @@
 //! The V4 face detectors (RFB-320, slim-320) through `include_model!` on face.jpg's input
 //! vector (a crowd): the faces are found, outputs equal the emulator's, and agree with face.bin.
 
+#[allow(dead_code)]
+mod common;
+
 #[cfg(mlf_shared)]
 mod models {
     mlf_runtime::include_model!("../../shared/fixtures/kmodel/v4-fast-facedetect/RFB-320.kmodel", name = rfb320);
@@ -54,7 +57,9 @@ fn rfb320_finds_the_face() {
     use models::rfb320 as m;
     let input = input();
     let mut model = m::Model::take().unwrap();
-    let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
+    let (out, stack) = common::stack_used(|| model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }));
+    common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.unwrap();
     check(
         "RFB-320",
         out.output0,
@@ -70,7 +75,9 @@ fn slim320_finds_the_face() {
     use models::slim320 as m;
     let input = input();
     let mut model = m::Model::take().unwrap();
-    let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
+    let (out, stack) = common::stack_used(|| model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }));
+    common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.unwrap();
     check(
         "slim-320",
         out.output1,

@@ -1,5 +1,8 @@
 //! The iris kmodels (V3 and V4) through `include_model!`: the published output.
 
+#[allow(dead_code)]
+mod common;
+
 #[cfg(mlf_shared)]
 mod models {
     mlf_runtime::include_model!("../../shared/fixtures/kmodel/v3-iris/iris.kmodel", name = iris_v3);
@@ -17,7 +20,9 @@ fn iris_v3_prints_the_published_digits() {
     assert_eq!(m::OUTPUT_SHAPE, [1, 3]);
     let mut model = m::Model::take().expect("first take");
     assert!(m::Model::take().is_none(), "a second instance while the first is alive");
-    let out = model.run(&m::Inputs { input: &FEATURES }).expect("run");
+    let (out, stack) = common::stack_used(|| model.run(&m::Inputs { input: &FEATURES }));
+    common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.expect("run");
     let printed: Vec<String> = out.output.iter().map(|v| format!("{v:.6}")).collect();
     assert_eq!(printed, ["16.077795", "5.607656", "-2.071745"]);
     let want = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v3-iris/expected_output_f32le.bin");
@@ -34,7 +39,9 @@ fn iris_v4_matches_within_1e6() {
     use models::iris_v4 as m;
     assert_eq!(m::INPUT_SHAPE, [1, 1, 1, 4]);
     let mut model = m::Model::take().expect("take");
-    let out = model.run(&m::Inputs { input: &FEATURES }).expect("run");
+    let (out, stack) = common::stack_used(|| model.run(&m::Inputs { input: &FEATURES }));
+    common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.expect("run");
     let want_file = mlf_fixtures::fixtures_dir().unwrap().join("kmodel/v4-iris/expected_output_f32le.bin");
     let want_f = mlf_fixtures::load::<f32, 3>(&want_file);
     for (g, w) in out.output.iter().zip(want_f.iter()) {

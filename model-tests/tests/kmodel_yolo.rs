@@ -1,6 +1,10 @@
 //! The 20-class YOLO kmodels (V3 ×2, V4) through `include_model!` on the dog picture:
 //! detections, and agreement with the independent emulator's `emulated_*` references.
 
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod stack_common;
+
 #[cfg(mlf_shared)]
 mod models {
     mlf_runtime::include_model!("../../shared/fixtures/kmodel/v3-20classes-yolo/yolo.kmodel", name = yolo_v3);
@@ -88,7 +92,10 @@ fn yolo_v3_finds_dog_bicycle_and_car() {
     );
     let input = common::dog();
     let mut model = take(m::Model::take);
-    let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
+    let (out, stack) =
+        stack_common::stack_used(|| model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }));
+    stack_common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.unwrap();
     let (same, max) = common::f32_agreement(out.output, "v3-20classes-yolo/emulated_output_f32_dog.bin");
     eprintln!("yolo_v3: {same}/8750 f32 outputs identical to the emulator's, max |diff| {max}");
     assert_eq!(same, 8750);
@@ -102,7 +109,10 @@ fn yolo_v3_kpu_demo_finds_dog_bicycle_and_car() {
     use models::yolo_v3_demo as m;
     let input = common::dog();
     let mut model = m::Model::take().unwrap();
-    let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
+    let (out, stack) =
+        stack_common::stack_used(|| model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }));
+    stack_common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.unwrap();
     let (same, _) = common::f32_agreement(out.output, "v3-kpu-demo-20classes/emulated_output_f32_dog.bin");
     assert_eq!(same, 8750);
     let dets = common::detect("yolo_v3_demo", out.output, 0.5);
@@ -115,7 +125,10 @@ fn yolo_v4_finds_dog_bicycle_and_car() {
     use models::yolo_v4 as m;
     let input = common::dog();
     let mut model = m::Model::take().unwrap();
-    let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
+    let (out, stack) =
+        stack_common::stack_used(|| model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }));
+    stack_common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.unwrap();
     let (same, _) = common::f32_agreement(out.output, "v4-20classes-yolo/emulated_output_f32_dog.bin");
     assert_eq!(same, 8750);
     // At the demo's 0.5 the v0.2 compile finds bicycle and car; its dog scores 0.395 (as in the
@@ -136,7 +149,10 @@ fn activation_rounding_variant_a_differs_as_documented() {
     let input = common::dog();
     let mut model = take(m::Model::take);
     model.set_activation_rounding(mlf_runtime::kmodel::ActivationRounding::NncaseV01);
-    let out = model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }).unwrap();
+    let (out, stack) =
+        stack_common::stack_used(|| model.run(&m::Inputs { input: input.as_slice().try_into().unwrap() }));
+    stack_common::within_stack(stack, m::STACK_BYTES, file!());
+    let out = out.unwrap();
     let (same, _) = common::f32_agreement(out.output, "v3-20classes-yolo/emulated_output_f32_dog.bin");
     eprintln!("variant A: {} of 8750 outputs differ from variant B", 8750 - same);
     assert_eq!(8750 - same, 6523);

@@ -31,6 +31,8 @@ pub struct Report {
     pub run: Option<Measured>,
     /// A kmodel's first run (which also decodes the model).
     pub first_run: Option<Measured>,
+    /// The stack the model's module states one run needs (`STACK_BYTES`; TVM modules).
+    pub stated_stack: Option<u64>,
     /// The program's error.
     pub error: Option<String>,
     /// Anything else it printed.
@@ -48,6 +50,10 @@ impl Report {
             };
             if let Some(e) = rest.strip_prefix("error: ") {
                 r.error = Some(e.to_string());
+                continue;
+            }
+            if let Some(v) = rest.strip_prefix("stated stack=") {
+                r.stated_stack = v.trim().parse().ok();
                 continue;
             }
             let mut words = rest.split_whitespace();
@@ -68,6 +74,26 @@ impl Report {
             }
         }
         r
+    }
+
+    /// Fails when the painted stack shows a run used more than the module states
+    /// (`STACK_BYTES`): the figure a device is sized from would be wrong.
+    pub fn check_stack(&self) -> Result<(), Error> {
+        let Some(stated) = self.stated_stack else { return Ok(()) };
+        // A kmodel's first run (which also decodes the model) is a run too.
+        let Some(run) = self.first_run.iter().chain(&self.run).max_by_key(|m| (m.overflowed, m.stack)) else {
+            return Ok(());
+        };
+        if run.stack > stated || run.overflowed {
+            return Err(Error::unsupported(format!(
+                "the run used {}{} bytes of stack, more than the {} its module states (STACK_BYTES): \
+                 a device sized from mlf's figure would overflow its stack; please report this model",
+                grouped(run.stack),
+                if run.overflowed { " or more" } else { "" },
+                grouped(stated)
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -192,11 +218,13 @@ pub fn print(machine: &Machine, report: &Report, elf: &Path) {
         eprintln!("  {:<28}{} instructions, {exact}", "instructions per inference", grouped(run.instructions));
         let stack = report.first_run.iter().chain([run]).map(|m| m.stack).max().unwrap_or(0);
         let lower = report.first_run.iter().chain([run]).any(|m| m.overflowed);
+        let stated = report.stated_stack.map(|s| format!("; the module states STACK_BYTES = {}", grouped(s)));
         eprintln!(
-            "  {:<28}{} bytes{}",
+            "  {:<28}{} bytes{}{}",
             "stack high-water",
             grouped(stack),
-            if lower { " or more (it used all of the painted stack)" } else { " (painted stack)" }
+            if lower { " or more (it used all of the painted stack)" } else { " (painted stack)" },
+            stated.unwrap_or_default()
         );
     }
     match mlf_build::__private::measure_firmware(elf) {
@@ -227,5 +255,22 @@ mod tests {
         assert_eq!(r.error.as_deref(), Some("run: workspace exhausted"));
         assert_eq!(grouped(22_496_520), "22,496,520");
         assert_eq!(grouped(40), "40");
+    }
+
+    #[test]
+    fn a_run_deeper_than_the_stated_stack_fails() {
+        let line = |stack| format!("mlf-run run instructions=40 resolution=1 stack={stack} stack_painted=4096\n");
+        let within = Report::parse(&format!("{}mlf-run stated stack=600\n", line(600)));
+        assert_eq!(within.stated_stack, Some(600));
+        within.check_stack().unwrap();
+        let over = Report::parse(&format!("{}mlf-run stated stack=600\n", line(601)));
+        let e = over.check_stack().unwrap_err().to_string();
+        assert!(e.contains("601 bytes of stack, more than the 600"), "{e}");
+        // A program that states no figure: nothing to check.
+        Report::parse(&line(100_000)).check_stack().unwrap();
+        // A kmodel's first run counts.
+        let first = "mlf-run first_run instructions=60 resolution=1 stack=900 stack_painted=4096\n";
+        let e = Report::parse(&format!("{first}{}mlf-run stated stack=600\n", line(500))).check_stack().unwrap_err();
+        assert!(e.to_string().contains("900 bytes of stack"), "{e}");
     }
 }

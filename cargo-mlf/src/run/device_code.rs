@@ -112,6 +112,8 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
             device::report("first_run", &cost);
         }
     });
+    // Every module states the stack a run needs (a kmodel's as an allowance).
+    let stated = quote!(device::stated_stack(model::STACK_BYTES););
     let doc = format!(
         " Runs {} once on the device and writes its outputs through semihosting (`cargo mlf run --target`).",
         model.display()
@@ -142,6 +144,7 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
             let (out, cost) = device::measure(|| net.run(#inputs #run_extra));
             let out = out.unwrap_or_else(|e| device::fail("run", e));
             device::report("run", &cost);
+            #stated
             #(#writes)*
             device::exit(0)
         }

@@ -213,7 +213,7 @@ fn run_device(
     };
     let report = device::run(machine, &qemu, &runner.exe, staging, image.as_deref(), Duration::from_secs(timeout))?;
     device::print(machine, &report, &runner.exe);
-    Ok(())
+    report.check_stack()
 }
 
 /// Writes the raw outputs the program left in `out_raw` to `dir`, as `.npy` or raw files, never

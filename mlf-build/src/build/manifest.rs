@@ -25,6 +25,7 @@
 //! The same table is read by `cargo mlf build` (through `cargo metadata`) and by build scripts
 //! ([`Manifest::read`] of `$CARGO_MANIFEST_DIR/Cargo.toml`), so both enforce the same budgets.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -216,11 +217,11 @@ impl Manifest {
     /// names that only reading an MLF archive tells are compared by [`ModuleNames`] as the
     /// models are read.
     pub fn check_entries(&self, crate_dir: &Path) -> Result<()> {
-        let mut seen: Vec<PathBuf> = Vec::with_capacity(self.models.len());
+        let mut seen: HashMap<(PathBuf, Option<&str>), usize> = HashMap::with_capacity(self.models.len());
         let mut names = ModuleNames::default();
         for (i, m) in self.models.iter().enumerate() {
-            let path = canonical(crate_dir, &m.path);
-            if let Some(j) = seen.iter().zip(&self.models).position(|(p, e)| *p == path && e.module == m.module) {
+            let key = (canonical(crate_dir, &m.path), m.module.as_deref());
+            if let Some(&j) = seen.get(&key) {
                 let module = m.module.as_deref().map(|n| format!(", MLF module {n:?}")).unwrap_or_default();
                 return Err(Error::invalid(format!(
                     "lists the same model as {TABLE}.models[{j}] ({}{module}); its memory would be counted twice: \
@@ -229,7 +230,7 @@ impl Manifest {
                 ))
                 .at(format!("{TABLE}.models[{i}]")));
             }
-            seen.push(path);
+            seen.insert(key, i);
             if let Some(name) = m.known_module_name() {
                 names.claim(self, i, &name)?;
             }
@@ -293,7 +294,8 @@ impl Manifest {
 /// name as the models are read (by `cargo mlf build` and [`crate::compile_listed`]).
 #[derive(Debug, Default)]
 pub struct ModuleNames {
-    taken: Vec<(String, usize)>,
+    /// Each module name with the entry that generates it.
+    taken: HashMap<String, usize>,
 }
 
 impl ModuleNames {
@@ -301,8 +303,8 @@ impl ModuleNames {
     /// both entries when another entry generates it already (the same entry may claim its name
     /// again).
     pub fn claim(&mut self, manifest: &Manifest, index: usize, name: &str) -> Result<()> {
-        match self.taken.iter().find(|(n, _)| n == name) {
-            Some(&(_, j)) if j != index => {
+        match self.taken.get(name) {
+            Some(&j) if j != index => {
                 let path = |k: usize| manifest.models.get(k).map(|e| e.path.display().to_string()).unwrap_or_default();
                 Err(Error::invalid(format!(
                     "{} generates the module `{name}`, as {TABLE}.models[{j}] ({}) does; give one of the two \
@@ -314,7 +316,7 @@ impl ModuleNames {
             }
             Some(_) => Ok(()),
             None => {
-                self.taken.push((name.to_string(), index));
+                self.taken.insert(name.to_string(), index);
                 Ok(())
             }
         }

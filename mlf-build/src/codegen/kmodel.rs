@@ -114,7 +114,23 @@ fn consts(k: &KmodelExec, kpu: Kpu) -> Vec<TokenStream> {
         /// KPU multiply-accumulates per inference.
         pub const KPU_MACS: u64 = #macs;
     });
+    items.push(stack_bytes());
     items
+}
+
+/// `STACK_BYTES`: the stack one run needs, an allowance for the interpreter's frames.
+fn stack_bytes() -> TokenStream {
+    use crate::plan::stack::{KMODEL_BYTES, KMODEL_DEBUG_BYTES};
+    let (release, debug) = (Literal::u64_unsuffixed(KMODEL_BYTES), Literal::u64_unsuffixed(KMODEL_DEBUG_BYTES));
+    let doc = format!(
+        " Bytes of stack one `run()` needs below its caller's frame: an allowance for mlf's kmodel \
+         interpreter ({KMODEL_BYTES} bytes when optimised, {KMODEL_DEBUG_BYTES} with debug assertions), \
+         which is Rust and has no compiler figure; mlf's tests check it against the painted stack."
+    );
+    quote! {
+        #[doc = #doc]
+        pub const STACK_BYTES: usize = if cfg!(debug_assertions) { #debug } else { #release };
+    }
 }
 
 /// The body of `run()`: the model run on the input's bytes, its KPU layers on `kpu`, then every

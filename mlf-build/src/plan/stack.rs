@@ -26,6 +26,15 @@ pub const RUNTIME_BYTES: u64 = 512;
 /// mlf's own on x86-64.
 pub const RUNTIME_DEBUG_BYTES: u64 = 3072;
 
+/// Bytes of stack allowed for one `run()` of a kmodel module (mlf's kmodel interpreter and the
+/// KPU backend, all Rust: no compiler figure exists, so this is an allowance, stated as one).
+/// Checked against the painted stack by the host model tests (every kmodel fixture) and by
+/// `cargo mlf run --target`, which fails a run deeper than its module states.
+pub const KMODEL_BYTES: u64 = 8192;
+
+/// [`KMODEL_BYTES`] for unoptimised builds (measured up to 8,100 bytes on x86-64).
+pub const KMODEL_DEBUG_BYTES: u64 = 16384;
+
 /// Bytes allowed for one function outside the model's C called from its deepest frame: mlf's
 /// `TVMBackendAllocWorkspace`/`TVMBackendFreeWorkspace`, or a libm or libc leaf (`expf`,
 /// `memcpy`, `memset`). Not measured: an allowance, stated as one.

@@ -54,6 +54,15 @@ pub fn stack_used<R>(f: impl FnOnce() -> R) -> (R, Option<usize>) {
     (f(), None)
 }
 
+/// Fails when a run measured by [`stack_used`] used more stack than its module states.
+#[allow(dead_code)]
+pub fn within_stack(used: Option<usize>, stated: usize, what: &str) {
+    if let Some(used) = used {
+        assert!(used <= stated, "{what}: run() used {used} bytes of stack, the module states STACK_BYTES = {stated}");
+        eprintln!("{what}: stack {used} of {stated} stated");
+    }
+}
+
 /// `check_cases!(module, fixture_dir, [inputs…], [outputs…])`: loads every case's inputs (in
 /// manifest order), runs the model, and compares every output with the reference. On x86-64
 /// hosts it also checks that no run used more stack than the module states (`STACK_BYTES`).
@@ -70,14 +79,7 @@ macro_rules! check_cases {
             $( let $inp = mlf_fixtures::load(&files.next().unwrap()); )*
             let (out, stack) = $crate::common::stack_used(|| net.run(&model::Inputs { $($inp: &$inp),* }));
             let out = out.expect("run");
-            if let Some(used) = stack {
-                assert!(
-                    used <= model::STACK_BYTES,
-                    "{}: case {cases}: run() used {used} bytes of stack, the module states STACK_BYTES = {}",
-                    dir.display(), model::STACK_BYTES
-                );
-                eprintln!("{}: case {cases}: stack {used} of {} stated", dir.display(), model::STACK_BYTES);
-            }
+            $crate::common::within_stack(stack, model::STACK_BYTES, &format!("{}: case {cases}", dir.display()));
             let mut k = 0;
             $(
                 let want = &case.outputs[k];

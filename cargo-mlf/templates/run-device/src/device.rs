@@ -298,6 +298,12 @@ pub fn report(what: &str, cost: &Cost) {
     );
 }
 
+/// Reports the stack the model's module states one run needs (its `STACK_BYTES`), which
+/// `cargo mlf run` compares with the painted high-water.
+pub fn stated_stack(bytes: usize) {
+    semihosting::println!("mlf-run stated stack={bytes}");
+}
+
 /// Reports that `what` failed with `e` and ends the program with status 1.
 pub fn fail(what: &str, e: impl Display) -> ! {
     fail_with(format_args!("{what}: {e}"))
