@@ -102,7 +102,7 @@ fn a_vendor_library_runs_when_supplied_and_is_named_when_not() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let got = std::fs::read(outputs.join("output0.bin")).unwrap();
+        let got = std::fs::read(common::output_file(&text(&out.stderr), 0)).unwrap();
         let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
         compare(&case.outputs[0].dtype, &got, &want, case).unwrap_or_else(|e| panic!("case {ci}: {e}"));
     }
@@ -146,7 +146,7 @@ fn a_prebuilt_vendor_library_is_linked() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let got = std::fs::read(outputs.join("output0.bin")).unwrap();
+    let got = std::fs::read(common::output_file(&text(&out.stderr), 0)).unwrap();
     let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
     compare(&case.outputs[0].dtype, &got, &want, case).unwrap();
 }
