@@ -382,8 +382,16 @@ fn print_top_names_the_largest_outputs() {
         .collect();
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|a, b| values[*b].total_cmp(&values[*a]));
-    let want: Vec<String> = order[..3].iter().map(|i| format!("{i} ({})", values[*i])).collect();
-    assert_eq!(stdout.trim(), format!("output `output`: top 3: {}", want.join(", ")));
+    let line = stdout.trim().strip_prefix("output `output`: top 3: ").unwrap_or_else(|| panic!("{stdout}"));
+    let shown: Vec<(usize, f32)> = line
+        .split(", ")
+        .map(|e| {
+            let (i, v) = e.split_once(" (").unwrap();
+            (i.parse().unwrap(), v.trim_end_matches(')').parse().unwrap())
+        })
+        .collect();
+    let want: Vec<(usize, f32)> = order[..3].iter().map(|i| (*i, values[*i])).collect();
+    assert_eq!(shown, want, "{stdout}");
 }
 
 /// Without `--build-dir`, the runner is built under `$CARGO_TARGET_DIR/mlf-run`, else under the

@@ -83,10 +83,22 @@ impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Value::Int(v) => write!(f, "{v}"),
-            Value::F32(v) => write!(f, "{v}"),
-            Value::F64(v) => write!(f, "{v}"),
+            Value::F32(v) => float(f, f64::from(*v), || v.to_string(), || format!("{v:e}")),
+            Value::F64(v) => float(f, *v, || v.to_string(), || format!("{v:e}")),
         }
     }
+}
+
+/// A float in its shortest exact form, in scientific notation when very small or large
+/// (`9.453203e-9` rather than `0.000000009453203`).
+fn float(
+    f: &mut std::fmt::Formatter<'_>,
+    v: f64,
+    plain: impl Fn() -> String,
+    sci: impl Fn() -> String,
+) -> std::fmt::Result {
+    let tiny_or_huge = v != 0.0 && v.is_finite() && (v.abs() < 1e-4 || v.abs() >= 1e7);
+    f.write_str(&if tiny_or_huge { sci() } else { plain() })
 }
 
 /// The elements of output `t` from its raw little-endian bytes.
@@ -158,6 +170,11 @@ mod tests {
         assert!(top_line(&tensor("l", "int64"), &l, 4).unwrap().ends_with(&format!("0 ({})", i64::MIN)));
         let u: Vec<u8> = [4u32, 1 << 31, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
         assert!(top_line(&tensor("u32", "uint32"), &u, 1).unwrap().ends_with("1 (2147483648)"));
+        let tiny: Vec<u8> = [9.453203e-9f32, 2.5e9, 0.5, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(
+            top_line(&tensor("t", "float32"), &tiny, 4).unwrap(),
+            "output `t`: top 4: 1 (2.5e9), 2 (0.5), 0 (9.453203e-9), 3 (0)"
+        );
         // More than there are: all of them.
         assert!(top_line(&tensor("q", "int8"), &q, 10).unwrap().contains("top 4:"));
     }
