@@ -66,8 +66,9 @@ pub struct Args {
     /// `~/.cache/mlf/run`; never the current folder).
     #[arg(long, value_name = "DIR", alias = "work-dir")]
     build_dir: Option<PathBuf>,
-    /// The module to read from an MLF that holds several.
-    #[arg(long)]
+    /// The module to read from an MLF that holds several (without it such an archive is refused
+    /// with the list of its modules).
+    #[arg(long, value_name = "NAME")]
     module: Option<String>,
     /// Where the parameters live: `embedded` (in the program image), `resident` (loaded once
     /// from a split folder or packed archive into static RAM) or `streamed` (read operator by
