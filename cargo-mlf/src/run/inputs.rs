@@ -37,7 +37,7 @@ pub fn input_bytes(desc: &ModelDesc, given: &[String], fill: Option<Fill>, seed:
                     other => format!("{other:?}").to_lowercase(),
                 };
                 eprintln!("input {} ({} {:?}) filled with {how}", input_name(t), t.dtype, t.shape);
-                filled(t, fill, &mut rng)?
+                filled(t, fill, &mut rng).map_err(|e| e.at(format!("inputs.{}", t.name)))?
             }
             (None, None) => {
                 return Err(Error::invalid(format!(

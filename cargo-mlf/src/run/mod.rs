@@ -128,7 +128,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     let target = device.map_or(host.clone(), |m| m.target.to_string());
     runnable::check_runnable(&desc, &target, &host, &libs).map_err(|e| e.in_file(&model))?;
     // Read and check the inputs before building anything.
-    let inputs = inputs::input_bytes(&desc, &args.inputs, args.fill, args.seed)?;
+    let inputs = inputs::input_bytes(&desc, &args.inputs, args.fill, args.seed).map_err(|e| e.in_file(&model))?;
     let work = match &args.build_dir {
         Some(dir) => dir.clone(),
         None => default_build_dir(|v| std::env::var_os(v))?,
