@@ -32,7 +32,12 @@ enum Command {
     /// Show what is inside a model: executor, interface, inputs, outputs, parameters, memory.
     Inspect(inspect::Args),
     /// Run a model once on this host (built exactly as a user's crate builds it) and write its
-    /// outputs.
+    /// outputs as `<output name>.npy`.
+    ///
+    /// Inputs come from `--input NAME=FILE`, or are filled with `--fill zeros|ones|random`;
+    /// `--print-top N` prints each output's N largest values. The program is built in a cache
+    /// folder (`--build-dir`; by default `$CARGO_TARGET_DIR/mlf-run`, else `~/.cache/mlf/run`),
+    /// never in the current folder; the first build takes about a minute.
     ///
     /// Prints `running <program>` and, for external parameters, `parameters from <path>` on
     /// stderr. With `MLF_RUN_TIMING=1` in the environment the program also prints the

@@ -48,7 +48,7 @@ fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> Ran {
         }
         ran.params = common::reported(&stderr, "parameters from ");
         for (k, want) in case.outputs.iter().enumerate() {
-            let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
+            let got = std::fs::read(common::output_file(&stderr, k)).unwrap();
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
             compare(&want.dtype, &got, &expected, case)
                 .unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
@@ -254,7 +254,7 @@ fn npy_inputs_and_outputs_round_trip() {
             .arg(format!("pixels={}", npy.display()))
             .arg("-o")
             .arg(out)
-            .arg("--work-dir")
+            .arg("--build-dir")
             .arg(work_dir())
             .output()
             .unwrap()
@@ -265,7 +265,8 @@ fn npy_inputs_and_outputs_round_trip() {
     let out = t.path().join("out");
     let o = run(&c_order, &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let bytes = std::fs::read(out.join("output0.npy")).unwrap();
+    // Named after the model's output, `output`.
+    let bytes = std::fs::read(out.join("output.npy")).unwrap();
     let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
     assert_eq!((npy.shape().to_vec(), npy.order()), (output.shape.clone(), npyz::Order::C));
     let got: Vec<u8> = npy.into_vec::<f32>().unwrap().iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -306,7 +307,121 @@ fn run_refuses_missing_and_unknown_inputs() {
     let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run"]).arg(&model).output().unwrap();
     let msg = String::from_utf8_lossy(&o.stderr);
     assert!(msg.contains("missing input pixels (float32 [1, 64]): add --input pixels=FILE"), "{msg}");
+    assert!(msg.contains("or --fill zeros|ones|random"), "{msg}");
+    assert!(msg.contains(&format!("error: {}: missing input", model.display())), "names the model: {msg}");
     assert_eq!(msg.matches("pixels").count(), 2, "{msg}");
+}
+
+/// `cargo mlf run digits.tar` with `extra` arguments, building in the tests' folder; returns
+/// its stdout and stderr, having checked it succeeded.
+fn run_digits(extra: &[&std::ffi::OsStr]) -> (String, String) {
+    let model = mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar");
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run"])
+        .arg(&model)
+        .arg("--build-dir")
+        .arg(work_dir())
+        .args(extra)
+        .output()
+        .unwrap();
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "{stderr}");
+    (stdout, stderr)
+}
+
+/// `--fill`: the inputs not given are filled with zeros, ones or seeded random values (the same
+/// seed, the same outputs; another seed, others), and the outputs are named after the model's.
+#[test]
+fn fill_runs_a_model_without_input_files() {
+    let t = tempfile::tempdir().unwrap();
+    let out = |name: &str| t.path().join(name);
+    let run = |args: &[&str], dir: &Path| {
+        let mut a: Vec<&std::ffi::OsStr> = args.iter().map(|s| s.as_ref()).collect();
+        a.extend(["-o".as_ref(), dir.as_os_str()]);
+        let (_, stderr) = run_digits(&a);
+        (stderr, std::fs::read(dir.join("output.npy")).unwrap())
+    };
+    let (stderr, zeros) = run(&["--fill", "zeros"], &out("zeros"));
+    assert!(stderr.contains("input pixels (float32 [1, 64]) filled with zeros"), "{stderr}");
+    let (_, ones) = run(&["--fill", "ones"], &out("ones"));
+    let (stderr, random) = run(&["--fill", "random"], &out("random"));
+    assert!(stderr.contains("filled with random values (seed 42)"), "{stderr}");
+    let (_, again) = run(&["--fill", "random", "--seed", "42"], &out("again"));
+    let (_, other) = run(&["--fill", "random", "--seed", "7"], &out("other"));
+    assert_eq!(random, again, "the same seed gives the same inputs");
+    assert!(zeros != ones && ones != random && random != other, "each fill gives other outputs");
+    // A file given is read; only the others are filled.
+    let input = mlf_fixtures::workspace_root().join("examples/digits/model/vectors/case0_in_pixels.bin");
+    let (stderr, _) = run(&["--fill", "zeros", "-i", &format!("pixels={}", input.display())], &out("given"));
+    assert!(!stderr.contains("filled with"), "{stderr}");
+    // `--seed` alone is refused: it means nothing without `--fill random`.
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "run", "x.tar", "--seed", "3"]).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--fill"));
+}
+
+/// `--print-top N` prints each output's N largest values with their indices, largest first,
+/// matching the output file written.
+#[test]
+fn print_top_names_the_largest_outputs() {
+    let t = tempfile::tempdir().unwrap();
+    let input = mlf_fixtures::workspace_root().join("examples/digits/model/vectors/case0_in_pixels.bin");
+    let (stdout, _) = run_digits(&[
+        "-i".as_ref(),
+        input.as_os_str(),
+        "--print-top".as_ref(),
+        "3".as_ref(),
+        "--raw".as_ref(),
+        "-o".as_ref(),
+        t.path().as_os_str(),
+    ]);
+    let values: Vec<f32> = std::fs::read(t.path().join("output.bin"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|a, b| values[*b].total_cmp(&values[*a]));
+    let line = stdout.trim().strip_prefix("output `output`: top 3: ").unwrap_or_else(|| panic!("{stdout}"));
+    let shown: Vec<(usize, f32)> = line
+        .split(", ")
+        .map(|e| {
+            let (i, v) = e.split_once(" (").unwrap();
+            (i.parse().unwrap(), v.trim_end_matches(')').parse().unwrap())
+        })
+        .collect();
+    let want: Vec<(usize, f32)> = order[..3].iter().map(|i| (*i, values[*i])).collect();
+    assert_eq!(shown, want, "{stdout}");
+}
+
+/// Without `--build-dir`, the runner is built under `$CARGO_TARGET_DIR/mlf-run`, else under the
+/// user's cache folder — never in the current folder — and the build says what it builds where
+/// (the build itself is cut short by a `cargo` that fails at once).
+#[test]
+fn the_build_folder_is_a_cache_not_the_current_folder() {
+    let model = mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar");
+    let t = tempfile::tempdir().unwrap();
+    let (cwd, cache, targets) = (t.path().join("cwd"), t.path().join("cache"), t.path().join("targets"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let run = |target_dir: Option<&Path>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
+        cmd.args(["mlf", "run", "--fill", "zeros"]).arg(&model).current_dir(&cwd);
+        cmd.env("CARGO", "false").env("XDG_CACHE_HOME", &cache).env("HOME", t.path()).env_remove("CARGO_TARGET_DIR");
+        if let Some(d) = target_dir {
+            cmd.env("CARGO_TARGET_DIR", d);
+        }
+        let o = cmd.output().unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let stderr = run(None);
+    let building = stderr.lines().find(|l| l.starts_with("building ")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(building.contains(&format!(" in {}", cache.join("mlf/run").display())), "{building}");
+    assert!(building.ends_with("(the first build takes about a minute)"), "{building}");
+    let stderr = run(Some(&targets));
+    assert!(stderr.contains(&format!(" in {}", targets.join("mlf-run").display())), "{stderr}");
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0, "nothing is written in the current folder");
 }
 
 /// An MLF whose kernels come as an object file (as LLVM codegen delivers them), calling the

@@ -68,7 +68,7 @@ fn run_cases(model: &Path, dir: &Path, target: &str, extra: &[&OsStr], limit: us
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{} on {target}, case {ci}:\n{stderr}", model.display());
         for (k, want) in case.outputs.iter().enumerate() {
-            let got = std::fs::read(out.join(format!("output{k}.bin"))).unwrap();
+            let got = std::fs::read(common::output_file(&stderr, k)).unwrap();
             let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
             compare(&want.dtype, &got, &expected, case)
                 .unwrap_or_else(|e| panic!("{} on {target}: case {ci} output {k}: {e}\n{stderr}", model.display()));
@@ -214,7 +214,7 @@ fn the_micro_bit_has_no_parameter_partition_and_unknown_targets_are_named() {
             .args(["mlf", "run"])
             .arg(&model)
             .args(extra)
-            .arg("--work-dir")
+            .arg("--build-dir")
             .arg(work_dir())
             .output()
             .unwrap();

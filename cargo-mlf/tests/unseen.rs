@@ -61,6 +61,25 @@ fn assert_one_error(out: &Output, names: &[&str]) -> String {
     stderr
 }
 
+/// An archive with two modules and no `--module`: one error naming the archive, listing the
+/// modules and the flag that chooses one, before anything is built.
+#[test]
+fn several_modules_name_the_flag_that_chooses_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut members = derived::digits_aot_c();
+    let meta = members.iter_mut().find(|(n, _)| n == "metadata.json").expect("metadata.json");
+    let mut doc: Value = serde_json::from_slice(&meta.1).unwrap();
+    let mut other = doc["modules"]["default"].clone();
+    other["model_name"] = "other".into();
+    doc["modules"]["other"] = other;
+    meta.1 = serde_json::to_vec(&doc).unwrap();
+    let model = tar_of(tmp.path(), "two-modules.tar", &members);
+    let out = cargo_mlf().arg("run").arg(&model).args(["--fill", "zeros"]).output().unwrap();
+    let stderr =
+        assert_one_error(&out, &[&model.display().to_string(), "several modules (default, other)", "--module NAME"]);
+    assert!(!stderr.contains("building"), "{stderr}");
+}
+
 /// The digits vectors (the derived archives are the digits MLP still).
 fn digits_vectors() -> (PathBuf, Manifest) {
     let dir = root().join("examples/digits/model");
@@ -102,7 +121,7 @@ fn a_vendor_library_runs_when_supplied_and_is_named_when_not() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let got = std::fs::read(outputs.join("output0.bin")).unwrap();
+        let got = std::fs::read(common::output_file(&text(&out.stderr), 0)).unwrap();
         let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
         compare(&case.outputs[0].dtype, &got, &want, case).unwrap_or_else(|e| panic!("case {ci}: {e}"));
     }
@@ -146,7 +165,7 @@ fn a_prebuilt_vendor_library_is_linked() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let got = std::fs::read(outputs.join("output0.bin")).unwrap();
+    let got = std::fs::read(common::output_file(&text(&out.stderr), 0)).unwrap();
     let want = std::fs::read(dir.join("vectors").join(case.outputs[0].file.as_ref().unwrap())).unwrap();
     compare(&case.outputs[0].dtype, &got, &want, case).unwrap();
 }

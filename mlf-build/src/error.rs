@@ -70,8 +70,12 @@ pub enum ErrorKind {
         "this is an operator-style MLF (exported from tvm.build): a bag of operators with no executor, not a model; export the model with relay.build and tvm.micro.export_model_library_format"
     )]
     OperatorStyle,
-    /// A v7 archive holds several modules and none was chosen.
-    #[error("the archive holds several modules ({0}); choose one by name")]
+    /// A v7 archive holds several modules and none was chosen (the message lists them and says
+    /// how to choose one in each place a model is named).
+    #[error(
+        "the archive holds several modules ({0}); choose one by name: `--module NAME` for cargo mlf, \
+         `.module(\"NAME\")` in build.rs, `module = \"NAME\"` in include_model! or in [package.metadata.mlf]"
+    )]
     AmbiguousModule(String),
     /// The chosen module does not exist.
     #[error("no module named {name:?}; the archive holds: {available}")]

@@ -384,6 +384,12 @@ fn two_modules_without_a_choice() {
     set(&mut m, "metadata.json", serde_json::to_vec(&meta2).unwrap());
     let e = read_members(&m);
     assert!(matches!(e.kind, ErrorKind::AmbiguousModule(ref n) if n == "default, other"), "{e}");
+    // The message lists the modules and names the way to choose one wherever a model is named.
+    let msg = e.to_string();
+    assert!(msg.contains("several modules (default, other)"), "{msg}");
+    for how in ["--module NAME", ".module(\"NAME\")", "module = \"NAME\"", "include_model!", "[package.metadata.mlf]"] {
+        assert!(msg.contains(how), "{how}: {msg}");
+    }
 }
 
 #[test]

@@ -1,8 +1,10 @@
-//! `cargo mlf run MODEL --input NAME=FILE… --output-dir DIR [--raw] [--target TRIPLE]`: runs a
-//! model on this host, or on an emulated device, through exactly the path a user takes — a
-//! generated crate whose build.rs builds the model with `mlf_build` and whose `main.rs` includes
-//! it with `include_model!` — built with cargo. Inputs are `.npy` or raw little-endian files;
-//! outputs are written as `output<i>.npy` (or `output<i>.bin` with `--raw`) in output order.
+//! `cargo mlf run MODEL --input NAME=FILE… [--fill MODE] --output-dir DIR [--raw] [--print-top N]
+//! [--target TRIPLE]`: runs a model on this host, or on an emulated device, through exactly the
+//! path a user takes — a generated crate whose build.rs builds the model with `mlf_build` and
+//! whose `main.rs` includes it with `include_model!` — built with cargo in a cache folder
+//! ([`default_build_dir`]). Inputs are `.npy` or raw little-endian files, or filled
+//! ([`inputs`]); outputs are written as `<output name>.npy` (or `.bin` with `--raw`,
+//! [`outputs`]).
 //!
 //! On a device (`--target`, [`machine`]) the program is `no_std` firmware run by QEMU with
 //! semihosting: it reads the same raw input files and writes the same raw output files in the
@@ -14,16 +16,16 @@ use std::time::Duration;
 
 use mlf_build::__private::UserLibraries;
 use mlf_build::__private::runnable;
-use mlf_build::{Error, ModelDesc, Placement};
+use mlf_build::{Error, Placement};
 
 use crate::io_error::InFile;
-use mlf_build::__private::npy;
-use mlf_build::__private::output::OutputDir;
 
 mod code;
 mod device;
 mod device_code;
+mod inputs;
 mod machine;
+mod outputs;
 mod runner;
 
 use machine::Machine;
@@ -40,18 +42,33 @@ pub struct Args {
     /// little-endian data.
     #[arg(long = "input", short = 'i', value_name = "NAME=FILE")]
     inputs: Vec<String>,
-    /// Where to write the outputs.
+    /// Fill the inputs not given with `--input`: `zeros`, `ones`, or `random` (seeded by
+    /// `--seed`: integers over the dtype's whole range, floats in [0, 1)). Without it a missing
+    /// input is an error.
+    #[arg(long, value_enum, value_name = "MODE")]
+    fill: Option<inputs::Fill>,
+    /// The seed of `--fill random` (the same seed gives the same inputs).
+    #[arg(long, value_name = "N", default_value_t = inputs::DEFAULT_SEED, requires = "fill")]
+    seed: u64,
+    /// Where to write the outputs: one `.npy` file per output, named after the output
+    /// (`<name>.npy`; its Rust field name when the name is not a plain file name).
     #[arg(long, short = 'o', default_value = ".")]
     output_dir: PathBuf,
-    /// Write raw little-endian `output<i>.bin` instead of `output<i>.npy`.
+    /// Write raw little-endian `<name>.bin` files instead of `.npy`.
     #[arg(long)]
     raw: bool,
+    /// Print each output's N largest values with their flat indices on stdout
+    /// (`output `NAME`: top N: INDEX (VALUE), …`).
+    #[arg(long, value_name = "N")]
+    print_top: Option<usize>,
     /// Folder for the generated crate and its build cache (default: `$CARGO_TARGET_DIR/mlf-run`
-    /// or `target/mlf-run`).
-    #[arg(long, value_name = "DIR")]
-    work_dir: Option<PathBuf>,
-    /// The module to read from an MLF that holds several.
-    #[arg(long)]
+    /// when set, else the user's cache folder: `$XDG_CACHE_HOME/mlf/run` or
+    /// `~/.cache/mlf/run`; never the current folder).
+    #[arg(long, value_name = "DIR", alias = "work-dir")]
+    build_dir: Option<PathBuf>,
+    /// The module to read from an MLF that holds several (without it such an archive is refused
+    /// with the list of its modules).
+    #[arg(long, value_name = "NAME")]
     module: Option<String>,
     /// Where the parameters live: `embedded` (in the program image), `resident` (loaded once
     /// from a split folder or packed archive into static RAM) or `streamed` (read operator by
@@ -110,11 +127,13 @@ pub fn run(args: Args) -> Result<(), Error> {
     let device = device_for(args.target.as_deref(), args.params)?;
     let target = device.map_or(host.clone(), |m| m.target.to_string());
     runnable::check_runnable(&desc, &target, &host, &libs).map_err(|e| e.in_file(&model))?;
-    let files = assign_inputs(&desc, &args.inputs)?;
     // Read and check the inputs before building anything.
-    let inputs =
-        desc.inputs.iter().zip(&files).map(|(t, file)| npy::read_input(file, t)).collect::<Result<Vec<_>, _>>()?;
-    let work = std::path::absolute(args.work_dir.clone().unwrap_or_else(default_work_dir)).map_err(Error::from)?;
+    let inputs = inputs::input_bytes(&desc, &args.inputs, args.fill, args.seed).map_err(|e| e.in_file(&model))?;
+    let work = match &args.build_dir {
+        Some(dir) => dir.clone(),
+        None => default_build_dir(|v| std::env::var_os(v))?,
+    };
+    let work = std::path::absolute(work).map_err(Error::from)?;
     let placement = args.params;
     if !placement.is_external() && args.from.is_some() {
         return Err(Error::invalid("--from needs --params resident or --params streamed"));
@@ -152,7 +171,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         Some(machine) => run_device(machine, &runner, staging.path(), from.as_deref(), args.timeout)?,
         None => run_host(&runner, &out_raw, &raw_inputs, from.as_deref(), &model)?,
     }
-    write_outputs(&desc, &out_raw, &args.output_dir, args.raw)
+    outputs::write_outputs(&desc, &out_raw, &args.output_dir, args.raw, args.print_top)
 }
 
 /// The emulated device for `--target` (none for this computer's own triple), with its tools
@@ -216,85 +235,46 @@ fn run_device(
     report.check_stack()
 }
 
-/// Writes the raw outputs the program left in `out_raw` to `dir`, as `.npy` or raw files, never
-/// through a link already in the folder (`output0.npy → ~/.bashrc`): see `OutputDir`.
-fn write_outputs(desc: &ModelDesc, out_raw: &Path, dir: &Path, raw: bool) -> Result<(), Error> {
-    let out_dir = OutputDir::create(dir)?;
-    for (i, t) in desc.outputs.iter().enumerate() {
-        let file = out_raw.join(format!("output{i}.bin"));
-        let bytes = std::fs::read(&file).in_file(&file)?;
-        let name = format!("output{i}.{}", if raw { "bin" } else { "npy" });
-        let data = if raw { bytes } else { npy::output_npy(t, &bytes).map_err(|e| e.in_file(&name))? };
-        let dest = out_dir.write(&name, &data)?;
-        eprintln!("output {i} ({}, {} {:?}) → {}", t.name, t.dtype, t.shape, dest.display());
+/// Where `cargo mlf run` builds when `--build-dir` is not given, whatever the current folder:
+/// `$CARGO_TARGET_DIR/mlf-run`, else the platform's cache folder (`$XDG_CACHE_HOME/mlf/run`,
+/// `$HOME/.cache/mlf/run`; `~/Library/Caches/mlf/run` on macOS, `%LOCALAPPDATA%\mlf\run` on
+/// Windows). `var` reads the environment.
+fn default_build_dir(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<PathBuf, Error> {
+    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(t) = set("CARGO_TARGET_DIR") {
+        return Ok(t.join("mlf-run"));
     }
-    Ok(())
+    let cache = if cfg!(windows) {
+        set("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        set("HOME").map(|h| h.join("Library/Caches"))
+    } else {
+        set("XDG_CACHE_HOME").filter(|p| p.is_absolute()).or_else(|| set("HOME").map(|h| h.join(".cache")))
+    };
+    cache.map(|c| c.join("mlf").join("run")).ok_or_else(|| {
+        Error::invalid(
+            "no folder to build in: neither CARGO_TARGET_DIR nor HOME (or XDG_CACHE_HOME) is set; give --build-dir DIR",
+        )
+    })
 }
 
-fn default_work_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(t) => PathBuf::from(t).join("mlf-run"),
-        None => PathBuf::from("target").join("mlf-run"),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Matches `--input` arguments to the model's inputs, in the model's order.
-fn assign_inputs(desc: &ModelDesc, given: &[String]) -> Result<Vec<PathBuf>, Error> {
-    let names = || desc.inputs.iter().map(input_name).collect::<Vec<_>>().join(", ");
-    let mut files: Vec<Option<PathBuf>> = vec![None; desc.inputs.len()];
-    for g in given {
-        let (name, file) = match g.split_once('=') {
-            Some((n, f)) => (Some(n), f),
-            None => (None, g.as_str()),
+    #[test]
+    fn the_build_folder_does_not_depend_on_the_current_folder() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |v: &str| pairs.iter().find(|(k, _)| *k == v).map(|(_, x)| x.into())
         };
-        let idx = match name {
-            Some(n) => desc.inputs.iter().position(|t| t.name == n || t.ident == n).ok_or_else(|| {
-                let hint = closest(desc, n).map(|c| format!("did you mean {c:?}? ")).unwrap_or_default();
-                Error::invalid(format!("no input named {n:?}; {hint}the model's inputs are: {}", names()))
-            })?,
-            None if desc.inputs.len() == 1 => 0,
-            None => {
-                return Err(Error::invalid(format!(
-                    "the model has {} inputs; name each: --input NAME=FILE ({})",
-                    desc.inputs.len(),
-                    names()
-                )));
-            }
-        };
-        if files[idx].replace(PathBuf::from(file)).is_some() {
-            return Err(Error::invalid(format!("input {} given twice", desc.inputs[idx].name)));
+        let dir = |pairs| default_build_dir(env(pairs)).map_err(|e| e.to_string());
+        assert_eq!(dir(&[("CARGO_TARGET_DIR", "/t"), ("HOME", "/h")]), Ok(PathBuf::from("/t/mlf-run")));
+        if cfg!(all(unix, not(target_os = "macos"))) {
+            assert_eq!(dir(&[("HOME", "/h")]), Ok(PathBuf::from("/h/.cache/mlf/run")));
+            assert_eq!(dir(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]), Ok(PathBuf::from("/x/mlf/run")));
+            assert_eq!(dir(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")]), Ok(PathBuf::from("/h/.cache/mlf/run")));
+            assert_eq!(dir(&[("CARGO_TARGET_DIR", ""), ("HOME", "/h")]), Ok(PathBuf::from("/h/.cache/mlf/run")));
         }
+        assert!(dir(&[]).unwrap_err().contains("--build-dir DIR"));
     }
-    files
-        .into_iter()
-        .enumerate()
-        .map(|(i, f)| {
-            f.ok_or_else(|| {
-                let t = &desc.inputs[i];
-                Error::invalid(format!(
-                    "missing input {} ({} {:?}): add --input {}=FILE (a .npy file or raw little-endian bytes)",
-                    input_name(t),
-                    t.dtype,
-                    t.shape,
-                    t.name
-                ))
-            })
-        })
-        .collect()
-}
-
-/// An input's name, with its Rust field name when that differs.
-fn input_name(t: &mlf_build::TensorInfo) -> String {
-    if t.ident == t.name { t.name.clone() } else { format!("{} (field {})", t.name, t.ident) }
-}
-
-/// The model's input name closest to `given` (a likely misspelling), if one is close.
-fn closest(desc: &ModelDesc, given: &str) -> Option<String> {
-    desc.inputs
-        .iter()
-        .flat_map(|t| [&t.name, &t.ident])
-        .map(|n| (strsim::damerau_levenshtein(&n.to_lowercase(), &given.to_lowercase()), n))
-        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n.clone())
 }

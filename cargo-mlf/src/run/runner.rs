@@ -1,8 +1,12 @@
 //! The runner crate `cargo mlf run` builds for a model: its `Cargo.toml` (from
 //! `templates/run`), its generated `build.rs` and `main.rs`, and the cargo build of it.
 
+use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
 
 use mlf_build::__private::{Layout, UserLibraries};
 use mlf_build::{Error, ModelDesc, ModelFormat, Placement};
@@ -81,18 +85,13 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
 }
 
 /// Builds the runner crate in `dir` with cargo, into `target_dir`, for `target` (a device) or
-/// this computer.
+/// this computer, showing progress on stderr: a spinner with cargo's current step when stderr is
+/// a terminal, else one line saying what is built where.
 fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool, target: Option<&str>) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building {} with cargo (crate {})", model.display(), dir.display());
+    let first = if target_dir.exists() { "" } else { " (the first build takes about a minute)" };
     let mut build = Command::new(&cargo);
-    build
-        .arg("build")
-        .arg("--quiet")
-        .arg("--manifest-path")
-        .arg(dir.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target_dir);
+    build.arg("build").arg("--manifest-path").arg(dir.join("Cargo.toml")).arg("--target-dir").arg(target_dir);
     if release {
         build.arg("--release");
     }
@@ -102,12 +101,89 @@ fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool, targe
         // for it: an empty CARGO_ENCODED_RUSTFLAGS overrides them all.
         build.arg("--target").arg(t).env("CARGO_ENCODED_RUSTFLAGS", "").env_remove("RUSTFLAGS");
     }
-    let status = build.status().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
+    let status = if std::io::stderr().is_terminal() {
+        with_spinner(build, &format!("building {}{first}", model.display()))?
+    } else {
+        eprintln!("building {} in {}{first}", model.display(), dir.display());
+        build.arg("--quiet").status().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?
+    };
     if !status.success() {
         return Err(Error::invalid(format!("building the generated crate failed ({status}); see the messages above"))
             .in_file(model));
     }
     Ok(())
+}
+
+/// Runs the cargo `build` with a spinner showing cargo's current step (`Compiling mlf-build …`)
+/// after `label`; cargo's messages are printed after it ends when the build failed, and its
+/// warnings when it succeeded.
+fn with_spinner(mut build: Command, label: &str) -> Result<std::process::ExitStatus, Error> {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("{spinner:.green} {prefix} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    pb.set_prefix(label.to_string());
+    pb.enable_steady_tick(Duration::from_millis(100));
+    let mut child = build
+        .arg("--color")
+        .arg("always")
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
+    let mut lines = Vec::new();
+    if let Some(stderr) = child.stderr.take() {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let step = strip_ansi(&line);
+            let verb = step.split_whitespace().next().unwrap_or("");
+            if STEPS.contains(&verb) {
+                pb.set_message(step.trim().to_string());
+            } else {
+                lines.push(line);
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| Error::invalid(format!("cannot run cargo: {e}")))?;
+    pb.finish_and_clear();
+    for line in &lines {
+        eprintln!("{line}");
+    }
+    Ok(status)
+}
+
+/// Cargo's status words: lines starting with one are progress, shown in the spinner.
+const STEPS: &[&str] = &[
+    "Compiling",
+    "Checking",
+    "Building",
+    "Finished",
+    "Locking",
+    "Adding",
+    "Updating",
+    "Downloading",
+    "Downloaded",
+    "Blocking",
+    "Fresh",
+    "Running",
+    "Packaging",
+];
+
+/// `s` without ANSI colour sequences (`ESC [ … m`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A dependency spec from [`crate::template::deps`] with the crate's default features off (`{ path = … }` or a
@@ -124,4 +200,16 @@ pub fn without_default_features(spec: &str) -> String {
 fn runner_deps(std: bool) -> (String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
     crate::template::deps(std, root.filter(|r| r.join("mlf-runtime/Cargo.toml").is_file()).as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_steps_are_read_through_colours() {
+        let line = "\u{1b}[1m\u{1b}[92m   Compiling\u{1b}[0m mlf-build v0.1.0";
+        assert_eq!(strip_ansi(line), "   Compiling mlf-build v0.1.0");
+        assert!(STEPS.contains(&strip_ansi(line).split_whitespace().next().unwrap()));
+    }
 }
