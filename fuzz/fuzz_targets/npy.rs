@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         3 => vec![1 << 32, 1 << 32],
         _ => vec![2, 2, 2],
     };
-    let t = TensorInfo { name: "x".into(), ident: "x".into(), dtype, shape, shape_source: "fuzz".into() };
+    let t = TensorInfo { name: "x".into(), ident: "x".into(), dtype, shape, shape_source: "fuzz".into(), dtype_source: "fuzz".into() };
     if let Ok(raw) = mlf_build::__private::npy::input_bytes(rest.to_vec(), &t) {
         if let Ok(file) = mlf_build::__private::npy::output_npy(&t, &raw) {
             assert_eq!(mlf_build::__private::npy::input_bytes(file, &t).unwrap(), raw, "write(read(x)) read back differs");

@@ -6,6 +6,5 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = mlf_build::__private::read::relay::parse(text);
-        let _ = mlf_build::__private::read::relay::parse_tensor_type(text);
     }
 });
