@@ -455,7 +455,9 @@ impl Out<'_> {
         report: &MemoryReport,
         desc: &mlf_build::ModelDesc,
     ) -> Result<(), Error> {
-        match mlf_build::__private::svg::plan_svg(desc, &report.model) {
+        match mlf_build::__private::svg::picture(desc, &report.model)
+            .map(|p| p.with_stack(report.stack.clone()).to_svg())
+        {
             Ok(svg) => {
                 let out = mlf_build::__private::output::OutputDir::create(dir)?;
                 let file = out.write(&format!("{}-{}.svg", pkg.name, report.model), svg.as_bytes())?;

@@ -35,6 +35,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     );
     let flash: u64 = picture.flash.iter().map(|f| f.1).sum();
     println!("  {}: {flash} bytes ({}) in {} arrays", picture.flash_caption, human(flash), picture.flash.len());
+    println!("  stack: known once the C is compiled (`cargo mlf build --plan-svg DIR` draws it beside the arena)");
     if let Some(path) = &args.svg {
         mlf_build::__private::output::write_file(path, picture.to_svg().as_bytes())?;
         println!("  wrote {}", path.display());

@@ -106,7 +106,9 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     assert_eq!(ram, arena + c_data);
     assert_eq!(params, 9640);
     assert!(code > 0 && flash >= code + params, "{report}");
-    assert!(tmp.path().join("plans/digits-host-digits_host.svg").is_file());
+    // The build compiled the C: its picture stands the stack a run needs beside the arena.
+    let svg = std::fs::read_to_string(tmp.path().join("plans/digits-host-digits_host.svg")).unwrap();
+    assert!(svg.contains("stack, C frames: ") && svg.contains("stack, mlf: 512 bytes"), "{svg}");
 
     // → run: on a digit from the reference vectors (a 2), and on zeros.
     let exe = shared_target().join("debug").join(format!("digits-host{}", std::env::consts::EXE_SUFFIX));

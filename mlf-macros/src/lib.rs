@@ -218,7 +218,7 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         module_call.push_str(&format!(".params(mlf_build::Placement::{p:?})"));
     }
     let build_step = format!(
-        "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}){module_call}.compile().unwrap_or_else(|e| panic!(\"{{e}}\"));\n(with mlf-build in [build-dependencies])"
+        "add a build step to build.rs:\n    mlf_build::Model::open({rel:?}){module_call}.compile_or_exit();\n(with mlf-build in [build-dependencies])"
     );
     let Some(out_dir) = std::env::var_os("OUT_DIR") else {
         return Err(format!(
@@ -236,6 +236,12 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         }
         Err(NotLocated::Unreadable(e)) => return Err(e.to_string()),
     };
+    if std::env::var_os(&located.built_env).is_none() {
+        return Err(format!(
+            "build.rs no longer builds {rel}: its module from an earlier build is still in OUT_DIR, but its C is \
+             not linked any more; {build_step}"
+        ));
+    }
     let name = match &args.name {
         Some(n) => n.clone(),
         None => Ident::new(&located.module, Span::call_site()),

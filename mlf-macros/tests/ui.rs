@@ -27,8 +27,9 @@ fn out_dir_with_a_stale_module(root: &Path) -> std::path::PathBuf {
 }
 
 /// An `OUT_DIR` in which the build step generated a module for the digits model as it is now
-/// (an empty module: the cases only need it to be found).
-fn out_dir_with_a_built_module(root: &Path) -> std::path::PathBuf {
+/// (an empty module: the cases only need it to be found), and the variable the build step sets
+/// when its latest run built it.
+fn out_dir_with_a_built_module(root: &Path) -> (std::path::PathBuf, String) {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-out-dir-built");
     let _ = std::fs::remove_dir_all(&out);
     let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
@@ -38,7 +39,7 @@ fn out_dir_with_a_built_module(root: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(side.parent().unwrap()).unwrap();
     std::fs::write(&side, contents).unwrap();
     std::fs::write(layout.rust_file(), "").unwrap();
-    out
+    (out, layout.built_env())
 }
 
 #[test]
@@ -59,8 +60,16 @@ fn macro_errors() {
         let t = trybuild::TestCases::new();
         t.compile_fail("tests/ui/out_dir/*.rs");
     }
+    let (built, built_env) = out_dir_with_a_built_module(root);
     // SAFETY: as above.
-    unsafe { std::env::set_var("OUT_DIR", out_dir_with_a_built_module(root)) };
+    unsafe { std::env::set_var("OUT_DIR", built) };
+    {
+        // The module an earlier run of the build step left, which its latest run did not build.
+        let t = trybuild::TestCases::new();
+        t.compile_fail("tests/ui/built_earlier/*.rs");
+    }
+    // SAFETY: as above: the build step's latest run built the model.
+    unsafe { std::env::set_var(built_env, "1") };
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/built/*.rs");
 }

@@ -13,6 +13,7 @@ macro_rules! kmodel_program {
         fn main() -> ! {
             use device_support::check::compare;
             let mut report = device_support::Report::start(stringify!($m));
+            report.stated_stack($m::STACK_BYTES);
             let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
             let Some(first) = $input(CASES[0].inputs[0]) else { report.fail("input-size", None) };
             let (out, cost) = device_support::measure(|| model.run(&$m::Inputs { input: &first }).map(|_| ()));

@@ -204,6 +204,7 @@ impl Backend for AotBackend<'_> {
             arena: p.arena_bytes,
             flash: desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),
             flash_caption: "constants in the C (flash)".into(),
+            stack: None,
         })
     }
 

@@ -185,6 +185,7 @@ impl Backend for GraphBackend<'_> {
             arena: p.arena_bytes,
             flash,
             flash_caption,
+            stack: None,
         })
     }
 

@@ -16,6 +16,9 @@ pub struct Picture {
     pub flash: Vec<(String, u64)>,
     /// What the flash bar holds (`parameters`, `constants in the C`).
     pub flash_caption: String,
+    /// The stack one run needs, once the model's C is compiled (the compiler's frames); `None`
+    /// before (`cargo mlf plan` reads the model without compiling it).
+    pub stack: Option<crate::plan::stack::StackFigure>,
 }
 
 /// One buffer in the arena.
@@ -49,6 +52,12 @@ pub enum BoxKind {
 }
 
 impl Picture {
+    /// The picture with the stack a run needs (from the memory report of a compiled model).
+    pub fn with_stack(mut self, stack: Option<crate::plan::stack::StackFigure>) -> Picture {
+        self.stack = stack;
+        self
+    }
+
     /// Live bytes per column and the column where they peak.
     pub fn peak(&self) -> (usize, u64) {
         let mut live = vec![0u64; self.columns.len().max(1)];

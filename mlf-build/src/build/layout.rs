@@ -65,6 +65,15 @@ impl Layout {
         format!("/mlf/{}.rs", self.key)
     }
 
+    /// The environment variable the build step sets for the crate's compilation
+    /// (`cargo::rustc-env=…=1`) when its latest run built this model: a module an earlier run
+    /// left in `OUT_DIR` is no longer linked to its C, and `include_model!` refuses it.
+    pub fn built_env(&self) -> String {
+        let key: String =
+            self.key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+        format!("MLF_BUILT_{key}")
+    }
+
     /// The memory report written when the crate lists budgets.
     pub fn report_file(&self) -> PathBuf {
         self.root.join(format!("{}.report.json", self.key))
@@ -184,6 +193,9 @@ pub struct Located {
     pub rust_file_in_out_dir: String,
     /// The generated module.
     pub rust_file: PathBuf,
+    /// The variable the build step's latest run set when it built the model
+    /// ([`Layout::built_env`]).
+    pub built_env: String,
 }
 
 /// Why [`locate`] found no module to include.
@@ -234,5 +246,6 @@ pub fn locate(
         summary: side.summary,
         rust_file_in_out_dir: chosen.rust_file_in_out_dir(),
         rust_file: chosen.rust_file(),
+        built_env: chosen.built_env(),
     })
 }

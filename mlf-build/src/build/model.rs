@@ -279,9 +279,7 @@ impl Model {
             })
             .in_file(&canonical)?;
         let header = header(&desc, &file_name, self.module.as_deref(), self.params);
-        write_if_changed(&layout.rust_file(), render::text(&generated.tokens, &header)?.as_bytes())?;
-        let (side_file, side) = layout.side_file_for(&module, &fingerprint(&canonical)?, &generated.summary);
-        write_if_changed(&side_file, &side)?;
+        write_module(&layout, (&generated.tokens, &generated.summary), &header, &module, &canonical, cargo_metadata)?;
         let library = Some(library);
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
@@ -319,6 +317,25 @@ impl Model {
         }
         Ok((rewritten, Some(split)))
     }
+}
+
+/// Writes the generated module and its side file (which `include_model!` finds), and, in a
+/// build script, tells `include_model!` that this run built the model (and links its C).
+fn write_module(
+    layout: &Layout,
+    (tokens, summary): (&proc_macro2::TokenStream, &str),
+    header: &[String],
+    module: &str,
+    canonical: &Path,
+    cargo_metadata: bool,
+) -> Result<()> {
+    write_if_changed(&layout.rust_file(), render::text(tokens, header)?.as_bytes())?;
+    let (side_file, side) = layout.side_file_for(module, &fingerprint(canonical)?, summary);
+    write_if_changed(&side_file, &side)?;
+    if cargo_metadata {
+        println!("cargo::rustc-env={}=1", layout.built_env());
+    }
+    Ok(())
 }
 
 /// The comment lines at the top of a generated module.

@@ -2,7 +2,8 @@
 //! operators during which it is live (x) and the bytes it occupies (y), named after its tensor
 //! (the operator that writes it) or the operator whose scratch it is, tensors in a colour each,
 //! operator scratch in one colour; the axis has round ticks; the peak of live bytes is marked;
-//! the parameters in flash stand beside it as one stacked bar. Each box carries a tooltip
+//! the stack one run needs stands beside it at the same scale (once the C is compiled), the
+//! parameters in flash beside that as one stacked bar. Each box carries a tooltip
 //! (`<title>`) saying in words what it holds, where, how big and while which operators run.
 
 use svg::Document;
@@ -123,6 +124,7 @@ impl Picture {
             .add(box_labels)
             .add(marks(self, &g))
             .add(legend(self, &g))
+            .add(stack(self, &g))
             .add(flash(self, &g))
             .to_string()
     }
@@ -287,9 +289,70 @@ fn legend(p: &Picture, g: &Frame) -> Group {
     legend
 }
 
+/// Where the stack bar stands: right of the arena.
+const STACK_X: f64 = 14.0;
+
+/// The stack one run needs, beside the arena at the arena's byte scale (RAM as well, but not
+/// part of the arena): C frames, mlf's frames and the allowances, with the figure above it.
+fn stack(p: &Picture, g: &Frame) -> Group {
+    let (x, w) = (g.x1 + STACK_X, 30.0);
+    // Not known before the C is compiled (`cargo mlf plan` says so in words).
+    let Some(s) = &p.stack else { return Group::new() };
+    let mut group = Group::new()
+        .add(g.text(x, g.y0 - 24.0, 12.0, "stack").set("font-weight", "bold"))
+        .add(g.text(x, g.y0 - 8.0, 11.0, &format!("{} B", s.total)).set("fill", "#555"));
+    let parts = [
+        (
+            "C frames",
+            s.c,
+            "#e76f51",
+            format!("the model's C, deepest chain: {}", if s.deepest.is_empty() { "none" } else { &s.deepest }),
+        ),
+        (
+            "leaf",
+            s.leaf,
+            "#f4a261",
+            "allowance for one function outside the C (workspace allocator, expf, memcpy)".to_string(),
+        ),
+        ("source", s.source, "#e9c46a", "allowance for the parameter source a streamed run reads through".to_string()),
+        ("mlf", s.runtime, "#2a9d8f", "mlf's own frames (run(), the runtime), optimised builds".to_string()),
+    ];
+    let top = s.total.min(g.top_bytes.max(1));
+    let scale = (g.y1 - g.y_of(top)) / s.total.max(1) as f64;
+    let mut y = g.y1;
+    for (name, bytes, colour, about) in parts {
+        if bytes == 0 {
+            continue;
+        }
+        let h = bytes as f64 * scale;
+        group = group.add(
+            Rectangle::new()
+                .set("x", r(x))
+                .set("y", r(y - h))
+                .set("width", w)
+                .set("height", r(h.max(0.5)))
+                .set("fill", colour)
+                .set("stroke", "#333")
+                .set("stroke-width", 0.4)
+                .add(Title::new(format!("stack, {name}: {bytes} bytes ({about})"))),
+        );
+        y -= h;
+    }
+    let bound = if s.bounded { "" } else { " (not a bound)" };
+    let caption = if s.total > g.top_bytes {
+        format!("{} B{bound}: taller than the arena", s.total)
+    } else {
+        bound.trim().to_string()
+    };
+    if !caption.is_empty() {
+        group = group.add(g.text(x, y - 6.0, 10.0, &caption).set("fill", "#b00"));
+    }
+    group
+}
+
 /// The flash beside the arena: one bar of the parameters or constants, stacked.
 fn flash(p: &Picture, g: &Frame) -> Group {
-    let fx0 = g.x1 + 50.0;
+    let fx0 = g.x1 + 70.0;
     let fw = 60.0;
     let total: u64 = p.flash.iter().map(|(_, b)| *b).sum();
     let mut flash = Group::new().add(g.text(fx0, g.y0 - 24.0, 12.0, &p.flash_caption).set("font-weight", "bold")).add(
@@ -422,6 +485,29 @@ mod tests {
         assert_eq!(p.peak(), (1, 30));
         let svg = p.to_svg();
         assert!(svg.starts_with("<svg") && svg.contains("peak: 30 bytes live at call 1 (b)"), "{svg}");
+    }
+
+    #[test]
+    fn the_stack_stands_beside_the_arena_once_known() {
+        let p = Picture { columns: vec!["a".into()], arena: 4096, ..Picture::default() };
+        assert!(!p.to_svg().contains("stack, "), "no stack bar before the C is compiled");
+        let figure = crate::plan::stack::StackFigure {
+            total: 1000,
+            runtime: 512,
+            c: 232,
+            leaf: 256,
+            deepest: "main (40) → conv (192)".into(),
+            bounded: true,
+            ..Default::default()
+        };
+        let svg = p.with_stack(Some(figure)).to_svg();
+        assert!(svg.contains("1000 B"), "{svg}");
+        assert!(
+            svg.contains("stack, C frames: 232 bytes (the model's C, deepest chain: main (40) → conv (192))"),
+            "{svg}"
+        );
+        assert!(svg.contains("stack, mlf: 512 bytes") && svg.contains("stack, leaf: 256 bytes"), "{svg}");
+        assert!(!svg.contains("stack, source"), "no parameter source in an embedded run: {svg}");
     }
 
     #[test]
