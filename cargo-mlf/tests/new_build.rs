@@ -119,6 +119,31 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     assert!(stdout.contains("output output [1, 10]: [") && stdout.contains("output output argmax: 2\n"), "{stdout}");
     // The report's arena is the static arena the generated module allocates.
     assert!(stdout.contains(&format!("arena {arena} bytes of static RAM")), "{stdout}");
+    // The same digit as a NumPy file (the host template reads `.npy` as well as raw bytes); a
+    // `.npy` of another type is refused, naming both types.
+    let npy = |descr: &str, data: &[u8]| {
+        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (1, 64), }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut file = b"\x93NUMPY\x01\x00".to_vec();
+        file.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        file.extend_from_slice(header.as_bytes());
+        file.extend_from_slice(data);
+        file
+    };
+    let pixels = std::fs::read(&input).unwrap();
+    let good = tmp.path().join("pixels.npy");
+    std::fs::write(&good, npy("<f4", &pixels)).unwrap();
+    let run = Command::new(&exe).arg(format!("pixels={}", good.display())).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), stdout, "a .npy input gives what its raw bytes give");
+    let wrong = tmp.path().join("pixels-f64.npy");
+    std::fs::write(&wrong, npy("<f8", &[0u8; 512])).unwrap();
+    let run = Command::new(&exe).arg(format!("pixels={}", wrong.display())).output().unwrap();
+    let err = text(&run.stderr);
+    assert!(!run.status.success() && err.contains("a .npy file of type <f8, but the model takes <f4 (f32)"), "{err}");
     let zeros = Command::new(&exe).output().unwrap();
     assert!(zeros.status.success() && text(&zeros.stdout).contains("output output argmax: "));
 
