@@ -28,6 +28,7 @@ use crate::io_error::InFile;
 
 mod config;
 mod firmware;
+mod span;
 
 use config::{CargoConfig, Target};
 
@@ -379,7 +380,8 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
                 pb.finish_and_clear();
                 match result {
                     Ok((report, desc)) => {
-                        problems += out.model(pkg, &report, &entry.budget(i, &pkg.manifest_path))?;
+                        let written = entry.path.display().to_string();
+                        problems += out.model(pkg, &written, &report, &entry.budget(i, &pkg.manifest_path))?;
                         if let Some(dir) = plan_svg {
                             out.picture(dir, pkg, &report, &desc)?;
                         }
@@ -392,7 +394,7 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
                             e
                         };
                         problems += 1;
-                        out.error(pkg, &label, &e);
+                        out.error(pkg, &label, &entry.path.display().to_string(), &e);
                     }
                 }
             }
@@ -419,7 +421,7 @@ struct Out<'a> {
 
 impl Out<'_> {
     /// One model's report and budget verdict; returns the number of problems (0 or 1).
-    fn model(&self, pkg: &Selected, report: &MemoryReport, b: &Budget) -> Result<usize, Error> {
+    fn model(&self, pkg: &Selected, entry: &str, report: &MemoryReport, b: &Budget) -> Result<usize, Error> {
         let verdict = budget::check_model(report, b);
         if self.json {
             let mut v = serde_json::to_value(report).map_err(|e| Error::invalid(e.to_string()))?;
@@ -441,7 +443,7 @@ impl Out<'_> {
         match verdict {
             Ok(()) => Ok(0),
             Err(e) => {
-                self.error(pkg, &report.model, &e);
+                self.error(pkg, &report.model, entry, &e);
                 Ok(1)
             }
         }
@@ -510,16 +512,17 @@ impl Out<'_> {
         match verdict {
             Ok(()) => 0,
             Err(e) => {
-                self.error(pkg, "", &e);
+                self.error(pkg, "", "[package.metadata.mlf]", &e);
                 1
             }
         }
     }
 
-    /// A problem: a JSON line (with `--message-format json`) and `error: …` on stderr.
-    fn error(&self, pkg: &Selected, model: &str, e: &Error) {
+    /// A problem: a JSON line (with `--message-format json`: the file, member and field the
+    /// error names, and where `needle` stands in the manifest) and `error: …` on stderr.
+    fn error(&self, pkg: &Selected, model: &str, needle: &str, e: &Error) {
         if self.json {
-            (self.emit)(json!({"reason": "mlf-error", "package": pkg.name, "model": model, "message": e.to_string()}));
+            (self.emit)(span::error_line(&pkg.name, &pkg.manifest_path, model, needle, e));
         }
         eprintln!("error: {e}");
     }

@@ -182,7 +182,16 @@ fn host_crate_builds_runs_reports_and_keeps_budgets() {
     let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
     assert!(!out.status.success());
     assert_eq!(json_lines(&text(&out.stdout), "mlf-model-report")[0]["within_budget"], false);
-    assert_eq!(json_lines(&text(&out.stdout), "mlf-error").len(), 1);
+    let errors = json_lines(&text(&out.stdout), "mlf-error");
+    assert_eq!(errors.len(), 1);
+    // For editors: the file the error names, and where the model's entry stands in Cargo.toml.
+    let e = &errors[0];
+    assert!(e["file"].as_str().is_some_and(|f| f.ends_with("models/digits.tar")), "{e}");
+    let span = &e["spans"][0];
+    assert!(span["file_name"].as_str().is_some_and(|f| f.ends_with("Cargo.toml")), "{e}");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let line = manifest.lines().nth(span["line_start"].as_u64().unwrap() as usize - 1).unwrap();
+    assert!(line.contains("models/digits.tar") && span["is_primary"] == true, "{line}\n{e}");
     // A plain `cargo build` enforces it too, through build.rs.
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(&cargo)
