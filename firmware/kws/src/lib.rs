@@ -4,7 +4,9 @@
 /// Defines the `main` of a program that runs the int8 KWS module `$m` (input `input_1`,
 /// output `identity`) on every reference case and requires the outputs exactly; with `graph`
 /// (a graph module), then measures what a run costs beyond the kernels
-/// (`device_support::overhead::graph`).
+/// (`device_support::overhead::graph`); with `aot` (an AOT module with the C interface), what a
+/// run costs beyond the entry point `tvmgen_default_run` called directly with its interface
+/// structs built beforehand.
 #[macro_export]
 macro_rules! kws_program {
     ($m:ident) => {
@@ -23,6 +25,60 @@ macro_rules! kws_program {
                 report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
             }
             report.stated_stack($m::STACK_BYTES);
+            report.finish()
+        }
+    };
+    ($m:ident, aot) => {
+        #[device_support::entry]
+        fn main() -> ! {
+            use core::ffi::c_void;
+            use device_support::check::{compare, decode};
+            use device_support::{Report, measure, overhead};
+            use mlf_runtime::StaticArena;
+            /// Repetitions of each side: the counts are exact and the model is kernel-bound.
+            const REPS: u64 = 4;
+            static SCRATCH: StaticArena<{ $m::ARENA_BYTES }> = StaticArena::new();
+            let mut report = Report::start(stringify!($m));
+            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
+            for case in &CASES {
+                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
+                let (out, cost) = measure(|| model.run(&$m::Inputs { input_1: &input }));
+                let out = match out {
+                    Ok(out) => out,
+                    Err(e) => report.fail("run", Some(&e)),
+                };
+                report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
+            }
+            report.stated_stack($m::STACK_BYTES);
+            // `run()` and the entry point alone, on case 0; both outputs must agree.
+            let Some(input) = decode::<i8, 490>(CASES[0].inputs[0]) else { report.fail("input-size", None) };
+            let inputs = $m::Inputs { input_1: &input };
+            let (ok, runs) = measure(|| (0..REPS).all(|_| model.run(&inputs).is_ok()));
+            let want = match model.run(&inputs) {
+                Ok(out) if ok => *out.identity,
+                Ok(_) => report.fail("run", None),
+                Err(e) => report.fail("run", Some(&e)),
+            };
+            let mut got = want.map(|_| 0i8);
+            let mut ins: [*mut c_void; 1] = [input.as_ptr().cast_mut().cast()];
+            let mut outs: [*mut c_void; 1] = [got.as_mut_ptr().cast()];
+            // SAFETY: SCRATCH serves nothing else (and no model is running); the entry point
+            // reads the 490 input values and writes the outputs the structs point at, both
+            // alive here.
+            let measured = unsafe {
+                overhead::with_scratch(&SCRATCH, || {
+                    measure(|| {
+                        (0..REPS).all(|_| {
+                            $m::entry::tvmgen_default_run(ins.as_mut_ptr().cast(), outs.as_mut_ptr().cast()) == 0
+                        })
+                    })
+                })
+            };
+            let Some((true, kernels)) = measured else { report.fail("kernels", None) };
+            if got != want {
+                report.fail("kernels-output", None);
+            }
+            report.overhead(runs.instructions / REPS, kernels.instructions / REPS, None);
             report.finish()
         }
     };

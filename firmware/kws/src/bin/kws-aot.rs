@@ -3,4 +3,4 @@
 #![no_main]
 
 include!(concat!(env!("OUT_DIR"), "/kws_aot.rs"));
-kws::kws_program!(kws_aot);
+kws::kws_program!(kws_aot, aot);

@@ -3,4 +3,4 @@
 #![no_main]
 
 include!(concat!(env!("OUT_DIR"), "/kws_usmp.rs"));
-kws::kws_program!(kws_usmp);
+kws::kws_program!(kws_usmp, aot);
