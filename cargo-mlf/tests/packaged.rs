@@ -111,7 +111,9 @@ fn new_crate_builds_against_packages() {
 
     // Every mlf crate was built from its package, none from the checkout.
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--offline", "--manifest-path"])
+        // Not `--offline`: metadata resolves every platform's dependencies, and those of other
+        // platforms (`r-efi` for UEFI) were never downloaded by the build above.
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
         .arg(&manifest)
         .output()
         .unwrap();
