@@ -35,3 +35,28 @@ fn every_mlf_fixture_matches_its_manifest() {
     }
     eprintln!("checked {checked} MLF fixtures against their manifests");
 }
+
+/// The check of kernel stores against graph entries (read/mlf/extents.rs) refuses no graph
+/// fixture, and bounds stores in every one whose C it reads: printed per fixture as kernels,
+/// stores bounded and stores skipped.
+#[test]
+fn kernel_stores_fit_every_graph_fixture() {
+    use mlf_build::Executor;
+    let Some(root) = fixtures_or_skip("kernel_stores_fit_every_graph_fixture") else { return };
+    let mut graphs = 0;
+    for fx in mlf_fixtures(&root) {
+        let desc = mlf_build::open(&fx.model).unwrap_or_else(|e| panic!("{}: {e}", fx.name));
+        let Executor::Graph(g) = &desc.executor else { continue };
+        let counts = mlf_build::__private::read::mlf::kernel_stores_fit(&g.graph, &desc.code.sources, "graph")
+            .unwrap_or_else(|e| panic!("{}: {e}", fx.name));
+        eprintln!(
+            "{}: {} kernels, {} stores bounded, {} skipped; {} call arguments compared, {} written to their last byte",
+            fx.name, counts.kernels, counts.bounded, counts.skipped, counts.compared, counts.filled
+        );
+        if !desc.code.sources.is_empty() {
+            assert!(counts.bounded > 0, "{}: no store bounded", fx.name);
+        }
+        graphs += 1;
+    }
+    assert!(graphs > 0);
+}

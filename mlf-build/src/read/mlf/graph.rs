@@ -89,6 +89,7 @@ pub(super) fn read_graph(
     desc.outputs = graph_outputs(&graph, relay, module)?;
     super::crosscheck::graph_against_sources(&desc.inputs, &desc.outputs, module, relay, gname).in_member(gname)?;
     let functions = called_functions(&graph, desc, gname)?;
+    super::extents::kernel_stores_fit(&graph, &desc.code.sources, gname).in_member(gname)?;
     desc.executor = Executor::Graph(GraphExec { graph, bindings, functions });
     Ok(())
 }

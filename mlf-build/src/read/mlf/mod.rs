@@ -6,8 +6,11 @@ mod aot_io;
 mod aot_types;
 mod code;
 mod crosscheck;
+mod extents;
 mod graph;
 mod outputs;
+
+pub use extents::{StoreCounts, kernel_stores_fit};
 
 use super::archive::Archive;
 use super::metadata::{ExecutorKind, Metadata, ModuleMeta};
