@@ -94,8 +94,9 @@ struct Scan<'a> {
     handles: HashMap<String, usize>,
     data: HashMap<String, usize>,
     pending: Option<(Frame, Option<(String, i64)>)>,
-    /// Inside the statement of a control keyword without braces.
+    /// Inside the statement of a control keyword without braces (which starts at `bare_start`).
     bare: bool,
+    bare_start: usize,
     returned: bool,
     jumps: bool,
     out: KernelStores,
@@ -115,6 +116,7 @@ pub fn kernel_stores(text: &str) -> KernelStores {
         data: HashMap::new(),
         pending: None,
         bare: false,
+        bare_start: 0,
         returned: false,
         jumps,
         out: KernelStores::default(),
@@ -130,7 +132,8 @@ impl Scan<'_> {
     /// Reads the token at `i`; returns where to go on.
     fn step(&mut self, i: usize) -> usize {
         let toks = self.toks;
-        let at_start = i == 0 || matches!(toks[i - 1], Tok::Punct(';' | '{' | '}'));
+        let at_start =
+            i == 0 || matches!(toks[i - 1], Tok::Punct(';' | '{' | '}')) || (self.bare && i == self.bare_start);
         match &toks[i] {
             Tok::Punct('{') => {
                 let (frame, var) = self.pending.take().unwrap_or((Frame::Block, None));
@@ -183,7 +186,10 @@ impl Scan<'_> {
         match toks.get(after) {
             Some(Tok::Punct('{')) => self.pending = Some(frame),
             Some(Tok::Ident(k)) if k == "if" => {}
-            _ => self.bare = true,
+            _ => {
+                self.bare = true;
+                self.bare_start = after;
+            }
         }
         after
     }
@@ -319,5 +325,60 @@ fn elem_bytes(ty: &str) -> Option<u64> {
         "int32_t" | "uint32_t" | "float" | "int" => Some(4),
         "int64_t" | "uint64_t" | "double" => Some(8),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "TVM_DLL int32_t k(void* args, int32_t* arg_type_ids, int32_t num_args, void* out_ret_value, int32_t* out_ret_tcode, void* resource_handle) {\n  void* p0 = (((TVMValue*)args)[0].v_handle);\n  void* T_out = (((TVMValue*)args)[1].v_handle);\n  void* p0_1 = (((DLTensor*)p0)[0].data);\n  void* T_out_1 = (((DLTensor*)T_out)[0].data);\n";
+
+    fn stores(body: &str) -> KernelStores {
+        kernel_stores(&format!("{HEAD}{body}\n  return 0;\n}}\n"))
+    }
+
+    #[test]
+    fn bounds_stores_through_argument_data() {
+        let s = stores(
+            "  for (int32_t i = 0; i < 49; ++i) {\n    for (int32_t j = 0; j < 10; ++j) {\n      int32_t cse_var_1 = ((i * 10) + j);\n      ((int16_t*)T_out_1)[cse_var_1] = ((int16_t*)p0_1)[cse_var_1];\n    }\n  }",
+        );
+        assert_eq!((s.bounded, s.skipped), (1, 0));
+        assert_eq!(s.writes.get(&1), Some(&980));
+        assert_eq!(s.writes.get(&0), None, "a load is not a store");
+    }
+
+    #[test]
+    fn skips_stores_it_cannot_bound_exactly() {
+        for body in [
+            "  if (num_args == 2) {\n    ((float*)T_out_1)[3] = 0.0f;\n  }",
+            "  if (num_args == 2) ((float*)T_out_1)[3] = 0.0f;",
+            "  for (int32_t i = 0; i < num_args; ++i) {\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 0; ++i) {\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 8; ++i) {\n    if (i == 3) { break; }\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 8; ++i) {\n    i = i + 1;\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 8; ++i) {\n    ((float*)T_out_1)[((i * 2) % 2)] = 0.0f;\n  }",
+            "  while (1) {\n    ((float*)T_out_1)[7] = 0.0f;\n  }",
+            "  return 0;\n  ((float*)T_out_1)[7] = 0.0f;",
+            "  ((float4*)T_out_1)[7] = 0.0f;",
+        ] {
+            let s = stores(body);
+            assert_eq!((s.bounded, s.skipped, s.writes.len()), (0, 1, 0), "{body}");
+        }
+    }
+
+    #[test]
+    fn hostile_kernels_do_not_panic() {
+        let deep = format!("  ((float*)T_out_1)[{}0{}] = 1;", "(".repeat(50_000), ")".repeat(50_000));
+        let huge = "  ((double*)T_out_1)[9223372036854775807] = 1;".to_string();
+        let nested = format!("{}  ((float*)T_out_1)[0] = 1;{}", "{".repeat(10_000), "}".repeat(10_000));
+        for body in [deep, huge, nested, "}}}}((".into(), "((float*)T_out_1)[".into(), "(((".into()] {
+            let _ = stores(&body);
+        }
+        let s = stores("  ((double*)T_out_1)[9223372036854775807] = 1;");
+        assert_eq!((s.bounded, s.skipped), (0, 1), "more bytes than 2^64 give no bound");
+        for text in ["", "(", "((int*)x)[", "for (int32_t i = 0; i < 99999999999999999999; ++i) {"] {
+            let _ = kernel_stores(text);
+        }
     }
 }
