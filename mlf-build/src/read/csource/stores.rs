@@ -50,13 +50,22 @@ impl Names {
             let prev = i.checked_sub(1).map(|k| &toks[k]);
             let declared = matches!(prev, Some(Tok::Ident(_) | Tok::Punct('*')))
                 && matches!(p(i + 1), Some('=' | ';' | ',' | '['));
-            let assigned = p(i + 1) == Some('=') && p(i + 2) != Some('=');
-            let compound =
-                matches!(p(i + 1), Some('+' | '-' | '*' | '/' | '%' | '&' | '|' | '^')) && p(i + 2) == Some('=');
-            let shifted = matches!(p(i + 1), Some('<' | '>')) && p(i + 2) == p(i + 1) && p(i + 3) == Some('=');
-            let stepped = (p(i + 1) == p(i + 2) && matches!(p(i + 1), Some('+' | '-')))
-                || (i >= 2 && p(i - 1) == p(i - 2) && matches!(p(i - 1), Some('+' | '-')))
-                || (i >= 1 && p(i - 1) == Some('&') && (i < 2 || p(i - 2) != Some('&')));
+            // Changes see through parentheses: `(x) = 1`, `++(x)`, `&(x)`.
+            let mut a = i + 1;
+            while p(a) == Some(')') {
+                a += 1;
+            }
+            let mut b = i;
+            while b > 0 && p(b - 1) == Some('(') {
+                b -= 1;
+            }
+            let before = |k: usize| b.checked_sub(k).and_then(p);
+            let assigned = p(a) == Some('=') && p(a + 1) != Some('=');
+            let compound = matches!(p(a), Some('+' | '-' | '*' | '/' | '%' | '&' | '|' | '^')) && p(a + 1) == Some('=');
+            let shifted = matches!(p(a), Some('<' | '>')) && p(a + 1) == p(a) && p(a + 2) == Some('=');
+            let stepped = (p(a) == p(a + 1) && matches!(p(a), Some('+' | '-')))
+                || (before(1) == before(2) && matches!(before(1), Some('+' | '-')))
+                || (before(1) == Some('&') && before(2) != Some('&'));
             if declared {
                 *n.decls.entry(name.clone()).or_default() += 1;
             } else if assigned || compound || shifted || stepped {
@@ -357,6 +366,9 @@ mod tests {
             "  for (int32_t i = 0; i < 0; ++i) {\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
             "  for (int32_t i = 0; i < 8; ++i) {\n    if (i == 3) { break; }\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
             "  for (int32_t i = 0; i < 8; ++i) {\n    i = i + 1;\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 8; ++i) {\n    ((i)) = 0;\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 8; ++i) {\n    int32_t* q = &(i);\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
+            "  for (int32_t i = 0; i < 8; ++i) {\n    ++(i);\n    ((float*)T_out_1)[i] = 0.0f;\n  }",
             "  for (int32_t i = 0; i < 8; ++i) {\n    ((float*)T_out_1)[((i * 2) % 2)] = 0.0f;\n  }",
             "  while (1) {\n    ((float*)T_out_1)[7] = 0.0f;\n  }",
             "  return 0;\n  ((float*)T_out_1)[7] = 0.0f;",

@@ -2,7 +2,9 @@
 //! tensor argument (bounded by [`kernel_stores`]) must fit the graph entry passed there, as
 //! `graph.json` gives it (dtype × shape) — the arena is planned from `graph.json`, so an entry
 //! smaller than its kernel writes would be written past its slot at run time. Only stores with
-//! an exact bound decide; the rest are counted as skipped and never refuse an archive.
+//! an exact bound decide; the rest are counted as skipped and never refuse an archive. A C file
+//! that defines a macro (besides TVM's `TVM_EXPORTS`) is not read: the macro could change what
+//! its kernels' tokens mean.
 
 use std::collections::HashMap;
 
@@ -33,6 +35,9 @@ pub fn kernel_stores_fit(graph: &Graph, sources: &[CSource], gname: &str) -> Res
     let mut texts: HashMap<&str, &str> = HashMap::new();
     for s in sources {
         let Ok(text) = s.bytes.as_str() else { continue };
+        if defines_macros(text) {
+            continue; // a macro may change what the kernel's tokens mean
+        }
         for item in s.scan.items.iter().filter(|i| i.is_function_definition) {
             if let Some(body) = text.get(item.range.clone()) {
                 texts.entry(item.name.as_str()).or_insert(body);
@@ -75,4 +80,28 @@ pub fn kernel_stores_fit(graph: &Graph, sources: &[CSource], gname: &str) -> Res
         }
     }
     Ok(counts)
+}
+
+/// Whether C `text` has a `#define` or `#undef` other than `#define TVM_EXPORTS`.
+fn defines_macros(text: &str) -> bool {
+    text.lines().any(|line| {
+        let Some(d) = line.trim_start().strip_prefix('#') else { return false };
+        let mut words = d.split_whitespace();
+        match words.next() {
+            Some("define") => words.next() != Some("TVM_EXPORTS") || words.next().is_some(),
+            Some("undef") => true,
+            _ => false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn files_with_macros_are_not_read() {
+        assert!(!super::defines_macros("#define TVM_EXPORTS\n#include <x.h>\n"));
+        assert!(super::defines_macros("#define TVM_EXPORTS\n# define float double\n"));
+        assert!(super::defines_macros("#undef int32_t\n"));
+        assert!(super::defines_macros("#define TVM_EXPORTS 1\n"));
+    }
 }
