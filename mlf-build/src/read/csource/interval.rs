@@ -21,8 +21,11 @@ pub(super) const MAX_STEPS: usize = 20_000;
 /// and `hi`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Range {
+    /// The smallest value, attained.
     pub lo: i64,
+    /// The largest value, attained.
     pub hi: i64,
+    /// Every value between them is taken too.
     pub dense: bool,
 }
 
