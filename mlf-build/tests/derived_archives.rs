@@ -220,3 +220,61 @@ fn inspect_refuses_what_cannot_run() {
     let e = mlf_build::__private::inspect::inspect_path(&path, &Default::default()).unwrap_err().to_string();
     assert!(e.contains("float16.tar") && e.contains("float16 is not supported"), "{e}");
 }
+
+/// Graph entry `eid` of `members`' graph config given shape `shape`.
+fn entry_shape_edited(members: Members, eid: usize, shape: serde_json::Value) -> Members {
+    let gname = "executor-config/graph/default.graph";
+    edited(members, gname, |text| {
+        let mut g: serde_json::Value = serde_json::from_str(text).unwrap();
+        g["attrs"]["shape"][1][eid] = shape;
+        serde_json::to_string(&g).unwrap()
+    })
+}
+
+#[test]
+fn graph_intermediate_entry_against_its_kernel_stores() {
+    // Entry 3 is node 3's output ([1, 32] float32, 128 bytes), which
+    // tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu writes as its argument 3 (after
+    // its inputs pixels, p0, p1). Halved in graph.json, nothing else records it: only the
+    // kernel's C can tell that the arena slot planned from it would be overrun.
+    let s = mismatch(&entry_shape_edited(digits_members(), 3, serde_json::json!([1, 16])));
+    assert!(s.contains("tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu"), "{s}");
+    assert!(s.contains("argument 3") && s.contains("graph entry 3"), "{s}");
+    assert!(s.contains("stores 128 bytes") && s.contains("64 bytes"), "{s}");
+    assert!(s.contains("executor-config/graph/default.graph"), "{s}");
+    // Larger than the kernel writes is not refused by this check.
+    read(&entry_shape_edited(digits_members(), 3, serde_json::json!([1, 32]))).unwrap();
+}
+
+#[test]
+fn kws_graph_intermediate_entry_against_its_kernel_stores() {
+    let Some(root) = mlf_fixtures::fixtures_or_skip("kws_graph_intermediate_entry_against_its_kernel_stores") else {
+        return;
+    };
+    let members = members_of(&root.join("mlf/kws-int8-graph/model.tar"));
+    let graph: serde_json::Value =
+        serde_json::from_slice(&members.iter().find(|(n, _)| n == "executor-config/graph/default.graph").unwrap().1)
+            .unwrap();
+    // The first conv2d node's output entry, its channels halved.
+    let nodes = graph["nodes"].as_array().unwrap();
+    let nid = nodes.iter().position(|n| n["name"].as_str().unwrap().contains("conv2d")).unwrap();
+    let eid = graph["node_row_ptr"][nid].as_u64().unwrap() as usize;
+    let mut shape: Vec<u64> =
+        graph["attrs"]["shape"][1][eid].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+    let func = nodes[nid]["attrs"]["func_name"].as_str().unwrap().to_string();
+    let dtype = graph["attrs"]["dltype"][1][eid].as_str().unwrap();
+    let elem = if dtype.ends_with("32") {
+        4
+    } else if dtype.ends_with("16") {
+        2
+    } else {
+        1
+    };
+    let full: u64 = shape.iter().product::<u64>() * elem;
+    *shape.last_mut().unwrap() /= 2;
+    let arg = nodes[nid]["inputs"].as_array().unwrap().len();
+    let s = mismatch(&entry_shape_edited(members, eid, serde_json::json!(shape)));
+    assert!(s.contains(&func) && s.contains(&format!("argument {arg}")), "{s}");
+    assert!(s.contains(&format!("stores {full} bytes")) && s.contains(&format!("{} bytes)", full / 2)), "{s}");
+    assert!(s.contains(&format!("graph entry {eid}")), "{s}");
+}

@@ -6,11 +6,14 @@
 //! `#ifdef __cplusplus` regions) and reads top-level items by bracket structure, which is enough
 //! for the regular shape of TVM's output. It never fails: unreadable items are skipped.
 
+mod interval;
 mod items;
 mod refs;
+mod stores;
 mod tokens;
 mod uses;
 
+pub use stores::{KernelStores, kernel_stores};
 pub use tokens::parse_c_int;
 
 use crate::model::CFile;

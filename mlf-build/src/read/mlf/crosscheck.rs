@@ -3,7 +3,8 @@
 //! signature, the parameters (in [`Graph::split_args`](crate::model::Graph)) — and a
 //! contradiction is an error naming both sources. An AOT model's inputs and outputs are checked
 //! against the interface header's `TVMGEN_<M>_<NAME>_SIZE` macros the same way. (A graph entry smaller than what a kernel
-//! reads or writes would otherwise be planned too small: reads and writes past an arena slot.)
+//! reads or writes would otherwise be planned too small: reads and writes past an arena slot;
+//! every entry is also checked against its kernels' stores, in `extents.rs`.)
 //! Every tensor of a model must also have elements and a size that fits 64 bits.
 
 use crate::error::{Error, Result};

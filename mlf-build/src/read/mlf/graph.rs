@@ -12,6 +12,7 @@ use crate::read::params::ParamTensor;
 use crate::read::relay::RelayMain;
 use crate::support::names;
 
+/// Reads the graph config and binds it; returns the graph config's member name.
 pub(super) fn read_graph(
     archive: &Archive,
     module: &ModuleMeta,
@@ -19,7 +20,7 @@ pub(super) fn read_graph(
     params: Option<Vec<ParamTensor>>,
     relay: Option<&RelayMain>,
     desc: &mut ModelDesc,
-) -> Result<()> {
+) -> Result<String> {
     let m = module.name.as_str();
     let v7 = format!("executor-config/graph/{m}.graph");
     let candidates = [v7.as_str(), "executor-config/graph/graph.json", "runtime-config/graph/graph.json"];
@@ -90,7 +91,7 @@ pub(super) fn read_graph(
     super::crosscheck::graph_against_sources(&desc.inputs, &desc.outputs, module, relay, gname).in_member(gname)?;
     let functions = called_functions(&graph, desc, gname)?;
     desc.executor = Executor::Graph(GraphExec { graph, bindings, functions });
-    Ok(())
+    Ok(gname.to_string())
 }
 
 /// The outputs: the heads, named from relay `output_tensor_names` or TVM's convention.

@@ -6,8 +6,11 @@ mod aot_io;
 mod aot_types;
 mod code;
 mod crosscheck;
+mod extents;
 mod graph;
 mod outputs;
+
+pub use extents::{StoreCounts, kernel_stores_fit};
 
 use super::archive::Archive;
 use super::metadata::{ExecutorKind, Metadata, ModuleMeta};
@@ -90,12 +93,19 @@ fn read_inner(archive: &Archive, opts: &ReadOptions) -> Result<ModelDesc> {
         None => None,
     };
 
-    match module.executor {
-        ExecutorKind::Graph => graph::read_graph(archive, module, version, params, relay.as_ref(), &mut desc)?,
-        ExecutorKind::Aot => aot::read_aot(archive, module, params, relay.as_ref(), &mut desc)?,
-    }
+    let gname = match module.executor {
+        ExecutorKind::Graph => Some(graph::read_graph(archive, module, version, params, relay.as_ref(), &mut desc)?),
+        ExecutorKind::Aot => {
+            aot::read_aot(archive, module, params, relay.as_ref(), &mut desc)?;
+            None
+        }
+    };
     crosscheck::tensors_are_sized(&desc.inputs, &desc.outputs)?;
     crosscheck::dtypes_run(&desc)?;
+    // Last: the dtypes of the entries are known to be whole bytes that run.
+    if let (Some(gname), Executor::Graph(g)) = (gname, &desc.executor) {
+        extents::kernel_stores_fit(&g.graph, &desc.code.sources, &gname).in_member(gname)?;
+    }
     Ok(desc)
 }
 
