@@ -149,7 +149,7 @@ pub mod __private {
     #[cfg(feature = "build")]
     pub mod read {
         pub use crate::read::{
-            archive, blob, detect, graph, header, json, kmodel, metadata, mlf, param_pack, params, relay,
+            archive, blob, csource, detect, graph, header, json, kmodel, metadata, mlf, param_pack, params, relay,
         };
     }
 
