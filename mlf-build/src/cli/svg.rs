@@ -111,7 +111,7 @@ impl Picture {
             "static RAM: each box is one buffer, live from its first to its last operator (x), at its arena offset (y)";
         let (axes, labels) = axes(self, &g);
         let (boxes, box_labels) = boxes(self, &g);
-        Document::new()
+        let doc = Document::new()
             .set("viewBox", (0, 0, W, H))
             .set("width", W)
             .set("height", H)
@@ -124,9 +124,11 @@ impl Picture {
             .add(box_labels)
             .add(marks(self, &g))
             .add(legend(self, &g))
-            .add(stack(self, &g))
-            .add(flash(self, &g))
-            .to_string()
+            .add(flash(self, &g));
+        match stack(self, &g) {
+            Some(stack) => doc.add(stack).to_string(),
+            None => doc.to_string(),
+        }
     }
 }
 
@@ -294,10 +296,10 @@ const STACK_X: f64 = 14.0;
 
 /// The stack one run needs, beside the arena at the arena's byte scale (RAM as well, but not
 /// part of the arena): C frames, mlf's frames and the allowances, with the figure above it.
-fn stack(p: &Picture, g: &Frame) -> Group {
+fn stack(p: &Picture, g: &Frame) -> Option<Group> {
     let (x, w) = (g.x1 + STACK_X, 30.0);
     // Not known before the C is compiled (`cargo mlf plan` says so in words).
-    let Some(s) = &p.stack else { return Group::new() };
+    let s = p.stack.as_ref()?;
     let mut group = Group::new()
         .add(g.text(x, g.y0 - 24.0, 12.0, "stack").set("font-weight", "bold"))
         .add(g.text(x, g.y0 - 8.0, 11.0, &format!("{} B", s.total)).set("fill", "#555"));
@@ -347,7 +349,7 @@ fn stack(p: &Picture, g: &Frame) -> Group {
     if !caption.is_empty() {
         group = group.add(g.text(x, y - 6.0, 10.0, &caption).set("fill", "#b00"));
     }
-    group
+    Some(group)
 }
 
 /// The flash beside the arena: one bar of the parameters or constants, stacked.
