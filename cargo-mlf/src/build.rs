@@ -235,8 +235,9 @@ fn select(cargo: &CargoArgs) -> Result<(Vec<Selected>, PathBuf), Error> {
     Ok((out, target_dir))
 }
 
-/// A spinner on stderr (drawn only when stderr is a terminal) for one model's stages.
-fn spinner(label: &str) -> ProgressBar {
+/// A spinner on stderr (drawn only when stderr is a terminal) after `label`, its message the
+/// current stage (a model's check, cargo's current step in `cargo mlf run`).
+pub fn spinner(label: &str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();
     pb.set_style(
         ProgressStyle::with_template("{spinner:.green} {prefix:.bold} {wide_msg}")

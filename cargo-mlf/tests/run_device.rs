@@ -40,8 +40,13 @@ struct Figures {
 /// The number after `label` on a line of `stderr` (digits with `,` separators).
 fn figure(stderr: &str, label: &str) -> Option<u64> {
     let line = stderr.lines().find(|l| l.trim_start().starts_with(label))?;
-    let rest = line.trim_start()[label.len()..].trim_start();
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
+    grouped(&line.trim_start()[label.len()..])
+}
+
+/// The number (digits with `,` separators) at the start of `s`, after blanks.
+fn grouped(s: &str) -> Option<u64> {
+    let digits: String =
+        s.trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
     digits.parse().ok()
 }
 
@@ -75,14 +80,7 @@ fn run_cases(model: &Path, dir: &Path, target: &str, extra: &[&OsStr], limit: us
             exact_outputs += usize::from(got == expected);
             outputs += 1;
         }
-        let stated_stack = stderr.split("the module states STACK_BYTES = ").nth(1).map(|s| {
-            s.chars()
-                .take_while(|c| c.is_ascii_digit() || *c == ',')
-                .filter(|c| *c != ',')
-                .collect::<String>()
-                .parse()
-                .expect(&stderr)
-        });
+        let stated_stack = stderr.split("the module states STACK_BYTES = ").nth(1).map(|s| grouped(s).expect(&stderr));
         let figures = Figures {
             instructions: figure(&stderr, "instructions per inference").expect(&stderr),
             stack: figure(&stderr, "stack high-water").expect(&stderr),

@@ -4,9 +4,6 @@
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressStyle};
 
 use mlf_build::__private::{Layout, UserLibraries};
 use mlf_build::{Error, ModelDesc, ModelFormat, Placement};
@@ -118,13 +115,7 @@ fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool, targe
 /// after `label`; cargo's messages are printed after it ends when the build failed, and its
 /// warnings when it succeeded.
 fn with_spinner(mut build: Command, label: &str) -> Result<std::process::ExitStatus, Error> {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner:.green} {prefix} {wide_msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    pb.set_prefix(label.to_string());
-    pb.enable_steady_tick(Duration::from_millis(100));
+    let pb = crate::build::spinner(label);
     let mut child = build
         .arg("--color")
         .arg("always")

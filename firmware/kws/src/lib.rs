@@ -12,19 +12,7 @@ macro_rules! kws_program {
     ($m:ident) => {
         #[device_support::entry]
         fn main() -> ! {
-            use device_support::check::{compare, decode};
-            let mut report = device_support::Report::start(stringify!($m));
-            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
-            for case in &CASES {
-                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
-                let (out, cost) = device_support::measure(|| model.run(&$m::Inputs { input_1: &input }));
-                let out = match out {
-                    Ok(out) => out,
-                    Err(e) => report.fail("run", Some(&e)),
-                };
-                report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
-            }
-            report.stated_stack($m::STACK_BYTES);
+            let (report, _model) = $crate::kws_cases!($m);
             report.finish()
         }
     };
@@ -32,24 +20,13 @@ macro_rules! kws_program {
         #[device_support::entry]
         fn main() -> ! {
             use core::ffi::c_void;
-            use device_support::check::{compare, decode};
-            use device_support::{Report, measure, overhead};
+            use device_support::check::decode;
+            use device_support::{measure, overhead};
             use mlf_runtime::StaticArena;
             /// Repetitions of each side: the counts are exact and the model is kernel-bound.
             const REPS: u64 = 4;
             static SCRATCH: StaticArena<{ $m::ARENA_BYTES }> = StaticArena::new();
-            let mut report = Report::start(stringify!($m));
-            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
-            for case in &CASES {
-                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
-                let (out, cost) = measure(|| model.run(&$m::Inputs { input_1: &input }));
-                let out = match out {
-                    Ok(out) => out,
-                    Err(e) => report.fail("run", Some(&e)),
-                };
-                report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
-            }
-            report.stated_stack($m::STACK_BYTES);
+            let (mut report, mut model) = $crate::kws_cases!($m);
             // `run()` and the entry point alone, on case 0; both outputs must agree.
             let Some(input) = decode::<i8, 490>(CASES[0].inputs[0]) else { report.fail("input-size", None) };
             let inputs = $m::Inputs { input_1: &input };
@@ -85,24 +62,13 @@ macro_rules! kws_program {
     ($m:ident, graph) => {
         #[device_support::entry]
         fn main() -> ! {
-            use device_support::check::{compare, decode};
+            use device_support::check::decode;
+            use device_support::measure;
             use device_support::overhead::{self, GraphModel, GraphPeer};
-            use device_support::{Report, measure};
             use mlf_runtime::{StaticArena, TakeOnce};
             static SCRATCH: StaticArena<{ $m::ARENA_BYTES }> = StaticArena::new();
             static PEER: TakeOnce<GraphPeer<128, 80>> = TakeOnce::new(GraphPeer::new());
-            let mut report = Report::start(stringify!($m));
-            let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
-            for case in &CASES {
-                let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
-                let (out, cost) = measure(|| model.run(&$m::Inputs { input_1: &input }));
-                let out = match out {
-                    Ok(out) => out,
-                    Err(e) => report.fail("run", Some(&e)),
-                };
-                report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
-            }
-            report.stated_stack($m::STACK_BYTES);
+            let (mut report, mut model) = $crate::kws_cases!($m);
             // What a run costs beyond the kernels (see `device_support::overhead`), on case 0.
             let Some(input) = decode::<i8, 490>(CASES[0].inputs[0]) else { report.fail("input-size", None) };
             let (ok, runs) =
@@ -121,4 +87,28 @@ macro_rules! kws_program {
             report.finish()
         }
     };
+}
+
+/// Takes the module `$m`, runs it on every reference case (outputs exact) and records its stated
+/// stack: the part every program of [`kws_program!`] shares. Evaluates to the report and the
+/// model.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! kws_cases {
+    ($m:ident) => {{
+        use device_support::check::{compare, decode};
+        let mut report = device_support::Report::start(stringify!($m));
+        let Some(mut model) = $m::Model::take() else { report.fail("take", None) };
+        for case in &CASES {
+            let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
+            let (out, cost) = device_support::measure(|| model.run(&$m::Inputs { input_1: &input }));
+            let out = match out {
+                Ok(out) => out,
+                Err(e) => report.fail("run", Some(&e)),
+            };
+            report.case(compare(out.identity, case.outputs[0], TOLERANCE), true, &cost);
+        }
+        report.stated_stack($m::STACK_BYTES);
+        (report, model)
+    }};
 }
