@@ -1,7 +1,7 @@
 //! Archives that can be inspected but not built for this host are refused at build time with a
 //! message that names the reason: a foreign-architecture object, Arm-only C, tvm-ffi C, extern
-//! packed calls, external parameters of constants inside LLVM objects; a codegen-only tree is
-//! refused when read.
+//! packed calls, external parameters of constants in the C and in LLVM objects together; a
+//! codegen-only tree is refused when read.
 
 use std::path::Path;
 
@@ -138,45 +138,49 @@ fn c_that_does_not_compile_names_the_file_and_the_compiler_message() {
     assert!(strays.is_empty(), "written into the current folder: {strays:?}");
 }
 
-/// An x86-64 relocatable object defining the given functions (as LLVM codegen would).
-fn x86_64_object(functions: &[&str]) -> Vec<u8> {
-    use object::write::{Object, StandardSection, Symbol, SymbolSection};
-    use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
+/// An x86-64 object with a function reading 64 bytes of read-only data through a relocation.
+fn x86_64_object_with_constants(function: &str) -> Vec<u8> {
+    use object::write::{Object, Relocation, StandardSection, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, RelocationFlags, SymbolFlags, SymbolKind, SymbolScope};
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
     let text = obj.section_id(StandardSection::Text);
-    for f in functions {
-        let off = obj.append_section_data(text, &[0x31, 0xc0, 0xc3], 1); // xor eax, eax; ret
-        obj.add_symbol(Symbol {
-            name: f.as_bytes().to_vec(),
-            value: off,
-            size: 3,
-            kind: SymbolKind::Text,
-            scope: SymbolScope::Linkage,
-            weak: false,
-            section: SymbolSection::Section(text),
-            flags: SymbolFlags::None,
-        });
-    }
+    let rodata = obj.section_id(StandardSection::ReadOnlyData);
+    // lea rax, [rip + table]; ret
+    let off = obj.append_section_data(text, &[0x48, 0x8d, 0x05, 0, 0, 0, 0, 0xc3], 16);
+    let table: Vec<u8> = (0..64u8).collect();
+    let at = obj.append_section_data(rodata, &table, 16);
+    let sym = obj.add_symbol(Symbol {
+        name: b"table".to_vec(),
+        value: at,
+        size: 64,
+        kind: SymbolKind::Data,
+        scope: SymbolScope::Compilation,
+        weak: false,
+        section: SymbolSection::Section(rodata),
+        flags: SymbolFlags::None,
+    });
+    obj.add_symbol(Symbol {
+        name: function.as_bytes().to_vec(),
+        value: off,
+        size: 8,
+        kind: SymbolKind::Text,
+        scope: SymbolScope::Linkage,
+        weak: false,
+        section: SymbolSection::Section(text),
+        flags: SymbolFlags::None,
+    });
+    let flags = RelocationFlags::Elf { r_type: object::elf::R_X86_64_PC32 };
+    obj.add_relocation(text, Relocation { offset: off + 3, symbol: sym, addend: -4, flags }).unwrap();
     obj.write().unwrap()
 }
 
-/// A graph model linked with link-params whose kernels (and so its constants) come as an LLVM
-/// object: its constants are reached through relocations, which mlf does not retarget.
+/// An AOT model whose C holds constant arrays and whose LLVM object holds constant data too:
+/// mlf takes out either, not both, and says so.
 #[test]
-fn external_parameters_are_refused_for_constants_inside_objects() {
-    let tar = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/digits-graph-linked.tar");
-    let archive = mlf_build::__private::read::archive::Archive::open(&tar).unwrap();
-    let mut members: Vec<(String, Vec<u8>)> = archive
-        .names()
-        .filter(|n| !n.ends_with("default_lib1.c"))
-        .map(|n| (n.to_string(), archive.get(n).unwrap().to_vec()))
-        .collect();
-    let kernels = [
-        "tvmgen_default_fused_nn_contrib_dense_pack_add",
-        "tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu",
-        "tvmgen_default_fused_nn_softmax",
-    ];
-    members.push(("codegen/host/lib/default_lib1.o".into(), x86_64_object(&kernels)));
+fn external_parameters_are_refused_for_constants_in_c_and_objects_together() {
+    let mut members =
+        mlf_fixtures::tar_members(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/digits-aot-c.tar"));
+    members.push(("codegen/host/lib/extra_lib.o".into(), x86_64_object_with_constants("extra_kernel")));
     let dir = tempfile::tempdir().unwrap();
     write_members(dir.path(), &members);
     let out = tempfile::tempdir().unwrap();
@@ -185,8 +189,5 @@ fn external_parameters_are_refused_for_constants_inside_objects() {
         .build_into(dir.path(), out.path(), "refusals", "x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu", false)
         .expect_err("must be refused");
     let msg = e.to_string();
-    assert!(
-        msg.contains("cannot be external") && msg.contains("relocations") && msg.contains("default_lib1.o"),
-        "{msg}"
-    );
+    assert!(msg.contains("cannot be external") && msg.contains("LLVM objects") && msg.contains("together"), "{msg}");
 }

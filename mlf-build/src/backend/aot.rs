@@ -6,8 +6,9 @@ use serde_json::json;
 use super::aot_pool::take_out_constant_pool;
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::c_arrays::take_out_arrays;
+use super::object_sections::take_out_sections;
 use super::picture::{BoxKind, Picture, PlanBox};
-use super::tvm::{inspect_body, inspect_external, line, object_refusal, output_bytes, static_arrays};
+use super::tvm::{inspect_body, inspect_external, line, object_constants, output_bytes, static_arrays};
 use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc};
@@ -85,19 +86,26 @@ impl Backend for AotBackend<'_> {
     }
 
     fn external_refusal(&self) -> Option<String> {
-        if let Some(why) = object_refusal(self.desc, self.has_pool()) {
-            return Some(why);
-        }
-        if self.has_pool() || static_arrays(self.desc).0 > 0 {
-            None
-        } else {
-            Some("its C holds no constants to take out (no USMP constant pool, no constant arrays)".into())
+        let in_c = self.has_pool() || static_arrays(self.desc).0 > 0;
+        match (in_c, object_constants(self.desc).is_some()) {
+            (true, true) => Some(
+                "its C holds constants (a USMP constant pool or constant arrays) and its LLVM objects hold constants too, which mlf does not take out together".into(),
+            ),
+            (false, false) => Some(
+                "its code holds no constants to take out (no USMP constant pool, no constant arrays, no constant data in LLVM objects)".into(),
+            ),
+            _ => None,
         }
     }
 
     fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
         if let Some(why) = self.external_refusal() {
             return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
+        }
+        if object_constants(self.desc).is_some() {
+            // Constants inside LLVM objects (the main among them): the sections leave whole, the
+            // main reads them all.
+            return Ok((None, take_out_sections(self.desc, Split::default())?));
         }
         let (desc, split) = if self.has_pool() {
             take_out_constant_pool(self.desc, self.exec, toolchain)?

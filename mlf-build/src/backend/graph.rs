@@ -6,8 +6,9 @@ use serde_json::json;
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::c_arrays::take_out_arrays;
 use super::linked::unlink_params;
+use super::object_sections::take_out_sections;
 use super::picture::{BoxKind, Picture, PlanBox};
-use super::tvm::{inspect_body, inspect_external, object_refusal, output_bytes, static_arrays};
+use super::tvm::{inspect_body, inspect_external, output_bytes, static_arrays};
 use crate::codegen::graph::{GraphCodegen, module_tokens};
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};
@@ -80,7 +81,7 @@ impl Backend for GraphBackend<'_> {
     }
 
     fn external_refusal(&self) -> Option<String> {
-        object_refusal(self.desc, !self.desc.params.is_empty())
+        None
     }
 
     fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
@@ -94,7 +95,8 @@ impl Backend for GraphBackend<'_> {
             None
         };
         let desc = unlinked.as_ref().unwrap_or(self.desc);
-        let mut split = Split::default();
+        // Sections of LLVM objects first: their files are the first of the split.
+        let mut split = take_out_sections(desc, Split::default())?;
         for p in &desc.params {
             let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
             split.of_param.push(k);

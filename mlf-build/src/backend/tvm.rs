@@ -1,8 +1,9 @@
-//! What the graph and AOT backends share: the refusal of constants inside LLVM objects, the
-//! outputs' share of the arena, and the lines of `inspect` about parameters and code.
+//! What the graph and AOT backends share: the constants inside LLVM objects, the outputs' share
+//! of the arena, and the lines of `inspect` about parameters and code.
 
 use crate::model::{ConstantKind, ModelDesc};
 use crate::plan::pack::align_up;
+use crate::plan::split::{ObjectSections, Split};
 
 /// The per-operator `static const` arrays compiled into the C: how many and their bytes.
 pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
@@ -10,18 +11,10 @@ pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
     arrays.fold((0, 0), |(n, b), c| (n + 1, b + c.bytes))
 }
 
-/// Why the parameters cannot leave the image when the model's kernels come as LLVM objects
-/// (`codegen/host/lib/*.o`) and its constants are not held apart (`separate`: a `.params` file or a
-/// USMP pool in the C): they are then inside the objects, reached through relocations, which mlf
-/// does not retarget.
-pub(super) fn object_refusal(desc: &ModelDesc, separate: bool) -> Option<String> {
-    let members: Vec<&str> = desc.code.objects.iter().map(|o| o.member.as_str()).collect();
-    (!members.is_empty() && !separate).then(|| {
-        format!(
-            "its kernels come as LLVM objects ({}), whose constants are reached through relocations; mlf does not retarget relocations, so parameters inside objects cannot be separated (export with the `c` target)",
-            members.join(", ")
-        )
-    })
+/// The read-only data sections of the model's LLVM objects that external parameters take out
+/// (none when it has no objects, or when they cannot be read: building says why).
+pub(super) fn object_constants(desc: &ModelDesc) -> Option<ObjectSections> {
+    super::object_sections::take_out_sections(desc, Split::default()).ok().and_then(|s| s.objects)
 }
 
 /// Bytes of the outputs in the arena, each aligned to `align`.

@@ -28,6 +28,8 @@ pub mod objects;
 #[cfg(feature = "build")]
 pub mod output;
 #[cfg(feature = "build")]
+pub mod retarget;
+#[cfg(feature = "build")]
 pub mod runnable;
 #[cfg(feature = "build")]
 pub mod script;

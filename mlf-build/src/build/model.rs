@@ -26,6 +26,7 @@ use crate::codegen::tvm::ParamCode;
 use crate::codegen::{IncludePath, render};
 use crate::error::{Context, Error, Result};
 use crate::model::{ModelDesc, Placement};
+use crate::plan::params::object_offsets;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
 use crate::read::mlf::ReadOptions;
@@ -238,23 +239,24 @@ impl Model {
             rustflags: self.rustflags.as_deref(),
             configure: self.configure.as_deref(),
             libs: &self.libs,
+            object_sections: Default::default(),
         };
         // External parameters: the split, and the model whose C no longer holds them when they
         // were in it (a constant pool, constant arrays, linked parameters): the C compiled and
         // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
-        let param_files = match split {
-            None => write_embedded_params(code_desc, &layout)?,
-            Some(_) => Vec::new(),
-        };
+        let param_files = if split.is_none() { write_embedded_params(code_desc, &layout)? } else { Vec::new() };
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
             _ => ParamCode::Embedded(&param_files),
         };
-        // The C first: the module states the stack its frames need.
-        let library = compile::compile(&CompileJob { desc: code_desc, ..job.clone() }).in_file(&canonical)?;
+        // The C first: the module states the stack its frames need. Sections taken out of LLVM
+        // objects: their relocations retargeted to the parameter region.
+        let object_sections = params.split().map(|s| object_offsets(s, code_desc.plan_align())).unwrap_or_default();
+        let library =
+            compile::compile(&CompileJob { desc: code_desc, object_sections, ..job.clone() }).in_file(&canonical)?;
         let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         // Bounded before anything is generated: the plan's figures against the limit.

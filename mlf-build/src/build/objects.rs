@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use object::{Object, ObjectSymbol};
 
+use super::retarget::{Retarget, retarget};
 use crate::error::{Error, Result};
 
 /// Function-pointer slots and the runtime function each must point to.
@@ -38,13 +39,15 @@ pub fn defined_symbols(member: &str, bytes: &[u8]) -> Result<BTreeSet<String>> {
 }
 
 /// A private copy of an object: every symbol in `model_symbols` (defined or referenced) gets
-/// `prefix`, and every slot definition becomes a reference to `<prefix><slot>`. Returns the new
-/// object and the slots it uses.
+/// `prefix`, every slot definition becomes a reference to `<prefix><slot>`, and with external
+/// parameters (`taken`) the sections taken out leave it, its relocations retargeted to the
+/// parameter region. Returns the new object and the slots it uses.
 pub fn isolate(
     member: &str,
     bytes: &[u8],
     prefix: &str,
     model_symbols: &BTreeSet<String>,
+    taken: Option<&Retarget<'_>>,
 ) -> Result<(Vec<u8>, Vec<&'static str>)> {
     let fail = |e: object::build::Error| {
         Error::invalid(format!("cannot rewrite the object: {e}")).in_member(member.to_string())
@@ -76,6 +79,9 @@ pub fn isolate(
         } else if model_symbols.contains(&name) {
             sym.name = format!("{prefix}{name}").into_bytes().into();
         }
+    }
+    if let Some(taken) = taken {
+        retarget(&mut builder, member, taken)?;
     }
     let mut out = Vec::new();
     builder.write(&mut out).map_err(fail)?;

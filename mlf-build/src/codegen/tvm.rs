@@ -12,7 +12,7 @@ use super::skeleton::{self, Field};
 use super::{IncludePath, ident, lit, usize_lit};
 use crate::error::Result;
 use crate::model::{ModelDesc, Placement, TensorInfo};
-use crate::plan::split::Split;
+use crate::plan::split::{ObjectSections, Split};
 use crate::plan::stack::{self, StackFigure};
 use crate::support::dtype::DType;
 
@@ -141,6 +141,12 @@ fn run_sig(source: bool) -> TokenStream {
     quote!(#[doc = #doc] pub fn run(&mut self, inputs: &Inputs<'_> #extra) -> #result)
 }
 
+/// The symbol the parameter region (or staging buffer) is exported under when the model's LLVM
+/// objects had constant sections taken out (`None` otherwise).
+pub fn object_region_symbol(split: Option<&Split>, symbol_prefix: &str) -> Option<String> {
+    split.and_then(|s| s.objects.as_ref()).map(|_| format!("{symbol_prefix}{}", ObjectSections::REGION_SYMBOL))
+}
+
 /// The name of the static holding external parameters for `placement` (`PARAM_REGION` when
 /// resident, `STAGING` when streamed).
 pub fn region_static(placement: Placement) -> Ident {
@@ -151,13 +157,29 @@ pub fn region_static(placement: Placement) -> Ident {
 /// bytes; `offsets` the resident offset of each entry of `PARAMS`; `align` the alignment of
 /// workspace allocations; `after_load` what `load` does once the files are read (constant
 /// arrays bound).
-pub fn param_api(placement: Placement, align: u64, region: u64, offsets: &[u64], after_load: TokenStream) -> ParamApi {
+///
+/// `export`: the symbol the region is exported under, when the model's LLVM objects reach
+/// constants in it through relocations ([`object_region_symbol`]).
+pub fn param_api(
+    placement: Placement,
+    align: u64,
+    (region, export): (u64, Option<String>),
+    offsets: &[u64],
+    after_load: TokenStream,
+) -> ParamApi {
     let (align, region_lit, region) = (lit(align), lit(region), region_static(placement));
     let enter_with = quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align));
     let region_item = |doc: &str| {
         let doc = format!(" {doc} (zeroed: in `.bss`).");
+        let export = export.as_ref().map(|sym| {
+            let note = format!(
+                " Exported as `{sym}`: the model's LLVM objects read the constant sections taken out of them here (their relocations were retargeted at build time)."
+            );
+            quote!(#[doc = #note] #[unsafe(export_name = #sym)])
+        });
         quote! {
             #[doc = #doc]
+            #export
             static #region: ::mlf_runtime::StaticArena<#region_lit> = ::mlf_runtime::StaticArena::new();
         }
     };

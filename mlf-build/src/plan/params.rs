@@ -2,6 +2,8 @@
 //! parameter file one after another) and, for streamed graph models, the staging buffer one call
 //! reads its parameters from.
 
+use std::collections::BTreeMap;
+
 use super::graph::{GraphPlan, OpCall, Slot};
 use super::pack::align_up;
 use crate::model::Placement;
@@ -76,22 +78,55 @@ pub fn array_staging(table: &ArrayTable, split: &Split, slots: &[usize], base: u
     (out, cursor)
 }
 
-/// The staging layout of call `c`: each distinct parameter file it reads with its offset, packed
-/// in decreasing order of alignment (so no padding is needed), and the bytes they take.
+/// Where the sections taken out of LLVM objects lie in the parameter region and in the staging
+/// buffer alike (their files come first, one after another, each aligned to `align`): the offset
+/// of each of those files, and the end of their area.
+pub fn object_area(split: &Split, align: u64) -> (Vec<u64>, u64) {
+    let n = split.objects.as_ref().map_or(0, |o| o.file_count());
+    if n == 0 {
+        return (Vec::new(), 0);
+    }
+    sequential(split.files[..n].iter().map(|f| f.bytes()), align)
+}
+
+/// For each object member, its taken sections (index in its section table, offset in the
+/// parameter region or staging buffer: [`object_area`]), for the build step to retarget.
+pub fn object_offsets(split: &Split, align: u64) -> BTreeMap<String, Vec<(usize, u64)>> {
+    let mut out: BTreeMap<String, Vec<(usize, u64)>> = BTreeMap::new();
+    let (offsets, _) = object_area(split, align);
+    for s in split.objects.iter().flat_map(|o| &o.sections) {
+        out.entry(s.member.clone()).or_default().push((s.index, offsets[s.file]));
+    }
+    out
+}
+
+/// The staging layout of call `c`: each distinct parameter file it reads with its offset (the
+/// sections of LLVM objects its function reads at their fixed place in the object area, then
+/// its parameters after that area, packed in decreasing order of alignment so no padding is
+/// needed), and the end of what it reads.
 pub fn call_staging(c: &OpCall, plan: &GraphPlan, split: &Split) -> (Vec<(usize, u64)>, u64) {
+    let (fixed, base) = object_area(split, plan.align);
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    if let Some(read) = split.objects.as_ref().and_then(|o| o.users.get(&c.func).map(|s| o.files_of(s))) {
+        out.extend(read.into_iter().map(|f| (f, fixed[f])));
+    }
     let mut files: Vec<usize> = Vec::new();
     for &e in &c.args {
         if let Slot::Param { index } = plan.slots[e] {
             let k = split.of_param[index];
-            if !files.contains(&k) {
+            if k < fixed.len() {
+                // The same bytes as a section's: read where the section lies.
+                if !out.iter().any(|&(f, _)| f == k) {
+                    out.push((k, fixed[k]));
+                }
+            } else if !files.contains(&k) {
                 files.push(k);
             }
         }
     }
     let elem_align = |k: usize| split.files[k].dtype.elem_bytes().next_power_of_two().max(1);
     files.sort_by_key(|&k| std::cmp::Reverse(elem_align(k)));
-    let mut cursor = 0u64;
-    let mut out = Vec::new();
+    let mut cursor = base;
     for k in files {
         cursor = align_up(cursor, elem_align(k));
         out.push((k, cursor));

@@ -46,6 +46,64 @@ pub struct Split {
     pub of_param: Vec<usize>,
     /// Per-operator constant arrays taken out of the C, if any.
     pub arrays: Option<ArrayTable>,
+    /// Read-only data sections taken out of LLVM objects, if any (their files come first in
+    /// [`Split::files`]).
+    pub objects: Option<ObjectSections>,
+}
+
+/// Read-only data sections taken out of a model's LLVM objects: every relocation that reached
+/// one is retargeted to the parameter region (resident) or the staging buffer (streamed) at the
+/// section's fixed offset there, which the module exports under [`ObjectSections::REGION_SYMBOL`].
+#[derive(Clone, Debug, Default)]
+pub struct ObjectSections {
+    /// Each taken section.
+    pub sections: Vec<ObjectSection>,
+    /// Each function an object defines that reads taken sections (in its code, through the
+    /// functions it calls, or through data that points at them), with the sections (indices
+    /// into `sections`).
+    pub users: BTreeMap<String, Vec<usize>>,
+    /// Read-only data left in the objects (literal pools, sections under
+    /// [`ArrayTable::THRESHOLD`] bytes or holding addresses or exported symbols): how many
+    /// sections and their bytes.
+    pub kept: (usize, u64),
+}
+
+/// One read-only data section taken out of an LLVM object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectSection {
+    /// The object's archive member.
+    pub member: String,
+    /// The section's name.
+    pub name: String,
+    /// Its index in the object's section table.
+    pub index: usize,
+    /// Its alignment.
+    pub align: u64,
+    /// Index of its file in [`Split::files`] (among the first files).
+    pub file: usize,
+}
+
+impl ObjectSections {
+    /// The C name of the region the retargeted relocations point into (renamed with the model's
+    /// prefix), exported by the generated module's parameter region or staging buffer.
+    pub const REGION_SYMBOL: &str = "mlf_object_params";
+
+    /// The files of `sections` (indices into `sections`), each once, in order.
+    pub fn files_of(&self, sections: &[usize]) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for &k in sections {
+            let f = self.sections[k].file;
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    /// The number of files the sections take (they are the first files of the split).
+    pub fn file_count(&self) -> usize {
+        self.sections.iter().map(|s| s.file + 1).max().unwrap_or(0)
+    }
 }
 
 /// Constant arrays taken out of a model's C: the C reads each through entry `k` of a table of

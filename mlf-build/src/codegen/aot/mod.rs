@@ -182,6 +182,26 @@ fn array_code(params: ParamCode<'_>, args: &Args, symbol_prefix: &str) -> arrays
     code
 }
 
+/// Streamed constant sections of LLVM objects: the main (in an object) reads them all, so each is
+/// read before the call to its fixed place in the staging buffer, where its relocations point.
+fn object_staging(params: ParamCode<'_>, align: u64) -> Vec<TokenStream> {
+    let Some(split) = params.split().filter(|_| params.placement() == Placement::Streamed) else { return Vec::new() };
+    let (offsets, _) = crate::plan::params::object_area(split, align);
+    offsets
+        .iter()
+        .enumerate()
+        .map(|(k, &off)| {
+            let note = comment(format!(
+                "Constant section file {k} ({}) to staging {}, where the objects' relocations point.",
+                split.files[k].names.join(", "),
+                bytes(off, split.files[k].bytes())
+            ));
+            let (k, o) = (usize_lit(k), lit(off));
+            quote!(#note r.stage(source, &PARAMS[#k], #o)?;)
+        })
+        .collect()
+}
+
 /// Generates the module items. `symbol_prefix` is the prefix the model's C symbols were renamed
 /// with; `params` says whether the constant pool is read through a `ParamSource`.
 pub fn module_tokens(
@@ -201,12 +221,18 @@ pub fn module_tokens(
     let mut statics = args.statics.clone();
     if let Some(split) = params.split() {
         let total: u64 = split.files.iter().map(|f| f.bytes()).sum();
-        let what = if split.arrays.is_some() { "constants" } else { "constant pool" };
+        let what = match (&split.arrays, &split.objects) {
+            (Some(_), _) => "constants",
+            (_, Some(_)) => "constant sections of its LLVM objects",
+            _ => "constant pool",
+        };
         let doc = format!(" The {what} this model reads from a `ParamSource` ({total} bytes).");
         statics.push(tvm::param_refs(split, &doc));
     }
     statics.extend(arrays.statics);
-    let api = tvm::param_api(params.placement(), plan.align, args.region.1, &args.region.0, arrays.after_load);
+    let export = tvm::object_region_symbol(params.split(), symbol_prefix);
+    let api =
+        tvm::param_api(params.placement(), plan.align, (args.region.1, export), &args.region.0, arrays.after_load);
     let (ws, tvm_ws) = (lit(plan.workspace_bytes), lit(plan.tvm_workspace_bytes));
     let slack = match plan.slack_bytes {
         0 => String::new(),
@@ -218,7 +244,8 @@ pub fn module_tokens(
         desc.name, a.style, plan.arena_bytes, plan.workspace_bytes, a.workspace_source,
     );
     // Arguments copied or staged before the call.
-    let prepare: Vec<TokenStream> = args.all().map(Arg::prepare).collect();
+    let mut prepare: Vec<TokenStream> = args.all().map(Arg::prepare).collect();
+    prepare.extend(object_staging(params, plan.align));
     let (before, before_call) = (&e.before, &arrays.before_call);
     let (call, on_take) = (&e.call, &e.on_take);
     tvm::module(TvmModule {

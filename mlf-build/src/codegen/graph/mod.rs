@@ -57,8 +57,14 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         }
         _ => arrays::ArrayCode::default(),
     };
-    let api =
-        tvm::param_api(cg.params.placement(), plan.align, params.region, &params.resident_offsets, arrays.after_load);
+    let export = tvm::object_region_symbol(cg.params.split(), cg.symbol_prefix);
+    let api = tvm::param_api(
+        cg.params.placement(),
+        plan.align,
+        (params.region, export),
+        &params.resident_offsets,
+        arrays.after_load,
+    );
     let tvm_total = lit(plan.tvm.storage_bytes + plan.tvm.workspace_bytes);
     let model_doc = format!(
         " The `{}` model (TVM graph executor, {} operator calls). Static RAM: {} bytes of arena \

@@ -1,0 +1,209 @@
+//! Taking read-only data out of a model's LLVM objects (`codegen/host/lib/*.o`), for external
+//! parameters: every allocated, read-only, non-mergeable data section of at least
+//! [`ArrayTable::THRESHOLD`] bytes that holds no address and defines no exported symbol becomes a
+//! parameter file. Whole sections are taken, never parts: the code reaches constants through
+//! relocations whose addends may point anywhere in a section (past an array's end, into its
+//! middle, biased by the instruction's length), and a section moved whole keeps every such
+//! address right. Which function reads which section comes from the relocations; the build step
+//! retargets them (`build::objects`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionFlags, SectionKind};
+
+use crate::error::{Error, Result};
+use crate::model::{ModelDesc, ObjectFile};
+use crate::plan::split::{ArrayTable, ObjectSection as Taken, ObjectSections, Split};
+use crate::support::bytes::Bytes;
+use crate::support::dtype::DType;
+
+/// The largest section alignment the parameter region honours (its base and every file in it
+/// are aligned to 64).
+const MAX_ALIGN: u64 = 64;
+
+/// Takes the read-only data sections out of `desc`'s objects into `split`, which must hold no
+/// file yet (the sections' files come first). Returns `split` unchanged when no object has one.
+pub(super) fn take_out_sections(desc: &ModelDesc, mut split: Split) -> Result<Split> {
+    if desc.code.objects.is_empty() {
+        return Ok(split);
+    }
+    if !split.files.is_empty() {
+        return Err(Error::invalid("constant sections of objects must be the first parameter files"));
+    }
+    let mut out = ObjectSections::default();
+    let mut direct: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let mut callees: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for o in &desc.code.objects {
+        let fail = |e: object::Error| Error::invalid(format!("not an object file: {e}")).in_member(o.member.clone());
+        let file = object::File::parse(&o.bytes[..]).map_err(fail)?;
+        let first = out.sections.len();
+        let taken = sections_to_take(o, &file, &mut out.kept)?;
+        if !taken.is_empty() && file.format() != object::BinaryFormat::Elf {
+            return Err(Error::unsupported(format!(
+                "its constants are in a {:?} object; mlf retargets relocations of ELF objects only",
+                file.format()
+            ))
+            .in_member(o.member.clone()));
+        }
+        let mut index_of = BTreeMap::new();
+        for (k, (index, name, align, data)) in taken.into_iter().enumerate() {
+            let f = split.add(&format!("{}:{name}", o.member), DType::U8, &[data.len() as u64], &Bytes::new(data));
+            out.sections.push(Taken { member: o.member.clone(), name, align, index, file: f });
+            index_of.insert(index, first + k);
+        }
+        relocation_graph(&file, &index_of, &mut direct, &mut callees);
+    }
+    if out.sections.is_empty() {
+        return Ok(split);
+    }
+    out.users = readers(&direct, &callees);
+    split.objects = Some(out);
+    Ok(split)
+}
+
+/// The sections of one object to take (index, name, alignment, bytes); the other read-only data
+/// it keeps is added to `kept`.
+#[allow(clippy::type_complexity)]
+fn sections_to_take(
+    o: &ObjectFile,
+    file: &object::File<'_>,
+    kept: &mut (usize, u64),
+) -> Result<Vec<(usize, String, u64, Vec<u8>)>> {
+    // Sections that exported symbols live in, and those relocations patch (they hold addresses).
+    let exported: BTreeSet<usize> = file
+        .symbols()
+        .filter(|s| s.is_global() && s.is_definition())
+        .filter_map(|s| s.section_index().map(|i| i.0))
+        .collect();
+    let patched: BTreeSet<usize> =
+        file.sections().filter(|s| s.relocations().next().is_some()).map(|s| s.index().0).collect();
+    let mut out = Vec::new();
+    for s in file.sections() {
+        let name = s.name().unwrap_or_default().to_string();
+        let read_only = matches!(s.kind(), SectionKind::ReadOnlyData | SectionKind::ReadOnlyString);
+        if !read_only || name.starts_with(".eh_frame") || s.size() == 0 {
+            continue;
+        }
+        let mergeable =
+            matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_MERGE) != 0);
+        let take = s.kind() == SectionKind::ReadOnlyData
+            && !mergeable
+            && s.size() >= ArrayTable::THRESHOLD
+            && s.align() <= MAX_ALIGN
+            && !exported.contains(&s.index().0)
+            && !patched.contains(&s.index().0);
+        if !take {
+            *kept = (kept.0 + 1, kept.1.saturating_add(s.size()));
+            continue;
+        }
+        let data = s
+            .uncompressed_data()
+            .map_err(|e| Error::invalid(format!("section {name} cannot be read: {e}")).in_member(o.member.clone()))?;
+        if data.len() as u64 != s.size() {
+            return Err(
+                Error::invalid(format!("section {name} holds fewer bytes than its size")).in_member(o.member.clone())
+            );
+        }
+        out.push((s.index().0, name, s.align().max(1), data.into_owned()));
+    }
+    Ok(out)
+}
+
+/// Which function's code reaches which taken section (`direct`) and which functions each calls
+/// (`callees`), from the object's relocations. A reference the code makes outside any sized
+/// function, or that data makes, counts for every function of the object; a call through a
+/// section symbol counts as a call of every function of that section.
+fn relocation_graph(
+    file: &object::File<'_>,
+    taken: &BTreeMap<usize, usize>,
+    direct: &mut BTreeMap<String, BTreeSet<usize>>,
+    callees: &mut BTreeMap<String, BTreeSet<String>>,
+) {
+    // Functions of each executable section: (start, end, name), sorted.
+    let mut functions: BTreeMap<usize, Vec<(u64, u64, String)>> = BTreeMap::new();
+    for s in file.symbols().filter(|s| s.kind() == object::SymbolKind::Text && s.is_definition()) {
+        if let (Some(sec), Ok(name)) = (s.section_index(), s.name()) {
+            let end = s.address().saturating_add(s.size().max(1));
+            functions.entry(sec.0).or_default().push((s.address(), end, name.to_string()));
+        }
+    }
+    for list in functions.values_mut() {
+        list.sort();
+    }
+    let all: Vec<String> = functions.values().flatten().map(|(_, _, n)| n.clone()).collect();
+    for s in file.sections() {
+        let alloc =
+            matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_ALLOC) != 0);
+        if !alloc {
+            continue;
+        }
+        let code = functions.get(&s.index().0);
+        for (at, r) in s.relocations() {
+            let (target_section, callee) = match r.target() {
+                RelocationTarget::Symbol(i) => match file.symbol_by_index(i) {
+                    Ok(sym) => {
+                        let named_fn =
+                            sym.kind() == object::SymbolKind::Text && sym.name().is_ok_and(|n| !n.is_empty());
+                        (sym.section_index().map(|i| i.0), named_fn.then(|| sym.name().unwrap_or_default().to_string()))
+                    }
+                    Err(_) => continue,
+                },
+                RelocationTarget::Section(i) => (Some(i.0), None),
+                _ => continue,
+            };
+            let from: Vec<&String> = match code.and_then(|fs| containing(fs, at)) {
+                Some(f) => vec![f],
+                None => all.iter().collect(),
+            };
+            if let Some(&k) = target_section.and_then(|t| taken.get(&t)) {
+                for f in &from {
+                    direct.entry((*f).clone()).or_default().insert(k);
+                }
+                continue;
+            }
+            if code.is_none() {
+                continue;
+            }
+            let called: Vec<String> = match (callee, target_section.and_then(|t| functions.get(&t))) {
+                (Some(name), _) => vec![name],
+                (None, Some(fs)) => fs.iter().map(|(_, _, n)| n.clone()).collect(),
+                (None, None) => continue,
+            };
+            for f in &from {
+                callees.entry((*f).clone()).or_default().extend(called.iter().cloned());
+            }
+        }
+    }
+}
+
+/// The function of `fs` (sorted ranges) whose code holds `at`.
+fn containing(fs: &[(u64, u64, String)], at: u64) -> Option<&String> {
+    let i = fs.partition_point(|(start, _, _)| *start <= at);
+    let (_, end, name) = fs.get(i.checked_sub(1)?)?;
+    (at < *end).then_some(name)
+}
+
+/// For every function, the taken sections it reads directly or through the functions it calls
+/// (a call cycle is followed once).
+fn readers(
+    direct: &BTreeMap<String, BTreeSet<usize>>,
+    callees: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, Vec<usize>> {
+    let names: BTreeSet<&String> = direct.keys().chain(callees.keys()).collect();
+    let mut out = BTreeMap::new();
+    for &f in &names {
+        let (mut seen, mut stack, mut read) = (BTreeSet::from([f]), vec![f], BTreeSet::new());
+        while let Some(g) = stack.pop() {
+            read.extend(direct.get(g).into_iter().flatten().copied());
+            for h in callees.get(g).into_iter().flatten() {
+                if seen.insert(h) {
+                    stack.push(h);
+                }
+            }
+        }
+        if !read.is_empty() {
+            out.insert(f.clone(), read.into_iter().collect());
+        }
+    }
+    out
+}
