@@ -8,55 +8,7 @@ use mlf_fixtures::{Manifest, compare, fixtures_or_skip, mlf_fixtures};
 
 mod common;
 
-fn work_dir() -> PathBuf {
-    mlf_fixtures::workspace_root().join("target/mlf-run-tests")
-}
-
-/// Runs every case of the manifest in `dir` through `cargo mlf run` (with `extra` arguments) and
-/// returns the number of cases checked.
-fn run_cases(model: &Path, dir: &Path) -> usize {
-    run_cases_with(model, dir, &[]).cases
-}
-
-/// What [`run_cases_with`] ran.
-struct Ran {
-    /// Cases checked.
-    cases: usize,
-    /// The program `cargo mlf run` built.
-    exe: PathBuf,
-    /// The split folder or archive the parameters came from (external parameters).
-    params: Option<PathBuf>,
-}
-
-/// Like [`run_cases`], with `extra` arguments.
-fn run_cases_with(model: &Path, dir: &Path, extra: &[&std::ffi::OsStr]) -> Ran {
-    let manifest = Manifest::read(dir).expect("manifest");
-    let mut ran = Ran { cases: 0, exe: PathBuf::new(), params: None };
-    for (ci, case) in manifest.cases.iter().enumerate() {
-        let tag: String = extra.iter().map(|a| a.to_string_lossy().replace(['/', '-'], "")).collect();
-        let out = work_dir().join("out").join(format!(
-            "{}-{}-{tag}-{ci}",
-            dir.file_name().unwrap().to_string_lossy(),
-            model.file_name().unwrap().to_string_lossy()
-        ));
-        let _ = std::fs::remove_dir_all(&out);
-        let o = common::run_command(model, dir, case, &out, &work_dir()).args(extra).output().unwrap();
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{}: {stderr}", model.display());
-        if let Some(exe) = common::reported(&stderr, "running ") {
-            ran.exe = exe;
-        }
-        ran.params = common::reported(&stderr, "parameters from ");
-        for (k, want) in case.outputs.iter().enumerate() {
-            let got = std::fs::read(common::output_file(&stderr, k)).unwrap();
-            let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
-            compare(&want.dtype, &got, &expected, case)
-                .unwrap_or_else(|e| panic!("{}: case {ci} output {k}: {e}", model.display()));
-        }
-        ran.cases += 1;
-    }
-    ran
-}
+use common::{contains, distinctive, run_cases, run_cases_with, work_dir};
 
 #[test]
 fn digits_from_the_repository() {
@@ -113,18 +65,6 @@ fn every_kmodel_fixture_with_vectors() {
     }
     eprintln!("cargo mlf run reproduced kmodels: {}", checked.join(", "));
     assert!(checked.len() >= 4, "{checked:?}");
-}
-
-/// Does `haystack` contain the first 64 bytes of `needle` (or all of it when shorter)?
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let n = &needle[..needle.len().min(64)];
-    haystack.windows(n.len()).any(|w| w == n)
-}
-
-/// A parameter distinctive enough to search a binary for: its first 64 bytes hold at least 16
-/// different values (all-zero biases, say, occur in any program image by chance).
-fn distinctive(data: &[u8]) -> bool {
-    data.len() >= 64 && data[..64].iter().collect::<std::collections::HashSet<_>>().len() >= 16
 }
 
 /// External parameters through the CLI: a fresh split (resident), a packed archive made by

@@ -118,3 +118,40 @@ pub fn with_dsp_intrinsics(mut m: Members) -> Members {
     });
     m
 }
+
+/// `m` with every C file under `codegen/host/src/` that `compile` selects compiled by `compiler`
+/// (with `flags`) into the object `codegen/host/lib/<name>.o` and left out as C: kernels (and
+/// their constants) delivered as an object, as TVM's LLVM codegen delivers them. The C sees
+/// mlf's shipped headers and the archive's own (`codegen/host/include`). Panics with the
+/// compiler's message when it fails.
+pub fn with_c_as_objects(m: Members, compiler: &str, flags: &[&str], compile: impl Fn(&str) -> bool) -> Members {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    crate::write_members(dir.path(), &m);
+    let shipped = crate::workspace_root().join("mlf-build/include");
+    let own = dir.path().join("codegen/host/include");
+    let mut out = Vec::new();
+    let mut objects = Vec::new();
+    for (name, data) in m {
+        let Some(file) = name.strip_prefix("codegen/host/src/").filter(|f| f.ends_with(".c") && compile(&name)) else {
+            out.push((name, data));
+            continue;
+        };
+        let object = dir.path().join(file.replace(".c", ".o"));
+        let o = std::process::Command::new(compiler)
+            .args(flags)
+            .arg("-c")
+            .arg("-I")
+            .arg(&shipped)
+            .arg("-I")
+            .arg(&own)
+            .arg(dir.path().join(&name))
+            .arg("-o")
+            .arg(&object)
+            .output()
+            .unwrap_or_else(|e| panic!("{compiler}: {e}"));
+        assert!(o.status.success(), "{compiler} {name}: {}", String::from_utf8_lossy(&o.stderr));
+        objects.push((format!("codegen/host/lib/{}", file.replace(".c", ".o")), std::fs::read(&object).unwrap()));
+    }
+    out.extend(objects);
+    out
+}
