@@ -207,3 +207,105 @@ fn readers(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use object::write::{Object, Relocation, SectionId, Symbol, SymbolId, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, RelocationFlags, SymbolFlags, SymbolKind, SymbolScope};
+
+    use super::*;
+
+    /// Adds a read-only data section `name` of `len` bytes (`flags`: its ELF flags).
+    fn rodata(obj: &mut Object<'_>, name: &str, len: u8, flags: u64) -> SectionId {
+        let s = obj.add_section(Vec::new(), name.as_bytes().to_vec(), SectionKind::ReadOnlyData);
+        obj.section_mut(s).flags = SectionFlags::Elf { sh_flags: flags };
+        obj.append_section_data(s, &(0..len).collect::<Vec<u8>>(), 16);
+        s
+    }
+
+    /// Adds a symbol at offset 0 of `section`.
+    fn symbol(obj: &mut Object<'_>, name: &str, section: SectionId, kind: SymbolKind, global: bool) -> SymbolId {
+        symbol_at(obj, name, section, 0, kind, global)
+    }
+
+    /// Adds a symbol at `value` in `section`.
+    fn symbol_at(
+        obj: &mut Object<'_>,
+        name: &str,
+        section: SectionId,
+        value: u64,
+        kind: SymbolKind,
+        global: bool,
+    ) -> SymbolId {
+        obj.add_symbol(Symbol {
+            name: name.as_bytes().to_vec(),
+            value,
+            size: 8,
+            kind,
+            scope: if global { SymbolScope::Linkage } else { SymbolScope::Compilation },
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        })
+    }
+
+    /// An x86-64 object: `f` reads `.rodata.a` (through the section, pointing past its middle),
+    /// `g` calls `f`, `h` reads `.rodata.b` (through a local symbol); a literal pool, a small
+    /// section and one with an exported symbol stay.
+    fn object() -> Vec<u8> {
+        let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let alloc = u64::from(object::elf::SHF_ALLOC);
+        let a = rodata(&mut obj, ".rodata.a", 64, alloc);
+        let b = rodata(&mut obj, ".rodata.b", 48, alloc);
+        rodata(&mut obj, ".rodata.cst16", 16, alloc | u64::from(object::elf::SHF_MERGE));
+        rodata(&mut obj, ".rodata.small", 16, alloc);
+        let exp = rodata(&mut obj, ".rodata.exp", 64, alloc);
+        symbol(&mut obj, "exported_table", exp, SymbolKind::Data, true);
+        let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+        obj.append_section_data(text, &[0x90; 24], 16);
+        let f = symbol(&mut obj, "f", text, SymbolKind::Text, true);
+        symbol_at(&mut obj, "g", text, 8, SymbolKind::Text, true);
+        symbol_at(&mut obj, "h", text, 16, SymbolKind::Text, true);
+        let a_sym = obj.section_symbol(a);
+        let b_local = symbol(&mut obj, "b_table", b, SymbolKind::Data, false);
+        let pc32 = RelocationFlags::Elf { r_type: object::elf::R_X86_64_PC32 };
+        let plt32 = RelocationFlags::Elf { r_type: object::elf::R_X86_64_PLT32 };
+        obj.add_relocation(text, Relocation { offset: 2, symbol: a_sym, addend: 60, flags: pc32 }).unwrap();
+        obj.add_relocation(text, Relocation { offset: 10, symbol: f, addend: -4, flags: plt32 }).unwrap();
+        obj.add_relocation(text, Relocation { offset: 18, symbol: b_local, addend: -4, flags: pc32 }).unwrap();
+        obj.write().unwrap()
+    }
+
+    fn desc_with(bytes: Vec<u8>) -> ModelDesc {
+        let mut desc =
+            crate::open(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/digits-graph-linked.tar"))
+                .unwrap();
+        desc.code.objects = vec![ObjectFile { member: "codegen/host/lib/lib1.o".into(), bytes: Bytes::new(bytes) }];
+        desc
+    }
+
+    #[test]
+    fn whole_sections_become_files_and_their_readers_follow_calls() {
+        let split = take_out_sections(&desc_with(object()), Split::default()).unwrap();
+        let o = split.objects.as_ref().unwrap();
+        let names: Vec<&str> = o.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, [".rodata.a", ".rodata.b"]);
+        assert_eq!(split.files.iter().map(|f| f.bytes()).collect::<Vec<_>>(), [64, 48]);
+        assert_eq!(split.files[0].data[..], (0..64).collect::<Vec<u8>>()[..]);
+        // The literal pool, the small section and the exported one stay.
+        assert_eq!(o.kept, (3, 16 + 16 + 64));
+        let users: Vec<(&str, &[usize])> = o.users.iter().map(|(f, s)| (f.as_str(), &s[..])).collect();
+        assert_eq!(users, [("f", &[0][..]), ("g", &[0][..]), ("h", &[1][..])]);
+        assert_eq!(o.file_count(), 2);
+    }
+
+    #[test]
+    fn a_model_without_constant_sections_splits_nothing() {
+        let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+        obj.append_section_data(text, &[0xc3], 1);
+        symbol(&mut obj, "f", text, SymbolKind::Text, true);
+        let split = take_out_sections(&desc_with(obj.write().unwrap()), Split::default()).unwrap();
+        assert!(split.objects.is_none() && split.files.is_empty());
+    }
+}

@@ -13,8 +13,9 @@ pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
 
 /// The read-only data sections of the model's LLVM objects that external parameters take out
 /// (none when it has no objects, or when they cannot be read: building says why).
-pub(super) fn object_constants(desc: &ModelDesc) -> Option<ObjectSections> {
-    super::object_sections::take_out_sections(desc, Split::default()).ok().and_then(|s| s.objects)
+/// The split holds their files and [`ObjectSections`].
+pub(super) fn object_constants(desc: &ModelDesc) -> Option<Split> {
+    super::object_sections::take_out_sections(desc, Split::default()).ok().filter(|s| s.objects.is_some())
 }
 
 /// Bytes of the outputs in the arena, each aligned to `align`.
@@ -80,6 +81,16 @@ pub(super) fn inspect_external(desc: &ModelDesc, refusal: Option<String>, out: &
     if n > 0 {
         out.push_str(&format!(
             "             its {n} constant arrays ({bytes} bytes) are taken out of the C and read through a table of pointers; arrays under 32 bytes stay\n"
+        ));
+    }
+    if let Some(split) = object_constants(desc) {
+        let o: &ObjectSections = split.objects.as_ref().expect("object sections");
+        let total: u64 = split.files.iter().map(|f| f.bytes()).sum();
+        out.push_str(&format!(
+            "             its LLVM objects' {} read-only data sections ({total} bytes) leave whole, their relocations retargeted to the parameter region; {} sections ({} bytes: literal pools, small or exported data) stay\n",
+            o.sections.len(),
+            o.kept.0,
+            o.kept.1
         ));
     }
     let linked = desc.params.iter().filter(|p| p.linked.is_some()).count();

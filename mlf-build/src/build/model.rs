@@ -67,8 +67,10 @@ pub struct Built {
     pub external_param_bytes: u64,
     /// Static RAM for external parameters: the resident region or the streaming staging buffer.
     pub param_ram_bytes: u64,
-    /// With external parameters, the bytes of constant arrays left in the C because they are
-    /// smaller than their reference would be (under 32 bytes each).
+    /// With external parameters, the bytes of constants left in the code: constant arrays left
+    /// in the C because they are smaller than their reference would be (under 32 bytes each),
+    /// and the read-only data left in LLVM objects (literal pools, sections under 32 bytes or
+    /// holding addresses or exported symbols).
     pub param_bytes_kept_in_code: u64,
     /// The C library compiled for the model, if any.
     pub library: Option<PathBuf>,
@@ -286,7 +288,7 @@ impl Model {
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
         let external_bytes: u64 = split.as_ref().map_or(0, |s| s.files.iter().map(|f| f.bytes()).sum());
-        let kept = split.as_ref().and_then(|s| s.arrays.as_ref()).map_or(0, |t| t.kept.1);
+        let kept = split.as_ref().map_or(0, Split::kept_bytes);
         let mut unmeasured = generated.report;
         unmeasured.flash.params = embedded;
         unmeasured.ram.params = generated.param_ram_bytes;

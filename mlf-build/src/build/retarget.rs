@@ -126,3 +126,88 @@ fn patch_word(
     s.data = SectionData::Data(Bytes::from(bytes));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use object::write::{Object, Relocation, Symbol, SymbolSection};
+    use object::{
+        Architecture, BinaryFormat, Endianness, Object as _, ObjectSection, ObjectSymbol, RelocationFlags,
+        RelocationTarget, SectionKind, SymbolFlags, SymbolKind, SymbolScope,
+    };
+
+    use crate::build::objects::isolate;
+
+    /// An object of `arch` whose function `f` reaches byte `8 + addend` of a 64-byte `.rodata.k`
+    /// through a relocation of `r_type` (through a local symbol at 8), and the section's index.
+    fn object(arch: Architecture, r_type: u32, addend: i64) -> (Vec<u8>, usize) {
+        let mut obj = Object::new(BinaryFormat::Elf, arch, Endianness::Little);
+        let k = obj.add_section(Vec::new(), b".rodata.k".to_vec(), SectionKind::ReadOnlyData);
+        obj.append_section_data(k, &[7u8; 64], 16);
+        let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
+        obj.append_section_data(text, &[0u8; 16], 16);
+        let sym = |name: &str, section, value, kind, scope| Symbol {
+            name: name.as_bytes().to_vec(),
+            value,
+            size: 8,
+            kind,
+            scope,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        };
+        let local = obj.add_symbol(sym("k_table", k, 8, SymbolKind::Data, SymbolScope::Compilation));
+        obj.add_symbol(sym("f", text, 0, SymbolKind::Text, SymbolScope::Linkage));
+        let flags = RelocationFlags::Elf { r_type };
+        obj.add_relocation(text, Relocation { offset: 4, symbol: local, addend, flags }).unwrap();
+        let bytes = obj.write().unwrap();
+        let index = object::File::parse(&bytes[..]).unwrap().section_by_name(".rodata.k").unwrap().index().0;
+        (bytes, index)
+    }
+
+    /// The one relocation of `.text`: its target symbol's name, its explicit addend, and the
+    /// 32-bit word it patches.
+    fn relocation_of(bytes: &[u8]) -> (String, i64, u32) {
+        let file = object::File::parse(bytes).unwrap();
+        assert!(file.section_by_name(".rodata.k").is_none(), "the taken section is gone");
+        assert!(file.symbols().all(|s| s.name() != Ok("k_table")), "its symbols are gone");
+        let text = file.section_by_name(".text").unwrap();
+        let (at, r) = text.relocations().next().unwrap();
+        let RelocationTarget::Symbol(i) = r.target() else { panic!("a symbol target") };
+        let name = file.symbol_by_index(i).unwrap().name().unwrap().to_string();
+        let data = text.data().unwrap();
+        let word = u32::from_le_bytes(data[at as usize..at as usize + 4].try_into().unwrap());
+        (name, r.addend(), word)
+    }
+
+    fn isolated(bytes: &[u8], index: usize) -> crate::error::Result<Vec<u8>> {
+        let r = super::Retarget { symbol: "mlf_x_mlf_object_params", sections: &[(index, 128)] };
+        isolate("lib.o", bytes, "mlf_x_", &BTreeSet::new(), Some(&r)).map(|(b, _)| b)
+    }
+
+    #[test]
+    fn explicit_addends_gain_the_section_offset_and_the_symbol_offset() {
+        let (bytes, index) = object(Architecture::X86_64, object::elf::R_X86_64_PC32, 32);
+        let (name, addend, _) = relocation_of(&isolated(&bytes, index).unwrap());
+        assert_eq!((name.as_str(), addend), ("mlf_x_mlf_object_params", 128 + 8 + 32));
+    }
+
+    #[test]
+    fn word_addends_are_patched_in_place() {
+        let (bytes, index) = object(Architecture::Arm, object::elf::R_ARM_ABS32, 32);
+        let file = object::File::parse(&bytes[..]).unwrap();
+        let data = file.section_by_name(".text").unwrap().data().unwrap();
+        let before = u32::from_le_bytes(data[4..8].try_into().unwrap());
+        let (name, _, after) = relocation_of(&isolated(&bytes, index).unwrap());
+        assert_eq!(name, "mlf_x_mlf_object_params");
+        assert_eq!(after, before + 128 + 8, "the stored addend ({before}) moved with the section");
+    }
+
+    #[test]
+    fn other_implicit_addends_are_refused_by_type() {
+        let (bytes, index) = object(Architecture::Arm, object::elf::R_ARM_THM_MOVW_ABS_NC, 0);
+        let e = isolated(&bytes, index).unwrap_err().to_string();
+        assert!(e.contains("lib.o") && e.contains(&format!("type {}", object::elf::R_ARM_THM_MOVW_ABS_NC)), "{e}");
+    }
+}

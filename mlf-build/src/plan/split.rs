@@ -151,6 +151,12 @@ impl ArrayTable {
 }
 
 impl Split {
+    /// Bytes of constants left in the code: small constant arrays in the C, read-only data kept
+    /// in LLVM objects.
+    pub fn kept_bytes(&self) -> u64 {
+        self.arrays.as_ref().map_or(0, |t| t.kept.1) + self.objects.as_ref().map_or(0, |o| o.kept.1)
+    }
+
     /// Adds a tensor, sharing the file of identical bytes; returns the file index.
     pub fn add(&mut self, name: &str, dtype: DType, shape: &[u64], data: &Bytes) -> usize {
         let id = id_for(data);
