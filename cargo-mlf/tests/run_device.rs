@@ -270,3 +270,54 @@ fn every_runnable_mlf_fixture_on_cortex_m4() {
     assert!(failed.is_empty(), "did not reproduce: {failed:?}");
     assert!(lines.len() >= 15, "{lines:?}");
 }
+
+/// The repository's digits archive `tar` (mlf-build's copies) with every C file but `keep`
+/// compiled into objects by `compiler` with `flags` (kernels delivered as LLVM codegen
+/// delivers them, for the device), written under `dir`.
+fn with_objects(tar: &str, keep: &[&str], (compiler, flags): (&str, &[&str]), dir: &Path) -> PathBuf {
+    let root = mlf_fixtures::workspace_root();
+    let members = mlf_fixtures::tar_members(&root.join("mlf-build/tests/models").join(tar));
+    let members = mlf_fixtures::derived::with_c_as_objects(members, compiler, flags, |name| {
+        !keep.iter().any(|k| name.ends_with(k))
+    });
+    let out = dir.join(tar.trim_end_matches(".tar"));
+    mlf_fixtures::write_members(&out, &members);
+    out
+}
+
+/// Constants inside objects for the device as external parameters: the graph archive's kernels
+/// as a Cortex-M4F object (relocations with their addends in the code: Arm `REL`) and the AOT
+/// archive's main and kernels as an RV64 object (`RELA`, relaxed `auipc` pairs) reproduce the
+/// vectors embedded, resident (from the flash partition) and streamed.
+#[test]
+fn constants_inside_objects_on_cortex_m4_and_rv64() {
+    let arm_ok = arm("constants_inside_objects_on_cortex_m4", THUMBV7EM, false);
+    let rv_ok =
+        tools::require("constants_inside_objects_on_rv64", &[Need::Target(RISCV64), Need::QemuRiscv, Need::RiscvGcc]);
+    let t = tempfile::tempdir().unwrap();
+    let (_, dir) = digits();
+    let arm_flags: &[&str] =
+        &["-O2", "-ffp-contract=off", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"];
+    let rv_flags: &[&str] =
+        &["--specs=picolibc.specs", "-O2", "-ffp-contract=off", "-march=rv64gc", "-mabi=lp64d", "-mcmodel=medany"];
+    let mut runs = Vec::new();
+    if arm_ok {
+        runs.push((
+            with_objects("digits-graph-linked.tar", &[], ("arm-none-eabi-gcc", arm_flags), t.path()),
+            THUMBV7EM,
+        ));
+    }
+    if rv_ok {
+        let model =
+            with_objects("digits-aot-c.tar", &["default_lib0.c"], ("riscv64-unknown-elf-gcc", rv_flags), t.path());
+        runs.push((model, RISCV64));
+    }
+    for (model, target) in runs {
+        for placement in ["embedded", "resident", "streamed"] {
+            let extra: [&OsStr; 2] = ["--params".as_ref(), placement.as_ref()];
+            let (cases, f) = run_cases(&model, &dir, target, &extra, 3);
+            assert_eq!(cases, 3);
+            eprintln!("{} on {target}, {placement}: {f:?}", model.display());
+        }
+    }
+}
