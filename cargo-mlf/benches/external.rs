@@ -3,8 +3,10 @@
 //! from start to the first result with embedded, resident (from a split folder and from a packed
 //! archive) and streamed parameters, against the time to parse and copy TVM's own `.params`
 //! file (what TVM's graph executors do at start-up) measured in the same run. Every fixture kind
-//! is measured: `.params` files, USMP constant pools, per-operator constant arrays and TVM 0.8
-//! linked parameters (`MLF_BENCH_ONLY=name,name` measures only those models).
+//! is measured: `.params` files, USMP constant pools, per-operator constant arrays, TVM 0.8
+//! linked parameters, and constants inside LLVM objects (archives derived with their kernels
+//! compiled into objects by the host's `cc`) (`MLF_BENCH_ONLY=name,name` measures only those
+//! models).
 //!
 //! Every variant is built and run through `cargo mlf run --release`, exactly as a user would (and
 //! optimised like this bench's own TVM peer); the program times itself from taking the model to
@@ -112,6 +114,36 @@ fn tvm_params_us(model: &Path) -> Option<f64> {
     Some(t.as_secs_f64() * 1e6)
 }
 
+/// The repository's digits archives (graph with linked constants; AOT, its C interface kept as
+/// C) and, with the fixtures, the KWS AOT archive, with their kernels compiled into objects by
+/// the host's `cc`, written under `dir`: (name, model, folder of the reference vectors).
+fn objects(root: &Path, dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
+    let digits = root.join("examples/digits/model");
+    let mut out = vec![
+        (
+            "digits graph, objects".to_string(),
+            root.join("mlf-build/tests/models/digits-graph-linked.tar"),
+            digits.clone(),
+        ),
+        ("digits AOT, objects".to_string(), root.join("mlf-build/tests/models/digits-aot-c.tar"), digits),
+    ];
+    if let Some(fx) = mlf_fixtures::fixtures_dir() {
+        let d = fx.join("mlf/kws-int8-aot-c");
+        out.push(("kws-int8-aot-c, objects".to_string(), d.join("model.tar"), d));
+    }
+    for (name, model, _) in &mut out {
+        let members = mlf_fixtures::derived::with_c_as_objects(
+            mlf_fixtures::tar_members(model),
+            "cc",
+            &["-O2", "-fPIC", "-ffp-contract=off"],
+            |member| !member.ends_with("default_lib0.c") || name.contains("graph"),
+        );
+        *model = dir.join(name.replace([' ', ','], "_"));
+        mlf_fixtures::write_members(model, &members);
+    }
+    out
+}
+
 fn main() {
     let root = mlf_fixtures::workspace_root();
     let mut models: Vec<(String, PathBuf, PathBuf)> = vec![(
@@ -144,6 +176,10 @@ fn main() {
     } else {
         eprintln!("../shared/fixtures not found: only the repository's digits model is measured");
     }
+    // Constants inside LLVM objects: archives whose kernels the host's cc compiled into objects
+    // (no fixture carries objects).
+    let derived = tempfile::tempdir().unwrap();
+    models.extend(objects(&root, derived.path()));
     if let Ok(only) = std::env::var("MLF_BENCH_ONLY") {
         let only: Vec<&str> = only.split(',').collect();
         models.retain(|(n, ..)| only.iter().any(|o| n.starts_with(o)));
