@@ -167,6 +167,11 @@ pub mod __private {
     #[cfg(feature = "build")]
     pub mod testing {
         pub use crate::testing::{blob, params};
+
+        /// An object as an external build rewrites it.
+        pub mod objects {
+            pub use crate::build::objects::external_object;
+        }
     }
 
     /// The measured sections of a compiled library, and the memory of a linked firmware.

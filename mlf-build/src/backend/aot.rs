@@ -105,7 +105,7 @@ impl Backend for AotBackend<'_> {
         if object_constants(self.desc).is_some() {
             // Constants inside LLVM objects (the main among them): the sections leave whole, the
             // main reads them all.
-            return Ok((None, take_out_sections(self.desc, Split::default())?));
+            return Ok((None, take_out_sections(&self.desc.code.objects, Split::default())?));
         }
         let (desc, split) = if self.has_pool() {
             take_out_constant_pool(self.desc, self.exec, toolchain)?

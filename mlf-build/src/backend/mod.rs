@@ -11,7 +11,7 @@ mod c_arrays;
 mod graph;
 mod kmodel;
 mod linked;
-mod object_sections;
+pub(crate) mod object_sections;
 mod picture;
 mod tvm;
 

@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionFlags, SectionKind};
 
 use crate::error::{Error, Result};
-use crate::model::{ModelDesc, ObjectFile};
+#[cfg(test)]
+use crate::model::ModelDesc;
+use crate::model::ObjectFile;
 use crate::plan::split::{ArrayTable, ObjectSection as Taken, ObjectSections, Split};
 use crate::support::bytes::Bytes;
 use crate::support::dtype::DType;
@@ -21,10 +23,10 @@ use crate::support::dtype::DType;
 /// are aligned to 64).
 const MAX_ALIGN: u64 = 64;
 
-/// Takes the read-only data sections out of `desc`'s objects into `split`, which must hold no
+/// Takes the read-only data sections out of a model's `objects` into `split`, which must hold no
 /// file yet (the sections' files come first). Returns `split` unchanged when no object has one.
-pub(super) fn take_out_sections(desc: &ModelDesc, mut split: Split) -> Result<Split> {
-    if desc.code.objects.is_empty() {
+pub(crate) fn take_out_sections(objects: &[ObjectFile], mut split: Split) -> Result<Split> {
+    if objects.is_empty() {
         return Ok(split);
     }
     if !split.files.is_empty() {
@@ -33,7 +35,7 @@ pub(super) fn take_out_sections(desc: &ModelDesc, mut split: Split) -> Result<Sp
     let mut out = ObjectSections::default();
     let mut direct: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
     let mut callees: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for o in &desc.code.objects {
+    for o in objects {
         let fail = |e: object::Error| Error::invalid(format!("not an object file: {e}")).in_member(o.member.clone());
         let file = object::File::parse(&o.bytes[..]).map_err(fail)?;
         let first = out.sections.len();
@@ -51,12 +53,15 @@ pub(super) fn take_out_sections(desc: &ModelDesc, mut split: Split) -> Result<Sp
             out.sections.push(Taken { member: o.member.clone(), name, align, index, file: f });
             index_of.insert(index, first + k);
         }
-        relocation_graph(&file, &index_of, &mut direct, &mut callees);
+        relocation_graph(&o.member, &file, &index_of, &mut direct, &mut callees);
     }
     if out.sections.is_empty() {
         return Ok(split);
     }
-    out.users = readers(&direct, &callees);
+    match readers(&direct, &callees) {
+        Some(users) => out.users = users,
+        None => out.read_by_all = true,
+    }
     split.objects = Some(out);
     Ok(split)
 }
@@ -84,8 +89,10 @@ fn sections_to_take(
         if !read_only || name.starts_with(".eh_frame") || s.size() == 0 {
             continue;
         }
-        let mergeable =
-            matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_MERGE) != 0);
+        // Literal pools (mergeable) and members of section groups (whose member lists name
+        // sections by index) stay.
+        let special = u64::from(object::elf::SHF_MERGE | object::elf::SHF_GROUP);
+        let mergeable = matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & special != 0);
         let take = s.kind() == SectionKind::ReadOnlyData
             && !mergeable
             && s.size() >= ArrayTable::THRESHOLD
@@ -96,24 +103,30 @@ fn sections_to_take(
             *kept = (kept.0 + 1, kept.1.saturating_add(s.size()));
             continue;
         }
+        // The bytes as stored: a compressed section (none in practice) holds fewer than its size,
+        // and is refused rather than inflated to whatever size its header claims.
         let data = s
-            .uncompressed_data()
+            .data()
             .map_err(|e| Error::invalid(format!("section {name} cannot be read: {e}")).in_member(o.member.clone()))?;
         if data.len() as u64 != s.size() {
-            return Err(
-                Error::invalid(format!("section {name} holds fewer bytes than its size")).in_member(o.member.clone())
-            );
+            return Err(Error::invalid(format!(
+                "section {name} holds fewer bytes than its size (compressed sections are not taken out)"
+            ))
+            .in_member(o.member.clone()));
         }
-        out.push((s.index().0, name, s.align().max(1), data.into_owned()));
+        out.push((s.index().0, name, s.align().max(1), data.to_vec()));
     }
     Ok(out)
 }
 
 /// Which function's code reaches which taken section (`direct`) and which functions each calls
-/// (`callees`), from the object's relocations. A reference the code makes outside any sized
+/// (`callees`), from the relocations of `o`. A reference the code makes outside any sized
 /// function, or that data makes, counts for every function of the object; a call through a
-/// section symbol counts as a call of every function of that section.
+/// section symbol counts as a call of every function of that section. Both go through one node
+/// of the object or the section (names starting with NUL, which no symbol has), so the graph
+/// grows by one edge per relocation and per function at most.
 fn relocation_graph(
+    member: &str,
     file: &object::File<'_>,
     taken: &BTreeMap<usize, usize>,
     direct: &mut BTreeMap<String, BTreeSet<usize>>,
@@ -127,10 +140,15 @@ fn relocation_graph(
             functions.entry(sec.0).or_default().push((s.address(), end, name.to_string()));
         }
     }
-    for list in functions.values_mut() {
+    let wide = format!("\0object:{member}");
+    let section_node = |i: usize| format!("\0section:{member}:{i}");
+    for (&i, list) in functions.iter_mut() {
         list.sort();
+        for (_, _, f) in list.iter() {
+            callees.entry(f.clone()).or_default().insert(wide.clone());
+            callees.entry(section_node(i)).or_default().insert(f.clone());
+        }
     }
-    let all: Vec<String> = functions.values().flatten().map(|(_, _, n)| n.clone()).collect();
     for s in file.sections() {
         let alloc =
             matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_ALLOC) != 0);
@@ -151,26 +169,18 @@ fn relocation_graph(
                 RelocationTarget::Section(i) => (Some(i.0), None),
                 _ => continue,
             };
-            let from: Vec<&String> = match code.and_then(|fs| containing(fs, at)) {
-                Some(f) => vec![f],
-                None => all.iter().collect(),
-            };
+            let from = code.and_then(|fs| containing(fs, at)).unwrap_or(&wide).clone();
             if let Some(&k) = target_section.and_then(|t| taken.get(&t)) {
-                for f in &from {
-                    direct.entry((*f).clone()).or_default().insert(k);
-                }
+                direct.entry(from).or_default().insert(k);
                 continue;
             }
-            if code.is_none() {
-                continue;
-            }
-            let called: Vec<String> = match (callee, target_section.and_then(|t| functions.get(&t))) {
-                (Some(name), _) => vec![name],
-                (None, Some(fs)) => fs.iter().map(|(_, _, n)| n.clone()).collect(),
+            let called = match (callee, target_section.filter(|t| functions.contains_key(t))) {
+                (Some(name), _) => name,
+                (None, Some(t)) => section_node(t),
                 (None, None) => continue,
             };
-            for f in &from {
-                callees.entry((*f).clone()).or_default().extend(called.iter().cloned());
+            if code.is_some() {
+                callees.entry(from).or_default().insert(called);
             }
         }
     }
@@ -183,19 +193,28 @@ fn containing(fs: &[(u64, u64, String)], at: u64) -> Option<&String> {
     (at < *end).then_some(name)
 }
 
+/// Steps the reader search may take in all (a bound on hostile objects' call graphs): past it,
+/// every function counts as reading every taken section (staging then holds them all).
+const SEARCH_BUDGET: usize = 1_000_000;
+
 /// For every function, the taken sections it reads directly or through the functions it calls
-/// (a call cycle is followed once).
+/// (a call cycle is followed once); `None` when the search would pass [`SEARCH_BUDGET`].
 fn readers(
     direct: &BTreeMap<String, BTreeSet<usize>>,
     callees: &BTreeMap<String, BTreeSet<String>>,
-) -> BTreeMap<String, Vec<usize>> {
-    let names: BTreeSet<&String> = direct.keys().chain(callees.keys()).collect();
+) -> Option<BTreeMap<String, Vec<usize>>> {
+    let names: BTreeSet<&String> = direct.keys().chain(callees.keys()).filter(|n| !n.starts_with('\0')).collect();
     let mut out = BTreeMap::new();
+    let mut steps = 0usize;
     for &f in &names {
         let (mut seen, mut stack, mut read) = (BTreeSet::from([f]), vec![f], BTreeSet::new());
         while let Some(g) = stack.pop() {
             read.extend(direct.get(g).into_iter().flatten().copied());
             for h in callees.get(g).into_iter().flatten() {
+                steps += 1;
+                if steps > SEARCH_BUDGET {
+                    return None;
+                }
                 if seen.insert(h) {
                     stack.push(h);
                 }
@@ -205,7 +224,7 @@ fn readers(
             out.insert(f.clone(), read.into_iter().collect());
         }
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -286,7 +305,7 @@ mod tests {
 
     #[test]
     fn whole_sections_become_files_and_their_readers_follow_calls() {
-        let split = take_out_sections(&desc_with(object()), Split::default()).unwrap();
+        let split = take_out_sections(&desc_with(object()).code.objects, Split::default()).unwrap();
         let o = split.objects.as_ref().unwrap();
         let names: Vec<&str> = o.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, [".rodata.a", ".rodata.b"]);
@@ -305,7 +324,26 @@ mod tests {
         let text = obj.add_section(Vec::new(), b".text".to_vec(), SectionKind::Text);
         obj.append_section_data(text, &[0xc3], 1);
         symbol(&mut obj, "f", text, SymbolKind::Text, true);
-        let split = take_out_sections(&desc_with(obj.write().unwrap()), Split::default()).unwrap();
+        let split = take_out_sections(&desc_with(obj.write().unwrap()).code.objects, Split::default()).unwrap();
         assert!(split.objects.is_none() && split.files.is_empty());
+    }
+
+    #[test]
+    fn a_call_graph_past_the_budget_counts_every_function_as_reading_everything() {
+        // A chain of 1,500 functions: following it from each one takes about 1.1 million steps.
+        let n = 1500;
+        let name = |i: usize| format!("f{i}");
+        let callees: BTreeMap<String, BTreeSet<String>> =
+            (0..n - 1).map(|i| (name(i), BTreeSet::from([name(i + 1)]))).collect();
+        let direct = BTreeMap::from([(name(n - 1), BTreeSet::from([0]))]);
+        assert!(readers(&direct, &callees).is_none());
+        // A shorter chain is followed: every function reads what the last one reads.
+        let short: BTreeMap<String, BTreeSet<String>> = callees.into_iter().filter(|(f, _)| f.len() <= 3).collect();
+        let users = readers(&BTreeMap::from([(name(99), BTreeSet::from([0]))]), &short).unwrap();
+        assert_eq!(users.len(), 100);
+        let section =
+            |k: usize| Taken { member: "o".into(), name: format!(".rodata.{k}"), index: k, align: 16, file: k };
+        let o = ObjectSections { read_by_all: true, sections: vec![section(0), section(1)], ..Default::default() };
+        assert_eq!(o.read_by("anything"), [0, 1]);
     }
 }

@@ -15,7 +15,7 @@ pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
 /// (none when it has no objects, or when they cannot be read: building says why).
 /// The split holds their files and [`ObjectSections`].
 pub(super) fn object_constants(desc: &ModelDesc) -> Option<Split> {
-    super::object_sections::take_out_sections(desc, Split::default()).ok().filter(|s| s.objects.is_some())
+    super::object_sections::take_out_sections(&desc.code.objects, Split::default()).ok().filter(|s| s.objects.is_some())
 }
 
 /// Bytes of the outputs in the arena, each aligned to `align`.

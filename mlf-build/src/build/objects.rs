@@ -12,7 +12,12 @@ use std::collections::BTreeSet;
 use object::{Object, ObjectSymbol};
 
 use super::retarget::{Retarget, retarget};
+use crate::backend::object_sections::take_out_sections;
 use crate::error::{Error, Result};
+use crate::model::ObjectFile;
+use crate::plan::params::object_offsets;
+use crate::plan::split::Split;
+use crate::support::bytes::Bytes;
 
 /// Function-pointer slots and the runtime function each must point to.
 pub const SLOTS: &[(&str, &str)] = &[
@@ -53,6 +58,7 @@ pub fn isolate(
         Error::invalid(format!("cannot rewrite the object: {e}")).in_member(member.to_string())
     };
     let mut builder = object::build::elf::Builder::read(bytes).map_err(fail)?;
+    check_alignments(&builder).map_err(|e| e.in_member(member.to_string()))?;
     let mut slots = Vec::new();
     for sym in builder.symbols.iter_mut() {
         let name = String::from_utf8_lossy(&sym.name).into_owned();
@@ -83,9 +89,34 @@ pub fn isolate(
     if let Some(taken) = taken {
         retarget(&mut builder, member, taken)?;
     }
-    let mut out = Vec::new();
-    builder.write(&mut out).map_err(fail)?;
+    // The writer lays sections out with their sizes and alignments (checked above); a damaged
+    // object it still cannot write is an error naming the member, never a panic of the build.
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut out = Vec::new();
+        builder.write(&mut out).map(|()| out)
+    }));
+    let out = written
+        .map_err(|_| Error::invalid("cannot rewrite the object: its layout is damaged").in_member(member.to_string()))?
+        .map_err(fail)?;
     Ok((out, slots))
+}
+
+/// The largest section alignment an object may ask for (64 KiB: no compiler asks for more).
+const MAX_SECTION_ALIGN: u64 = 1 << 16;
+
+/// Refuses sections whose alignment is not a power of two (or 0) of at most
+/// [`MAX_SECTION_ALIGN`]: the writer would overflow laying them out.
+fn check_alignments(builder: &object::build::elf::Builder<'_>) -> Result<()> {
+    for s in builder.sections.iter() {
+        let a = s.sh_addralign;
+        if a > MAX_SECTION_ALIGN || (a != 0 && !a.is_power_of_two()) {
+            return Err(Error::invalid(format!(
+                "section {} has alignment {a} (a power of two of at most {MAX_SECTION_ALIGN} expected)",
+                String::from_utf8_lossy(&s.name)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The C file that fills the slots: `void* <prefix><slot> = (void*)&<function>;`.
@@ -99,4 +130,60 @@ pub fn slot_shim(prefix: &str, slots: &BTreeSet<&str>) -> String {
         }
     }
     s
+}
+
+/// The object `bytes` as an external build rewrites it (its constant sections taken out, its
+/// relocations retargeted to `p_mlf_object_params`), and the bytes of the taken sections' files:
+/// what an archive's `codegen/host/lib/*.o` goes through with external parameters (for fuzzing).
+pub fn external_object(bytes: &[u8]) -> Result<(Vec<u8>, u64)> {
+    let member = "codegen/host/lib/fuzz.o";
+    let objects = [ObjectFile { member: member.to_string(), bytes: Bytes::new(bytes.to_vec()) }];
+    let split = take_out_sections(&objects, Split::default())?;
+    let offsets = object_offsets(&split, 64);
+    let taken = offsets.get(member).map(|s| Retarget { symbol: "p_mlf_object_params", sections: s });
+    let (out, _) = isolate(member, bytes, "p_", &BTreeSet::new(), taken.as_ref())?;
+    Ok((out, split.files.iter().map(|f| f.bytes()).sum()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An x86-64 object with one function, its `.text` alignment set to `align` in the header.
+    fn object_with_text_align(align: u64) -> Vec<u8> {
+        use object::write::{Object, StandardSection, Symbol, SymbolSection};
+        use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
+        let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+        let text = obj.section_id(StandardSection::Text);
+        let off = obj.append_section_data(text, &[0xc3], 1);
+        obj.add_symbol(Symbol {
+            name: b"f".to_vec(),
+            value: off,
+            size: 1,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(text),
+            flags: SymbolFlags::None,
+        });
+        let mut bytes = obj.write().unwrap();
+        let file = object::File::parse(&bytes[..]).unwrap();
+        let index = object::ObjectSection::index(&file.section_by_name(".text").unwrap()).0;
+        // Elf64_Ehdr: e_shoff at 0x28, e_shentsize at 0x3a; Elf64_Shdr: sh_addralign at 48.
+        let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
+        let entsize = u16::from_le_bytes(bytes[0x3a..0x3c].try_into().unwrap()) as usize;
+        let at = shoff + index * entsize + 48;
+        bytes[at..at + 8].copy_from_slice(&align.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_damaged_alignment_is_an_error_naming_the_member_and_the_section() {
+        let none = BTreeSet::new();
+        assert!(isolate("lib.o", &object_with_text_align(16), "p_", &none, None).is_ok());
+        for align in [u64::MAX - 1, 3, 1 << 20] {
+            let e = isolate("lib.o", &object_with_text_align(align), "p_", &none, None).unwrap_err().to_string();
+            assert!(e.contains("lib.o") && e.contains(".text") && e.contains(&align.to_string()), "{e}");
+        }
+    }
 }

@@ -107,8 +107,8 @@ pub fn object_offsets(split: &Split, align: u64) -> BTreeMap<String, Vec<(usize,
 pub fn call_staging(c: &OpCall, plan: &GraphPlan, split: &Split) -> (Vec<(usize, u64)>, u64) {
     let (fixed, base) = object_area(split, plan.align);
     let mut out: Vec<(usize, u64)> = Vec::new();
-    if let Some(read) = split.objects.as_ref().and_then(|o| o.users.get(&c.func).map(|s| o.files_of(s))) {
-        out.extend(read.into_iter().map(|f| (f, fixed[f])));
+    if let Some(o) = &split.objects {
+        out.extend(o.files_of(&o.read_by(&c.func)).into_iter().map(|f| (f, fixed[f])));
     }
     let mut files: Vec<usize> = Vec::new();
     for &e in &c.args {

@@ -62,6 +62,9 @@ pub struct ObjectSections {
     /// functions it calls, or through data that points at them), with the sections (indices
     /// into `sections`).
     pub users: BTreeMap<String, Vec<usize>>,
+    /// The call graph was too large to follow within its budget: every function counts as
+    /// reading every section.
+    pub read_by_all: bool,
     /// Read-only data left in the objects (literal pools, sections under
     /// [`ArrayTable::THRESHOLD`] bytes or holding addresses or exported symbols): how many
     /// sections and their bytes.
@@ -98,6 +101,14 @@ impl ObjectSections {
             }
         }
         out
+    }
+
+    /// The sections `function` reads (every section when the call graph was not followed).
+    pub fn read_by(&self, function: &str) -> Vec<usize> {
+        if self.read_by_all {
+            return (0..self.sections.len()).collect();
+        }
+        self.users.get(function).cloned().unwrap_or_default()
     }
 
     /// The number of files the sections take (they are the first files of the split).
