@@ -11,11 +11,14 @@ use crate::message::Message;
 mod flash;
 #[cfg(feature = "std")]
 mod folder;
+mod loaded;
 mod tar;
 
 pub use flash::FlashArchive;
 #[cfg(feature = "std")]
 pub use folder::{Folder, PackedArchive};
+pub(crate) use loaded::Bits;
+pub use loaded::Loaded;
 
 /// A parameter as the generated code knows it: identifier, size, hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
