@@ -139,8 +139,9 @@ fn aot_usmp_and_two_input_fixtures_on_cortex_m4() {
     }
 }
 
-/// `--params resident` (a fresh split, packed and written into the flash partition) and
-/// `--params streamed --from ARCHIVE` (an archive made by `cargo mlf split` + `pack`).
+/// `--params resident` (a fresh split, packed and written into the flash partition),
+/// `--params streamed --from ARCHIVE` (an archive made by `cargo mlf split` + `pack`) and
+/// `--params lazy --from ARCHIVE`.
 #[test]
 fn external_parameters_from_the_flash_partition_on_cortex_m4() {
     if !arm("external_parameters_on_cortex_m4", THUMBV7EM, false) {
@@ -167,6 +168,8 @@ fn external_parameters_from_the_flash_partition_on_cortex_m4() {
     assert_eq!(run_cases(&model, &dir, THUMBV7EM, &resident, 3).0, 3);
     let streamed: [&OsStr; 4] = ["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()];
     assert_eq!(run_cases(&model, &dir, THUMBV7EM, &streamed, 3).0, 3);
+    let lazy: [&OsStr; 4] = ["--params".as_ref(), "lazy".as_ref(), "--from".as_ref(), packed.as_os_str()];
+    assert_eq!(run_cases(&model, &dir, THUMBV7EM, &lazy, 3).0, 3);
 }
 
 #[test]
