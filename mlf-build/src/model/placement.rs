@@ -51,12 +51,6 @@ impl Placement {
     pub fn reads_in_run(self) -> bool {
         matches!(self, Placement::Streamed | Placement::Lazy)
     }
-
-    /// Whether the parameters have a place each in a static region (resident and lazy: the same
-    /// layout), rather than a staging buffer or the program image.
-    pub fn has_region(self) -> bool {
-        matches!(self, Placement::Resident | Placement::Lazy)
-    }
 }
 
 impl fmt::Display for Placement {

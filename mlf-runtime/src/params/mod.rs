@@ -4,7 +4,8 @@
 //! Sources: [`FlashArchive`] (a packed archive in memory or a flash partition, `no_std`), and with
 //! `std`, [`Folder`] (a split folder with its `configure.json`) and [`PackedArchive`] (the packed
 //! tar on disk). Every read is checked against the size and the xxh64 hash the generated code
-//! carries.
+//! carries. A model whose parameters are loaded lazily records which files it has read in a
+//! [`Loaded`] set.
 
 use crate::message::Message;
 
