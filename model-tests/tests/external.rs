@@ -27,6 +27,15 @@ fn packed(name: &str) -> (tempfile::TempDir, PathBuf) {
     (t, out)
 }
 
+/// [`check_external!`] for a model's resident, streamed and lazy builds.
+macro_rules! check_placements {
+    ([$res:path, $str:path, $lazy:path], $dir:expr, $split:expr, [$($inp:ident),*], [$($out:ident),*]) => {{
+        check_external!(resident, $res, $dir, $split, [$($inp),*], [$($out),*]);
+        check_external!(streamed, $str, $dir, $split, [$($inp),*], [$($out),*]);
+        check_external!(lazy, $lazy, $dir, $split, [$($inp),*], [$($out),*]);
+    }};
+}
+
 /// A copy of split `name` in a temporary folder with one byte of the file `pick` chooses
 /// flipped; the folder and the file's identifier.
 fn damaged_split(
@@ -205,9 +214,13 @@ macro_rules! check_external {
 #[test]
 fn digits_resident_streamed_and_lazy_from_every_source() {
     use model_tests::external::{digits_lazy, digits_resident, digits_streamed};
-    check_external!(resident, digits_resident, repo("examples/digits/model"), "digits", [pixels], [output]);
-    check_external!(streamed, digits_streamed, repo("examples/digits/model"), "digits", [pixels], [output]);
-    check_external!(lazy, digits_lazy, repo("examples/digits/model"), "digits", [pixels], [output]);
+    check_placements!(
+        [digits_resident, digits_streamed, digits_lazy],
+        repo("examples/digits/model"),
+        "digits",
+        [pixels],
+        [output]
+    );
     // No parameter byte in the generated module: only identifiers, sizes and hashes.
     assert_eq!(digits_resident::PARAMS.len(), 4);
     assert_eq!(digits_resident::PARAM_BYTES, 8192 + 128 + 1280 + 48);
@@ -296,193 +309,68 @@ mod shared {
 
     #[test]
     fn graph_fixtures_with_external_parameters() {
-        check_external!(resident, e::kws_graph_resident, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
-        check_external!(streamed, e::kws_graph_streamed, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
-        check_external!(lazy, e::kws_graph_lazy, fixture("kws-int8-graph"), "kws_graph", [input_1], [identity]);
-        check_external!(
-            resident,
-            e::resnet8_resident,
+        check_placements!(
+            [e::kws_graph_resident, e::kws_graph_streamed, e::kws_graph_lazy],
+            fixture("kws-int8-graph"),
+            "kws_graph",
+            [input_1],
+            [identity]
+        );
+        check_placements!(
+            [e::resnet8_resident, e::resnet8_streamed, e::resnet8_lazy],
             fixture("resnet8-int8-graph"),
             "resnet8",
             [input_1_int8],
             [identity_int8]
         );
-        check_external!(
-            streamed,
-            e::resnet8_streamed,
-            fixture("resnet8-int8-graph"),
-            "resnet8",
-            [input_1_int8],
-            [identity_int8]
-        );
-        check_external!(
-            lazy,
-            e::resnet8_lazy,
-            fixture("resnet8-int8-graph"),
-            "resnet8",
-            [input_1_int8],
-            [identity_int8]
-        );
-        check_external!(
-            resident,
-            e::multi_io_resident,
+        check_placements!(
+            [e::multi_io_resident, e::multi_io_streamed, e::multi_io_lazy],
             fixture("multi-io-graph"),
             "multi_io",
             [audio, gain],
             [output0, output1]
         );
-        check_external!(
-            streamed,
-            e::multi_io_streamed,
-            fixture("multi-io-graph"),
-            "multi_io",
-            [audio, gain],
-            [output0, output1]
-        );
-        check_external!(
-            lazy,
-            e::multi_io_lazy,
-            fixture("multi-io-graph"),
-            "multi_io",
-            [audio, gain],
-            [output0, output1]
-        );
-        check_external!(
-            resident,
-            e::cifar_v2_resident,
+        check_placements!(
+            [e::cifar_v2_resident, e::cifar_v2_streamed, e::cifar_v2_lazy],
             fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"),
             "cifar_v2",
             [input_1_int8],
             [output]
         );
-        check_external!(
-            streamed,
-            e::cifar_v2_streamed,
-            fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"),
-            "cifar_v2",
-            [input_1_int8],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::cifar_v2_lazy,
-            fixture("guberti-tvm-graph-v2-cifar-lp0-syslib"),
-            "cifar_v2",
-            [input_1_int8],
-            [output]
-        );
-        check_external!(
-            resident,
-            e::digits_graph_resident,
+        check_placements!(
+            [e::digits_graph_resident, e::digits_graph_streamed, e::digits_graph_lazy],
             fixture("digits-mlp-graph"),
             "digits_graph",
             [pixels],
             [output]
         );
-        check_external!(
-            streamed,
-            e::digits_graph_streamed,
-            fixture("digits-mlp-graph"),
-            "digits_graph",
-            [pixels],
-            [output]
-        );
-        check_external!(lazy, e::digits_graph_lazy, fixture("digits-mlp-graph"), "digits_graph", [pixels], [output]);
     }
 
     #[test]
     fn aot_constant_pools_read_from_outside_the_code() {
-        check_external!(
-            resident,
-            e::digits_aot_usmp_resident,
+        check_placements!(
+            [e::digits_aot_usmp_resident, e::digits_aot_usmp_streamed, e::digits_aot_usmp_lazy],
             fixture("digits-mlp-aot-usmp"),
             "digits_aot_usmp",
             [pixels],
             [output]
         );
-        check_external!(
-            streamed,
-            e::digits_aot_usmp_streamed,
-            fixture("digits-mlp-aot-usmp"),
-            "digits_aot_usmp",
-            [pixels],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::digits_aot_usmp_lazy,
-            fixture("digits-mlp-aot-usmp"),
-            "digits_aot_usmp",
-            [pixels],
-            [output]
-        );
-        check_external!(
-            resident,
-            e::digits_aot_packed_resident,
+        check_placements!(
+            [e::digits_aot_packed_resident, e::digits_aot_packed_streamed, e::digits_aot_packed_lazy],
             fixture("digits-mlp-aot-packed"),
             "digits_aot_packed",
             [pixels],
             [output]
         );
-        check_external!(
-            streamed,
-            e::digits_aot_packed_streamed,
-            fixture("digits-mlp-aot-packed"),
-            "digits_aot_packed",
-            [pixels],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::digits_aot_packed_lazy,
-            fixture("digits-mlp-aot-packed"),
-            "digits_aot_packed",
-            [pixels],
-            [output]
-        );
-        check_external!(
-            resident,
-            e::kws_aot_usmp_resident,
+        check_placements!(
+            [e::kws_aot_usmp_resident, e::kws_aot_usmp_streamed, e::kws_aot_usmp_lazy],
             fixture("kws-int8-aot-usmp"),
             "kws_aot_usmp",
             [input_1],
             [identity]
         );
-        check_external!(
-            streamed,
-            e::kws_aot_usmp_streamed,
-            fixture("kws-int8-aot-usmp"),
-            "kws_aot_usmp",
-            [input_1],
-            [identity]
-        );
-        check_external!(
-            lazy,
-            e::kws_aot_usmp_lazy,
-            fixture("kws-int8-aot-usmp"),
-            "kws_aot_usmp",
-            [input_1],
-            [identity]
-        );
-        check_external!(
-            resident,
-            e::cifar_esp32_resident,
-            fixture("esp32-cifar-aot-v7-usmp"),
-            "cifar_esp32",
-            [input_1],
-            [output]
-        );
-        check_external!(
-            streamed,
-            e::cifar_esp32_streamed,
-            fixture("esp32-cifar-aot-v7-usmp"),
-            "cifar_esp32",
-            [input_1],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::cifar_esp32_lazy,
+        check_placements!(
+            [e::cifar_esp32_resident, e::cifar_esp32_streamed, e::cifar_esp32_lazy],
             fixture("esp32-cifar-aot-v7-usmp"),
             "cifar_esp32",
             [input_1],
@@ -497,122 +385,48 @@ mod shared {
     /// behind TVM 0.8's `_lookup_linked_param`, read from outside the code.
     #[test]
     fn constant_arrays_and_linked_parameters_read_from_outside_the_code() {
-        check_external!(
-            resident,
-            e::digits_aot_c_resident,
+        check_placements!(
+            [e::digits_aot_c_resident, e::digits_aot_c_streamed, e::digits_aot_c_lazy],
             fixture("digits-mlp-aot-c"),
             "digits_aot_c",
             [pixels],
             [output]
         );
-        check_external!(
-            streamed,
-            e::digits_aot_c_streamed,
-            fixture("digits-mlp-aot-c"),
-            "digits_aot_c",
-            [pixels],
-            [output]
+        check_placements!(
+            [e::kws_aot_c_resident, e::kws_aot_c_streamed, e::kws_aot_c_lazy],
+            fixture("kws-int8-aot-c"),
+            "kws_aot_c",
+            [input_1],
+            [identity]
         );
-        check_external!(lazy, e::digits_aot_c_lazy, fixture("digits-mlp-aot-c"), "digits_aot_c", [pixels], [output]);
-        check_external!(resident, e::kws_aot_c_resident, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
-        check_external!(streamed, e::kws_aot_c_streamed, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
-        check_external!(lazy, e::kws_aot_c_lazy, fixture("kws-int8-aot-c"), "kws_aot_c", [input_1], [identity]);
         // kws' C defines one array no function reads (`fused_nn_conv2d_add_constant_25`): lazy
         // loading never reads it, resident loading does.
         let net = common::wait_take(e::kws_aot_c_lazy::Model::take);
         assert_eq!(net.params_loaded(), e::kws_aot_c_lazy::PARAMS.len() - 1);
         drop(net);
-        check_external!(
-            resident,
-            e::sine_aot_v5_resident,
+        check_placements!(
+            [e::sine_aot_v5_resident, e::sine_aot_v5_streamed, e::sine_aot_v5_lazy],
             fixture("sine-aot-v5-c-iface"),
             "sine_aot_v5",
             [dense_4_input],
             [output]
         );
-        check_external!(
-            streamed,
-            e::sine_aot_v5_streamed,
-            fixture("sine-aot-v5-c-iface"),
-            "sine_aot_v5",
-            [dense_4_input],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::sine_aot_v5_lazy,
-            fixture("sine-aot-v5-c-iface"),
-            "sine_aot_v5",
-            [dense_4_input],
-            [output]
-        );
-        check_external!(
-            resident,
-            e::digits_graph_linked_resident,
+        check_placements!(
+            [e::digits_graph_linked_resident, e::digits_graph_linked_streamed, e::digits_graph_linked_lazy],
             fixture("digits-mlp-graph-linked"),
             "digits_graph_linked",
             [pixels],
             [output]
         );
-        check_external!(
-            streamed,
-            e::digits_graph_linked_streamed,
-            fixture("digits-mlp-graph-linked"),
-            "digits_graph_linked",
-            [pixels],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::digits_graph_linked_lazy,
-            fixture("digits-mlp-graph-linked"),
-            "digits_graph_linked",
-            [pixels],
-            [output]
-        );
-        check_external!(
-            resident,
-            e::sine_graph_v7_resident,
+        check_placements!(
+            [e::sine_graph_v7_resident, e::sine_graph_v7_streamed, e::sine_graph_v7_lazy],
             fixture("gvsoc-sine-graph-v7"),
             "sine_graph_v7",
             [dense_2_input],
             [identity]
         );
-        check_external!(
-            streamed,
-            e::sine_graph_v7_streamed,
-            fixture("gvsoc-sine-graph-v7"),
-            "sine_graph_v7",
-            [dense_2_input],
-            [identity]
-        );
-        check_external!(
-            lazy,
-            e::sine_graph_v7_lazy,
-            fixture("gvsoc-sine-graph-v7"),
-            "sine_graph_v7",
-            [dense_2_input],
-            [identity]
-        );
-        check_external!(
-            resident,
-            e::yesno_v4_resident,
-            fixture("arduino-demos-kws-yesno-graph-v4"),
-            "yesno_v4",
-            [reshape_1],
-            [output]
-        );
-        check_external!(
-            streamed,
-            e::yesno_v4_streamed,
-            fixture("arduino-demos-kws-yesno-graph-v4"),
-            "yesno_v4",
-            [reshape_1],
-            [output]
-        );
-        check_external!(
-            lazy,
-            e::yesno_v4_lazy,
+        check_placements!(
+            [e::yesno_v4_resident, e::yesno_v4_streamed, e::yesno_v4_lazy],
             fixture("arduino-demos-kws-yesno-graph-v4"),
             "yesno_v4",
             [reshape_1],
