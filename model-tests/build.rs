@@ -25,21 +25,21 @@ const FIXTURES: &[&str] = &[
 
 /// Fixtures also built with external parameters: (folder, name, placements).
 const EXTERNAL: &[(&str, &str, &[&str])] = &[
-    ("kws-int8-graph", "kws_graph", &["resident", "streamed"]),
-    ("resnet8-int8-graph", "resnet8", &["resident", "streamed"]),
-    ("multi-io-graph", "multi_io", &["resident", "streamed"]),
-    ("guberti-tvm-graph-v2-cifar-lp0-syslib", "cifar_v2", &["resident", "streamed"]),
-    ("digits-mlp-graph", "digits_graph", &["resident", "streamed"]),
-    ("digits-mlp-aot-usmp", "digits_aot_usmp", &["resident", "streamed"]),
-    ("digits-mlp-aot-packed", "digits_aot_packed", &["resident", "streamed"]),
-    ("kws-int8-aot-usmp", "kws_aot_usmp", &["resident", "streamed"]),
-    ("esp32-cifar-aot-v7-usmp", "cifar_esp32", &["resident", "streamed"]),
-    ("digits-mlp-aot-c", "digits_aot_c", &["resident", "streamed"]),
-    ("kws-int8-aot-c", "kws_aot_c", &["resident", "streamed"]),
-    ("sine-aot-v5-c-iface", "sine_aot_v5", &["resident", "streamed"]),
-    ("digits-mlp-graph-linked", "digits_graph_linked", &["resident", "streamed"]),
-    ("gvsoc-sine-graph-v7", "sine_graph_v7", &["resident", "streamed"]),
-    ("arduino-demos-kws-yesno-graph-v4", "yesno_v4", &["resident", "streamed"]),
+    ("kws-int8-graph", "kws_graph", &["resident", "streamed", "lazy"]),
+    ("resnet8-int8-graph", "resnet8", &["resident", "streamed", "lazy"]),
+    ("multi-io-graph", "multi_io", &["resident", "streamed", "lazy"]),
+    ("guberti-tvm-graph-v2-cifar-lp0-syslib", "cifar_v2", &["resident", "streamed", "lazy"]),
+    ("digits-mlp-graph", "digits_graph", &["resident", "streamed", "lazy"]),
+    ("digits-mlp-aot-usmp", "digits_aot_usmp", &["resident", "streamed", "lazy"]),
+    ("digits-mlp-aot-packed", "digits_aot_packed", &["resident", "streamed", "lazy"]),
+    ("kws-int8-aot-usmp", "kws_aot_usmp", &["resident", "streamed", "lazy"]),
+    ("esp32-cifar-aot-v7-usmp", "cifar_esp32", &["resident", "streamed", "lazy"]),
+    ("digits-mlp-aot-c", "digits_aot_c", &["resident", "streamed", "lazy"]),
+    ("kws-int8-aot-c", "kws_aot_c", &["resident", "streamed", "lazy"]),
+    ("sine-aot-v5-c-iface", "sine_aot_v5", &["resident", "streamed", "lazy"]),
+    ("digits-mlp-graph-linked", "digits_graph_linked", &["resident", "streamed", "lazy"]),
+    ("gvsoc-sine-graph-v7", "sine_graph_v7", &["resident", "streamed", "lazy"]),
+    ("arduino-demos-kws-yesno-graph-v4", "yesno_v4", &["resident", "streamed", "lazy"]),
 ];
 
 fn build(path: &str) {
@@ -56,7 +56,7 @@ fn build_external(path: &str, name: &str, placement: &str) {
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(mlf_shared)");
     build("../examples/digits/model/digits.tar");
-    for placement in ["resident", "streamed"] {
+    for placement in ["resident", "streamed", "lazy"] {
         build_external("../examples/digits/model/digits.tar", "digits", placement);
     }
     for module in ["default", "other"] {

@@ -1,12 +1,13 @@
 //! External parameters: program image size with embedded vs external parameters, the static RAM
-//! parameters take resident vs streamed (staging = the largest operator's parameters), and time
-//! from start to the first result with embedded, resident (from a split folder and from a packed
-//! archive) and streamed parameters, against the time to parse and copy TVM's own `.params`
-//! file (what TVM's graph executors do at start-up) measured in the same run. Every fixture kind
-//! is measured: `.params` files, USMP constant pools, per-operator constant arrays, TVM 0.8
-//! linked parameters, and constants inside LLVM objects (archives derived with their kernels
-//! compiled into objects by the host's `cc`) (`MLF_BENCH_ONLY=name,name` measures only those
-//! models).
+//! parameters take resident vs streamed (staging = the largest operator's parameters; lazy
+//! loading takes the resident figure), and time from start to the first result with embedded,
+//! resident (from a split folder and from a packed archive), streamed and lazily loaded
+//! parameters (whose start-up reads nothing: the first run reads each file before the first call
+//! that uses it), against the time to parse and copy TVM's own `.params` file (what TVM's graph
+//! executors do at start-up) measured in the same run. Every fixture kind is measured: `.params`
+//! files, USMP constant pools, per-operator constant arrays, TVM 0.8 linked parameters, and
+//! constants inside LLVM objects (archives derived with their kernels compiled into objects by
+//! the host's `cc`) (`MLF_BENCH_ONLY=name,name` measures only those models).
 //!
 //! Every variant is built and run through `cargo mlf run --release`, exactly as a user would (and
 //! optimised like this bench's own TVM peer); the program times itself from taking the model to
@@ -190,9 +191,11 @@ fn main() {
     println!(
         "RAM res / RAM str = static RAM for parameters, resident (all of them) / streamed (staging: the largest operator's); kept = parameter bytes left in the C (constant arrays under 32 bytes)"
     );
-    println!("times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs)\n");
     println!(
-        "{:<38} {:>9} {:>9} {:>6} {:>9} {:>9} {:>8} {:>8} {:>5} | {:>13} {:>13} {:>13} {:>13} | {:>9}",
+        "times: µs from taking the model to parameters ready / to the first result (median of {RUNS} runs; lazy: ready = the source opened, nothing read)\n"
+    );
+    println!(
+        "{:<38} {:>9} {:>9} {:>6} {:>9} {:>9} {:>8} {:>8} {:>5} | {:>13} {:>13} {:>13} {:>13} {:>13} | {:>9}",
         "model",
         "model emb",
         "model ext",
@@ -206,6 +209,7 @@ fn main() {
         "resident dir",
         "resident tar",
         "streamed",
+        "lazy",
         "TVM parse"
     );
     let mut json = Vec::new();
@@ -218,15 +222,19 @@ fn main() {
         mlf_build::pack_folder(&split, &packed).unwrap();
         let tar = timed(model, dir, &["--params", "resident", "--from", packed.to_str().unwrap()]);
         let streamed = timed(model, dir, &["--params", "streamed", "--from", split.to_str().unwrap()]);
+        let lazy = timed(model, dir, &["--params", "lazy", "--from", split.to_str().unwrap()]);
         let (r_emb, t_emb, r_res, t_res) = (emb.ready, emb.first, res.ready, res.first);
         let (r_tar, t_tar, r_str, t_str) = (tar.ready, tar.first, streamed.ready, streamed.first);
+        let (r_lazy, t_lazy) = (lazy.ready, lazy.first);
         let (p_emb, p_ext) = (code_and_data(&emb.exe), code_and_data(&res.exe));
         let (m_emb, _, _) = model_image(model, mlf_build::Placement::Embedded);
         let (m_ext, ram_res, kept) = model_image(model, mlf_build::Placement::Resident);
         let (_, ram_str, _) = model_image(model, mlf_build::Placement::Streamed);
+        let (_, ram_lazy, _) = model_image(model, mlf_build::Placement::Lazy);
+        assert_eq!(ram_lazy, ram_res, "{name}: lazy loading fills the resident region");
         let tvm = tvm_params_us(model);
         println!(
-            "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} {:>8} {:>8} {:>5} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",
+            "{:<38} {:>9} {:>9} {:>6.3} {:>9} {:>9} {:>8} {:>8} {:>5} | {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} {:>6.0} /{:>6.0} | {:>9}",
             name,
             m_emb,
             m_ext,
@@ -244,10 +252,12 @@ fn main() {
             t_tar,
             r_str,
             t_str,
+            r_lazy,
+            t_lazy,
             tvm.map_or("n/a".to_string(), |t| format!("{t:.1}"))
         );
         json.push(format!(
-            "{{\"model\":{name:?},\"model_image_embedded\":{m_emb},\"model_image_external\":{m_ext},\"program_embedded\":{p_emb},\"program_external\":{p_ext},\"param_ram_resident\":{ram_res},\"param_ram_streamed\":{ram_str},\"param_bytes_kept_in_code\":{kept},\"us_ready_embedded\":{r_emb:.1},\"us_first_embedded\":{t_emb:.1},\"us_ready_resident_folder\":{r_res:.1},\"us_first_resident_folder\":{t_res:.1},\"us_ready_resident_archive\":{r_tar:.1},\"us_first_resident_archive\":{t_tar:.1},\"us_ready_streamed\":{r_str:.1},\"us_first_streamed\":{t_str:.1},\"us_tvm_params_parse_copy\":{}}}",
+            "{{\"model\":{name:?},\"model_image_embedded\":{m_emb},\"model_image_external\":{m_ext},\"program_embedded\":{p_emb},\"program_external\":{p_ext},\"param_ram_resident\":{ram_res},\"param_ram_streamed\":{ram_str},\"param_ram_lazy\":{ram_lazy},\"param_bytes_kept_in_code\":{kept},\"us_ready_embedded\":{r_emb:.1},\"us_first_embedded\":{t_emb:.1},\"us_ready_resident_folder\":{r_res:.1},\"us_first_resident_folder\":{t_res:.1},\"us_ready_resident_archive\":{r_tar:.1},\"us_first_resident_archive\":{t_tar:.1},\"us_ready_streamed\":{r_str:.1},\"us_first_streamed\":{t_str:.1},\"us_ready_lazy\":{r_lazy:.1},\"us_first_lazy\":{t_lazy:.1},\"us_tvm_params_parse_copy\":{}}}",
             tvm.map_or("null".into(), |t| format!("{t:.1}"))
         ));
     }

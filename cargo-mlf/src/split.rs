@@ -24,7 +24,7 @@ pub struct SplitArgs {
     /// Target triple the code is built for (default: this host).
     #[arg(long)]
     target: Option<String>,
-    /// How the generated code holds the parameters: `resident` or `streamed`.
+    /// How the generated code holds the parameters: `resident`, `streamed` or `lazy`.
     #[arg(long, default_value = "resident", value_parser = external_placement())]
     placement: Placement,
     /// The module to read from an MLF that holds several.
@@ -44,7 +44,7 @@ pub struct PackArgs {
 
 /// The placements `split` writes: the external ones.
 fn external_placement() -> impl TypedValueParser<Value = Placement> {
-    PossibleValuesParser::new(["resident", "streamed"]).map(|s| s.parse::<Placement>().expect("a listed name"))
+    PossibleValuesParser::new(["resident", "streamed", "lazy"]).map(|s| s.parse::<Placement>().expect("a listed name"))
 }
 
 /// Runs `split`.

@@ -439,7 +439,8 @@ fn external_placements_report_parameter_ram_and_external_bytes() {
     new_crate(&dir, &[]);
     let path = dir.join("Cargo.toml");
     let toml = std::fs::read_to_string(&path).unwrap();
-    for placement in ["resident", "streamed"] {
+    let mut resident_ram = 0;
+    for placement in ["resident", "streamed", "lazy"] {
         std::fs::write(&path, toml.replace("params = \"embedded\"", &format!("params = \"{placement}\""))).unwrap();
         let out = mlf_build(&dir, &["--check-only", "--message-format", "json"]);
         assert!(out.status.success(), "{placement}: {}", text(&out.stderr));
@@ -448,6 +449,12 @@ fn external_placements_report_parameter_ram_and_external_bytes() {
         assert_eq!(m["flash"]["params"], 0, "{placement}: {m}");
         let param_ram = m["ram"]["params"].as_u64().unwrap();
         assert!(param_ram > 0 && param_ram <= 9640 + 64, "{placement}: {m}");
+        match placement {
+            "resident" => resident_ram = param_ram,
+            // Lazy loading fills the resident region: the same RAM.
+            "lazy" => assert_eq!(param_ram, resident_ram, "{m}"),
+            _ => {}
+        }
         assert_eq!(
             m["ram"]["total"].as_u64().unwrap(),
             m["ram"]["arena"].as_u64().unwrap() + param_ram + m["ram"]["c_data"].as_u64().unwrap()

@@ -1,7 +1,7 @@
 //! Constants inside LLVM objects as external parameters: archives derived from the repository's
 //! digits archives (graph with linked constants, AOT with the C interface) with their kernels
 //! compiled into an object by the host's `cc` (as TVM's LLVM codegen delivers them) reproduce
-//! the digits vectors embedded, resident and streamed, and the external programs hold none of
+//! the digits vectors embedded, resident, streamed and lazily loaded, and the external programs hold none of
 //! the constants' bytes, which the embedded one does.
 
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ fn constants_inside_objects_leave_the_image() {
         let model = derived(tar, keep, t.path());
         let embedded = run_cases_with(&model, &vectors, &[]);
         assert_eq!(embedded.cases, 10, "{tar}");
-        let external: Vec<_> = ["resident", "streamed"]
+        let external: Vec<_> = ["resident", "streamed", "lazy"]
             .into_iter()
             .map(|p| run_cases_with(&model, &vectors, &["--params".as_ref(), p.as_ref()]))
             .collect();

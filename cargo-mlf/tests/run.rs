@@ -68,8 +68,8 @@ fn every_kmodel_fixture_with_vectors() {
 }
 
 /// External parameters through the CLI: a fresh split (resident), a packed archive made by
-/// `split` + `pack` (streamed); the external program image holds no parameter byte, the
-/// embedded one does (the control).
+/// `split` + `pack` (streamed), the split folder (lazy); the external program image holds no
+/// parameter byte, the embedded one does (the control).
 #[test]
 fn external_parameters_leave_the_program_image() {
     let root = mlf_fixtures::workspace_root();
@@ -97,11 +97,13 @@ fn external_parameters_leave_the_program_image() {
         &["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()],
     )
     .exe;
+    let lazy =
+        run_cases_with(&model, &dir, &["--params".as_ref(), "lazy".as_ref(), "--from".as_ref(), split.as_os_str()]).exe;
 
     let desc = mlf_build::open(&model).unwrap();
     let embedded_image = std::fs::read(&embedded).unwrap();
     assert!(desc.params.iter().any(|p| distinctive(&p.data)), "no distinctive parameter to probe");
-    for exe in [&resident, &streamed] {
+    for exe in [&resident, &streamed, &lazy] {
         let image = std::fs::read(exe).unwrap();
         for p in desc.params.iter().filter(|p| distinctive(&p.data)) {
             assert!(contains(&embedded_image, &p.data), "control: the embedded program holds {}", p.name);
@@ -109,16 +111,18 @@ fn external_parameters_leave_the_program_image() {
         }
     }
     eprintln!(
-        "program image: embedded {} bytes, resident {} bytes, streamed {} bytes",
+        "program image: embedded {} bytes, resident {} bytes, streamed {} bytes, lazy {} bytes",
         embedded_image.len(),
         std::fs::metadata(&resident).unwrap().len(),
-        std::fs::metadata(&streamed).unwrap().len()
+        std::fs::metadata(&streamed).unwrap().len(),
+        std::fs::metadata(&lazy).unwrap().len()
     );
 }
 
 /// The same for a shared fixture of each kind: a graph model with separate parameters, an AOT
 /// model whose USMP constant pool is taken out of the C, AOT and graph models whose per-operator
-/// constant arrays are, and a TVM 0.8 graph model whose linked parameters are.
+/// constant arrays are, and a TVM 0.8 graph model whose linked parameters are; each in the
+/// placement listed and lazily loaded.
 #[test]
 fn external_parameters_of_shared_fixtures() {
     let Some(root) = fixtures_or_skip("external_parameters_of_shared_fixtures") else { return };
@@ -135,7 +139,11 @@ fn external_parameters_of_shared_fixtures() {
         let embedded = run_cases_with(&model, &dir, &[]);
         let external = run_cases_with(&model, &dir, &["--params".as_ref(), placement.as_ref()]);
         let split = external.params.expect("cargo mlf run names the split it read");
-        let (embedded, external) = (std::fs::read(embedded.exe).unwrap(), std::fs::read(external.exe).unwrap());
+        // Lazily loaded from the same split: the reference vectors again.
+        let lazy =
+            run_cases_with(&model, &dir, &["--params".as_ref(), "lazy".as_ref(), "--from".as_ref(), split.as_os_str()]);
+        let embedded = std::fs::read(embedded.exe).unwrap();
+        let (external, lazy) = (std::fs::read(external.exe).unwrap(), std::fs::read(lazy.exe).unwrap());
         let probes: Vec<Vec<u8>> = if probe == "params" {
             mlf_build::open(&model)
                 .unwrap()
@@ -158,6 +166,7 @@ fn external_parameters_of_shared_fixtures() {
         for p in &probes {
             assert!(contains(&embedded, p), "{name}: control failed");
             assert!(!contains(&external, p), "{name}: parameter bytes in the external program image");
+            assert!(!contains(&lazy, p), "{name}: parameter bytes in the lazy program image");
         }
     }
 }

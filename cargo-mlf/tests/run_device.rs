@@ -139,8 +139,9 @@ fn aot_usmp_and_two_input_fixtures_on_cortex_m4() {
     }
 }
 
-/// `--params resident` (a fresh split, packed and written into the flash partition) and
-/// `--params streamed --from ARCHIVE` (an archive made by `cargo mlf split` + `pack`).
+/// `--params resident` (a fresh split, packed and written into the flash partition),
+/// `--params streamed --from ARCHIVE` (an archive made by `cargo mlf split` + `pack`) and
+/// `--params lazy --from ARCHIVE`.
 #[test]
 fn external_parameters_from_the_flash_partition_on_cortex_m4() {
     if !arm("external_parameters_on_cortex_m4", THUMBV7EM, false) {
@@ -167,6 +168,8 @@ fn external_parameters_from_the_flash_partition_on_cortex_m4() {
     assert_eq!(run_cases(&model, &dir, THUMBV7EM, &resident, 3).0, 3);
     let streamed: [&OsStr; 4] = ["--params".as_ref(), "streamed".as_ref(), "--from".as_ref(), packed.as_os_str()];
     assert_eq!(run_cases(&model, &dir, THUMBV7EM, &streamed, 3).0, 3);
+    let lazy: [&OsStr; 4] = ["--params".as_ref(), "lazy".as_ref(), "--from".as_ref(), packed.as_os_str()];
+    assert_eq!(run_cases(&model, &dir, THUMBV7EM, &lazy, 3).0, 3);
 }
 
 #[test]
@@ -288,7 +291,7 @@ fn with_objects(tar: &str, keep: &[&str], (compiler, flags): (&str, &[&str]), di
 /// Constants inside objects for the device as external parameters: the graph archive's kernels
 /// as a Cortex-M4F object (relocations with their addends in the code: Arm `REL`) and the AOT
 /// archive's main and kernels as an RV64 object (`RELA`, relaxed `auipc` pairs) reproduce the
-/// vectors embedded, resident (from the flash partition) and streamed.
+/// vectors embedded, resident (from the flash partition), streamed and lazily loaded.
 #[test]
 fn constants_inside_objects_on_cortex_m4_and_rv64() {
     let arm_ok = arm("constants_inside_objects_on_cortex_m4", THUMBV7EM, false);
@@ -313,7 +316,7 @@ fn constants_inside_objects_on_cortex_m4_and_rv64() {
         runs.push((model, RISCV64));
     }
     for (model, target) in runs {
-        for placement in ["embedded", "resident", "streamed"] {
+        for placement in ["embedded", "resident", "streamed", "lazy"] {
             let extra: [&OsStr; 2] = ["--params".as_ref(), placement.as_ref()];
             let (cases, f) = run_cases(&model, &dir, target, &extra, 3);
             assert_eq!(cases, 3);

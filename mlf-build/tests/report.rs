@@ -100,7 +100,7 @@ fn aot_usmp_with_external_constants_counts_the_workspace_pool_once() {
         mlf_build::Executor::Aot(a) => a.usmp.as_ref().unwrap().workspace_bytes,
         _ => unreachable!(),
     };
-    for params in [mlf_build::Placement::Resident, mlf_build::Placement::Streamed] {
+    for params in [mlf_build::Placement::Resident, mlf_build::Placement::Streamed, mlf_build::Placement::Lazy] {
         let out = tempfile::tempdir().unwrap();
         let built = mlf_build::Model::open(&path)
             .params(params)

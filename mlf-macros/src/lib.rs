@@ -73,7 +73,7 @@ impl Parse for Args {
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"`, `kpu = k210|device_model` or `max_static = \"<size>\"`)"
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"|\"lazy\"`, `kpu = k210|device_model` or `max_static = \"<size>\"`)"
                         ),
                     ));
                 }

@@ -7,6 +7,7 @@ mlf_runtime::include_model!("../examples/digits/model/digits.tar");
 pub mod external {
     mlf_runtime::include_model!("../examples/digits/model/digits.tar", params = "resident", name = digits_resident);
     mlf_runtime::include_model!("../examples/digits/model/digits.tar", params = "streamed", name = digits_streamed);
+    mlf_runtime::include_model!("../examples/digits/model/digits.tar", params = "lazy", name = digits_lazy);
 }
 
 /// Fixtures with external parameters (../shared/fixtures/mlf).
@@ -23,6 +24,11 @@ pub mod external_shared {
         name = kws_graph_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-graph/model.tar",
+        params = "lazy",
+        name = kws_graph_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/resnet8-int8-graph/model.tar",
         params = "resident",
         name = resnet8_resident
@@ -31,6 +37,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/resnet8-int8-graph/model.tar",
         params = "streamed",
         name = resnet8_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/resnet8-int8-graph/model.tar",
+        params = "lazy",
+        name = resnet8_lazy
     );
     mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/multi-io-graph/model.tar",
@@ -43,6 +54,11 @@ pub mod external_shared {
         name = multi_io_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/multi-io-graph/model.tar",
+        params = "lazy",
+        name = multi_io_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar",
         params = "resident",
         name = cifar_v2_resident
@@ -51,6 +67,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar",
         params = "streamed",
         name = cifar_v2_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/guberti-tvm-graph-v2-cifar-lp0-syslib/model.tar",
+        params = "lazy",
+        name = cifar_v2_lazy
     );
     mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/digits-mlp-graph/model.tar",
@@ -63,6 +84,11 @@ pub mod external_shared {
         name = digits_graph_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph/model.tar",
+        params = "lazy",
+        name = digits_graph_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar",
         params = "resident",
         name = digits_aot_usmp_resident
@@ -71,6 +97,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar",
         params = "streamed",
         name = digits_aot_usmp_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-usmp/model.tar",
+        params = "lazy",
+        name = digits_aot_usmp_lazy
     );
     mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar",
@@ -83,6 +114,11 @@ pub mod external_shared {
         name = digits_aot_packed_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-packed/model.tar",
+        params = "lazy",
+        name = digits_aot_packed_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar",
         params = "resident",
         name = kws_aot_usmp_resident
@@ -91,6 +127,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar",
         params = "streamed",
         name = kws_aot_usmp_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-aot-usmp/model.tar",
+        params = "lazy",
+        name = kws_aot_usmp_lazy
     );
     mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model",
@@ -103,6 +144,11 @@ pub mod external_shared {
         name = cifar_esp32_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/esp32-cifar-aot-v7-usmp/model",
+        params = "lazy",
+        name = cifar_esp32_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/digits-mlp-aot-c/model.tar",
         params = "resident",
         name = digits_aot_c_resident
@@ -111,6 +157,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/digits-mlp-aot-c/model.tar",
         params = "streamed",
         name = digits_aot_c_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-aot-c/model.tar",
+        params = "lazy",
+        name = digits_aot_c_lazy
     );
     mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/kws-int8-aot-c/model.tar",
@@ -123,6 +174,11 @@ pub mod external_shared {
         name = kws_aot_c_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/kws-int8-aot-c/model.tar",
+        params = "lazy",
+        name = kws_aot_c_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/sine-aot-v5-c-iface/model.tar",
         params = "resident",
         name = sine_aot_v5_resident
@@ -131,6 +187,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/sine-aot-v5-c-iface/model.tar",
         params = "streamed",
         name = sine_aot_v5_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/sine-aot-v5-c-iface/model.tar",
+        params = "lazy",
+        name = sine_aot_v5_lazy
     );
     mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/digits-mlp-graph-linked/model.tar",
@@ -143,6 +204,11 @@ pub mod external_shared {
         name = digits_graph_linked_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/digits-mlp-graph-linked/model.tar",
+        params = "lazy",
+        name = digits_graph_linked_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/gvsoc-sine-graph-v7/model",
         params = "resident",
         name = sine_graph_v7_resident
@@ -153,6 +219,11 @@ pub mod external_shared {
         name = sine_graph_v7_streamed
     );
     mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/gvsoc-sine-graph-v7/model",
+        params = "lazy",
+        name = sine_graph_v7_lazy
+    );
+    mlf_runtime::include_model!(
         "../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar",
         params = "resident",
         name = yesno_v4_resident
@@ -161,6 +232,11 @@ pub mod external_shared {
         "../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar",
         params = "streamed",
         name = yesno_v4_streamed
+    );
+    mlf_runtime::include_model!(
+        "../../shared/fixtures/mlf/arduino-demos-kws-yesno-graph-v4/model.tar",
+        params = "lazy",
+        name = yesno_v4_lazy
     );
 }
 

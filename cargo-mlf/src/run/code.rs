@@ -127,7 +127,8 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement) -> Result<S
         Placement::Resident => {
             (quote!(#open net.load(&mut *source).unwrap_or_else(|e| fail(&e.to_string()));), quote!())
         }
-        Placement::Streamed => (open, quote!(, &mut *source)),
+        // Streamed and lazy runs read what they need through the source they are given.
+        Placement::Streamed | Placement::Lazy => (open, quote!(, &mut *source)),
     };
     let arg_count = Literal::usize_unsuffixed(desc.inputs.len() + 1 + placement.is_external() as usize);
     let usage = std::iter::once("usage: <output dir>".to_string())

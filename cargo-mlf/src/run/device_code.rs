@@ -100,7 +100,7 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
             },
             quote!(),
         ),
-        Placement::Streamed => (source, quote!(, &mut source)),
+        Placement::Streamed | Placement::Lazy => (source, quote!(, &mut source)),
     };
     let inputs = quote!(&model::Inputs { #(#fields),* });
     let first_run = is_kmodel.then(|| {

@@ -71,11 +71,12 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     module: Option<String>,
     /// Where the parameters live: `embedded` (in the program image), `resident` (loaded once
-    /// from a split folder or packed archive into static RAM) or `streamed` (read operator by
-    /// operator into a staging buffer).
+    /// from a split folder or packed archive into static RAM), `streamed` (read operator by
+    /// operator into a staging buffer) or `lazy` (in the resident region, each read the first
+    /// time an operator that uses it runs).
     #[arg(long, value_enum, default_value_t = mlf_build::Placement::Embedded)]
     params: mlf_build::Placement,
-    /// With `--params resident|streamed`: the split folder or packed archive to read (default: a
+    /// With `--params resident|streamed|lazy`: the split folder or packed archive to read (default: a
     /// fresh split made by the build step).
     #[arg(long, value_name = "DIR|ARCHIVE")]
     from: Option<PathBuf>,
@@ -136,7 +137,7 @@ pub fn run(args: Args) -> Result<(), Error> {
     let work = std::path::absolute(work).map_err(Error::from)?;
     let placement = args.params;
     if !placement.is_external() && args.from.is_some() {
-        return Err(Error::invalid("--from needs --params resident or --params streamed"));
+        return Err(Error::invalid("--from needs --params resident, streamed or lazy"));
     }
     let spec = Spec {
         desc: &desc,

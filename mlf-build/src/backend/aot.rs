@@ -132,13 +132,14 @@ impl Backend for AotBackend<'_> {
     fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
         let p = self.plan()?;
         let symbol = self.exec.call.symbol();
-        let streamed = opts.params.placement() == crate::model::Placement::Streamed;
+        // Streamed and lazy runs read through the caller's source.
+        let streamed = opts.params.placement().reads_in_run();
         let stack = opts
             .frames
             .map(|f| stack::figure(self.desc, &[symbol], f))
             .map(|s| if streamed { s.with_source() } else { s });
         let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params, stack.as_ref())?;
-        // Pools one after the other; constant arrays all (resident) or one call's (streamed).
+        // Pools one after the other; constant arrays all (resident, lazy) or one call's (streamed).
         let param_ram = match opts.params.split() {
             Some(split) => aot_region(split, opts.params.placement(), p.align).1,
             None => 0,

@@ -70,7 +70,7 @@ pub struct Generate<'a> {
     /// Prefix the model's C symbols are renamed with (`mlf_<hash>_`).
     pub symbol_prefix: &'a str,
     /// Where the module finds its parameters: embedded files, or external files read at run
-    /// time, resident or streamed.
+    /// time, resident, streamed or lazy.
     pub params: ParamCode<'a>,
     /// The module name `include_model!` uses.
     pub module_name: &'a str,

@@ -47,7 +47,7 @@ impl GraphBackend<'_> {
     fn summary(&self, p: &GraphPlan, opts: &Generate<'_>, param_ram: u64) -> String {
         let head = format!("TVM graph executor model `{}` from {}", self.desc.name, opts.file_name);
         match opts.params {
-            ParamCode::Resident(split) | ParamCode::Streamed(split) => format!(
+            ParamCode::Resident(split) | ParamCode::Streamed(split) | ParamCode::Lazy(split) => format!(
                 "{head} with external parameters ({:?}): {} bytes of arena + {param_ram} bytes for parameters; {} bytes of parameters read through a ParamSource.",
                 opts.params.placement(),
                 p.arena_bytes,
@@ -119,7 +119,8 @@ impl Backend for GraphBackend<'_> {
         if self.desc.params.iter().any(|q| q.linked.is_some()) {
             roots.push("_lookup_linked_param");
         }
-        let streamed = opts.params.placement() == crate::model::Placement::Streamed;
+        // Streamed and lazy runs read through the caller's source.
+        let streamed = opts.params.placement().reads_in_run();
         let stack = opts
             .frames
             .map(|f| stack::figure(self.desc, &roots, f))

@@ -72,7 +72,7 @@ pub(super) fn inspect_external(desc: &ModelDesc, refusal: Option<String>, out: &
         return;
     }
     out.push_str(
-        "external     parameters can be split from the code (params = \"resident\" or \"streamed\", cargo mlf split)\n",
+        "external     parameters can be split from the code (params = \"resident\", \"streamed\" or \"lazy\", cargo mlf split)\n",
     );
     let linked_names: Vec<&str> = desc.params.iter().filter_map(|p| p.linked.as_deref()).collect();
     let arrays = desc.code.constants.iter().filter(|c| c.kind == ConstantKind::StaticArray);

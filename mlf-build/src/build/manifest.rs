@@ -11,7 +11,7 @@
 //! path = "models/digits.tar"   # relative to Cargo.toml
 //! name = "digits"              # module name (optional: the model's name or file stem)
 //! module = "default"           # MLF module of a multi-module archive (optional)
-//! params = "embedded"          # parameter placement: "embedded" (default), "resident", "streamed"
+//! params = "embedded"          # parameter placement: "embedded" (default), "resident", "streamed", "lazy"
 //! fp_contract = false          # true: let the C compiler fuse a*b+c (default: -ffp-contract=off)
 //! max_static = "256 MiB"       # most static memory the generated module may allocate (the default)
 //! ram = "1 KiB"                # optional: this model's budget
@@ -66,8 +66,9 @@ pub struct ModelEntry {
     /// The MLF module to read from an archive that holds several.
     pub module: Option<String>,
     /// Parameter placement: `"embedded"` (the default: in flash, used in place), `"resident"`
-    /// (external, loaded once into a static region) or `"streamed"` (external, loaded operator
-    /// by operator into a staging buffer).
+    /// (external, loaded once into a static region), `"streamed"` (external, loaded operator
+    /// by operator into a staging buffer) or `"lazy"` (external, in the resident region, each
+    /// parameter loaded the first time an operator that uses it runs).
     pub params: Option<Placement>,
     /// `true` lets the C compiler contract `a*b+c` into fused multiply-adds; by default the
     /// model's C is compiled with `-ffp-contract=off` (see [`crate::Model::fp_contract`]).

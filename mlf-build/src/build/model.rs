@@ -252,6 +252,7 @@ impl Model {
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
+            (Placement::Lazy, Some(split)) => ParamCode::Lazy(split),
             _ => ParamCode::Embedded(&param_files),
         };
         // The C first: the module states the stack its frames need. Sections taken out of LLVM

@@ -316,7 +316,12 @@ fn stack(p: &Picture, g: &Frame) -> Option<Group> {
             "#f4a261",
             "allowance for one function outside the C (workspace allocator, expf, memcpy)".to_string(),
         ),
-        ("source", s.source, "#e9c46a", "allowance for the parameter source a streamed run reads through".to_string()),
+        (
+            "source",
+            s.source,
+            "#e9c46a",
+            "allowance for the parameter source a streamed or lazy run reads through".to_string(),
+        ),
         ("mlf", s.runtime, "#2a9d8f", "mlf's own frames (run(), the runtime), optimised builds".to_string()),
     ];
     let top = s.total.min(g.top_bytes.max(1));

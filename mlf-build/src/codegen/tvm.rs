@@ -85,6 +85,8 @@ pub enum ParamCode<'a> {
     Resident(&'a Split),
     /// Read from these files just before each call that uses them.
     Streamed(&'a Split),
+    /// Read from these files into the resident region's layout the first time a call uses them.
+    Lazy(&'a Split),
 }
 
 impl<'a> ParamCode<'a> {
@@ -94,6 +96,7 @@ impl<'a> ParamCode<'a> {
             ParamCode::Embedded(_) => Placement::Embedded,
             ParamCode::Resident(_) => Placement::Resident,
             ParamCode::Streamed(_) => Placement::Streamed,
+            ParamCode::Lazy(_) => Placement::Lazy,
         }
     }
 
@@ -101,24 +104,24 @@ impl<'a> ParamCode<'a> {
     pub fn split(&self) -> Option<&'a Split> {
         match *self {
             ParamCode::Embedded(_) => None,
-            ParamCode::Resident(s) | ParamCode::Streamed(s) => Some(s),
+            ParamCode::Resident(s) | ParamCode::Streamed(s) | ParamCode::Lazy(s) => Some(s),
         }
     }
 }
 
 /// How a TVM model's generated `Model` holds its parameters: nothing extra (embedded), a static
-/// region filled once by `load` (resident), or a staging buffer filled before each call
-/// (streamed).
+/// region filled once by `load` (resident), a staging buffer filled before each call
+/// (streamed), or the resident region filled as calls first need its files (lazy).
 pub struct ParamApi {
     /// Constants describing the region (`PARAM_BYTES` and `PARAM_OFFSETS`, or `STAGING_BYTES`).
     pub consts: Vec<TokenStream>,
     /// The region's static (`PARAM_REGION` or `STAGING`), if any.
     pub statics: Vec<TokenStream>,
-    /// Fields of the state (resident: whether `load` ran).
+    /// Fields of the state (resident: whether `load` ran; lazy: which files are loaded).
     pub state: Vec<Field>,
     /// The expression that starts the run, and what it does.
     pub enter: (TokenStream, String),
-    /// `load` (resident only).
+    /// `load` (resident), `params_loaded` (lazy).
     pub methods: Vec<TokenStream>,
     /// The documentation and signature of `run`.
     pub run_sig: TokenStream,
@@ -126,16 +129,14 @@ pub struct ParamApi {
     pub check_loaded: TokenStream,
 }
 
-/// The documentation and signature of `run` (`source`: streamed parameters are read from a
-/// `ParamSource` it takes).
-fn run_sig(source: bool) -> TokenStream {
-    let (doc, extra) = if source {
-        (
-            " Runs the model, reading each call's parameters from `source` just before the call.",
-            quote!(, source: &mut dyn ::mlf_runtime::params::ParamSource),
-        )
-    } else {
-        (" Runs the model.", quote!())
+/// The documentation and signature of `run` (`source`: streamed or lazily loaded parameters are
+/// read from a `ParamSource` it takes, as `source` says).
+fn run_sig(source: Option<&str>) -> TokenStream {
+    let (doc, extra) = match source {
+        Some(what) => {
+            (format!(" Runs the model, reading {what}."), quote!(, source: &mut dyn ::mlf_runtime::params::ParamSource))
+        }
+        None => (" Runs the model.".to_string(), quote!()),
     };
     let result = quote!(Result<Outputs<'_>, ::mlf_runtime::Error>);
     quote!(#[doc = #doc] pub fn run(&mut self, inputs: &Inputs<'_> #extra) -> #result)
@@ -148,7 +149,7 @@ pub fn object_region_symbol(split: Option<&Split>, symbol_prefix: &str) -> Optio
 }
 
 /// The name of the static holding external parameters for `placement` (`PARAM_REGION` when
-/// resident, `STAGING` when streamed).
+/// resident or lazy, `STAGING` when streamed).
 pub fn region_static(placement: Placement) -> Ident {
     ident(if placement == Placement::Streamed { "STAGING" } else { "PARAM_REGION" })
 }
@@ -191,9 +192,10 @@ pub fn param_api(
             state: Vec::new(),
             enter: (quote!(::mlf_runtime::tvm::Run::enter(&ARENA, #align)), format!("{enter_note}.")),
             methods: Vec::new(),
-            run_sig: run_sig(false),
+            run_sig: run_sig(None),
             check_loaded: quote!(),
         },
+        Placement::Lazy => lazy_api(offsets.len(), region_lit.clone(), enter_with, region_item, enter_note),
         Placement::Resident => {
             resident_api(offsets, region_lit.clone(), enter_with, region_item, (enter_note, after_load))
         }
@@ -207,9 +209,71 @@ pub fn param_api(
             state: Vec::new(),
             enter: (enter_with, format!("{enter_note}; parameters are staged in `STAGING`.")),
             methods: Vec::new(),
-            run_sig: run_sig(true),
+            run_sig: run_sig(Some("each call's parameters from `source` just before the call")),
             check_loaded: quote!(),
         },
+    }
+}
+
+/// `PARAM_OFFSETS`: where each file of `PARAMS` lies in the parameter region.
+pub fn param_offsets(offsets: &[u64]) -> TokenStream {
+    let offs = offsets.iter().map(|&o| lit(o));
+    let n = usize_lit(offsets.len());
+    quote! {
+        /// Where each file of [`PARAMS`] lies in the parameter region.
+        const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
+    }
+}
+
+/// The [`ParamApi`] of lazily loaded parameters (`files` of them): `PARAM_REGION`, and the
+/// record of which files earlier runs loaded into it.
+fn lazy_api(
+    files: usize,
+    region_lit: Literal,
+    enter_with: TokenStream,
+    region_item: impl Fn(&str) -> TokenStream,
+    enter_note: &str,
+) -> ParamApi {
+    let words = usize_lit(files.div_ceil(32));
+    ParamApi {
+        consts: vec![quote! {
+            /// Bytes of static RAM holding the parameters (lazy placement: each is read into it the
+            /// first time a call that uses it runs, and stays).
+            pub const PARAM_BYTES: usize = #region_lit;
+        }],
+        statics: vec![region_item("The parameters, each read into its place by the first run that needs it")],
+        state: vec![Field::new(
+            "loaded",
+            quote!(::mlf_runtime::params::Loaded<#words>),
+            quote!(::mlf_runtime::params::Loaded::new()),
+            "Which files of [`PARAMS`] earlier runs read into `PARAM_REGION` (one bit each).",
+        )],
+        enter: (
+            enter_with,
+            format!(
+                "{enter_note}; parameters are read in place from `PARAM_REGION`, where each is loaded the first time a call needs it."
+            ),
+        ),
+        methods: vec![
+            quote! {
+                /// How many files of [`PARAMS`] are loaded: each is read by the first run that
+                /// calls an operator using it, and never again (until [`Model::unload`]).
+                pub fn params_loaded(&self) -> usize {
+                    self.state.loaded.count()
+                }
+            },
+            quote! {
+                /// Forgets every loaded parameter (after the parameter source changed, say): the
+                /// next run reads each again as its calls need it.
+                pub fn unload(&mut self) {
+                    self.state.loaded.clear();
+                }
+            },
+        ],
+        run_sig: run_sig(Some(
+            "from `source` each parameter not loaded yet, into its place, just before the first call that uses it (later runs read nothing; a failed read is returned and read again by the next run)",
+        )),
+        check_loaded: quote!(),
     }
 }
 
@@ -221,18 +285,13 @@ fn resident_api(
     region_item: impl Fn(&str) -> TokenStream,
     (enter_note, after_load): (&str, TokenStream),
 ) -> ParamApi {
-    let offs = offsets.iter().map(|&o| lit(o));
-    let n = usize_lit(offsets.len());
     ParamApi {
         consts: vec![
             quote! {
                 /// Bytes of static RAM holding the parameters once loaded (resident placement).
                 pub const PARAM_BYTES: usize = #region_lit;
             },
-            quote! {
-                /// Where each file of [`PARAMS`] lies in the parameter region.
-                const PARAM_OFFSETS: [usize; #n] = [#(#offs),*];
-            },
+            param_offsets(offsets),
         ],
         statics: vec![region_item("The parameters, once loaded by [`Model::load`]")],
         state: vec![Field::new(
@@ -258,7 +317,7 @@ fn resident_api(
                 Ok(())
             }
         }],
-        run_sig: run_sig(false),
+        run_sig: run_sig(None),
         check_loaded: quote! {
             if !self.state.loaded {
                 return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
@@ -269,7 +328,7 @@ fn resident_api(
 
 /// `C_STACK_BYTES` and `STACK_BYTES`: the stack one run needs, from the compiler's frames of the
 /// model's C and mlf's allowances (nothing when the C was not compiled), including the one for
-/// the parameter source of a streamed run.
+/// the parameter source of a streamed or lazy run.
 pub fn stack_consts(stack: Option<&StackFigure>) -> Vec<TokenStream> {
     let Some(s) = stack else { return Vec::new() };
     let c = lit(s.c + s.leaf);

@@ -1,6 +1,7 @@
 //! Where a model's parameters live at run time: the one spelling of it that `build.rs`
 //! (`Model::params`), `[package.metadata.mlf]` (`params = "…"`), `include_model!`
-//! (`params = "…"`) and `cargo mlf` (`--params`, `--placement`) all parse.
+//! (`params = "…"`) and `cargo mlf` (`--params`, `--placement`) all parse: `embedded`,
+//! `resident`, `streamed` or `lazy`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -20,24 +21,35 @@ pub enum Placement {
     /// are read just before it runs into a staging buffer sized at build time to the largest
     /// operator's need.
     Streamed,
+    /// Outside the program image, in the static region of [`Placement::Resident`] (the same
+    /// layout and RAM), but nothing is read before the first run: `run` reads each parameter
+    /// into its place the first time an operator that uses it runs, and the model remembers
+    /// what it loaded, so later runs read nothing (operators that never run never load theirs).
+    Lazy,
 }
 
 impl Placement {
     /// Every placement.
-    pub const ALL: [Placement; 3] = [Placement::Embedded, Placement::Resident, Placement::Streamed];
+    pub const ALL: [Placement; 4] = [Placement::Embedded, Placement::Resident, Placement::Streamed, Placement::Lazy];
 
-    /// `embedded`, `resident` or `streamed`.
+    /// `embedded`, `resident`, `streamed` or `lazy`.
     pub fn name(self) -> &'static str {
         match self {
             Placement::Embedded => "embedded",
             Placement::Resident => "resident",
             Placement::Streamed => "streamed",
+            Placement::Lazy => "lazy",
         }
     }
 
     /// Whether the parameters live outside the program image.
     pub fn is_external(self) -> bool {
         self != Placement::Embedded
+    }
+
+    /// Whether `run` reads parameters through a `ParamSource` it takes (streamed and lazy).
+    pub fn reads_in_run(self) -> bool {
+        matches!(self, Placement::Streamed | Placement::Lazy)
     }
 }
 
@@ -47,7 +59,7 @@ impl fmt::Display for Placement {
     }
 }
 
-/// A placement that is not one of the three, with what to write instead.
+/// A placement that is not one of the four, with what to write instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownPlacement(String);
 
@@ -55,10 +67,14 @@ impl fmt::Display for UnknownPlacement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0 == "external" {
             f.write_str(
-                "say which external placement: \"resident\" (loaded once) or \"streamed\" (operator by operator)",
+                "say which external placement: \"resident\" (loaded once), \"streamed\" (operator by operator) or \"lazy\" (as operators first need them)",
             )
         } else {
-            write!(f, "unknown parameter placement {:?} (expected \"embedded\", \"resident\" or \"streamed\")", self.0)
+            write!(
+                f,
+                "unknown parameter placement {:?} (expected \"embedded\", \"resident\", \"streamed\" or \"lazy\")",
+                self.0
+            )
         }
     }
 }
@@ -99,6 +115,10 @@ mod tests {
         let e = "external".parse::<Placement>().unwrap_err().to_string();
         assert!(e.contains("\"resident\" (loaded once)"), "{e}");
         let e = "sd-card".parse::<Placement>().unwrap_err().to_string();
-        assert_eq!(e, "unknown parameter placement \"sd-card\" (expected \"embedded\", \"resident\" or \"streamed\")");
+        assert_eq!(
+            e,
+            "unknown parameter placement \"sd-card\" (expected \"embedded\", \"resident\", \"streamed\" or \"lazy\")"
+        );
+        assert_eq!("lazy".parse::<Placement>(), Ok(Placement::Lazy));
     }
 }

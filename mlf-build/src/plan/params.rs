@@ -1,6 +1,7 @@
 //! Where external parameters sit in the static RAM beside the arena: the resident region (every
-//! parameter file one after another) and, for streamed graph models, the staging buffer one call
-//! reads its parameters from.
+//! parameter file one after another; lazily loaded parameters use the same layout, filled as
+//! calls first need them) and, for streamed graph models, the staging buffer one call reads its
+//! parameters from.
 
 use std::collections::BTreeMap;
 
@@ -27,12 +28,12 @@ pub fn sequential(sizes: impl IntoIterator<Item = u64>, align: u64) -> (Vec<u64>
 }
 
 /// The parameter region of a graph model (nothing for embedded parameters): the offset of each file
-/// (resident; empty when streamed) and the region's bytes (the resident region, or the staging
-/// buffer: the most parameter bytes one call reads).
+/// (resident and lazy; empty when streamed) and the region's bytes (the resident region, or the
+/// staging buffer: the most parameter bytes one call reads).
 pub fn graph_region(plan: &GraphPlan, split: &Split, placement: Placement) -> (Vec<u64>, u64) {
     match placement {
         Placement::Embedded => (Vec::new(), 0),
-        Placement::Resident => sequential(split.files.iter().map(|f| f.bytes()), plan.align),
+        Placement::Resident | Placement::Lazy => sequential(split.files.iter().map(|f| f.bytes()), plan.align),
         Placement::Streamed => (Vec::new(), staging_bytes(plan, split)),
     }
 }
@@ -44,8 +45,9 @@ pub fn staging_bytes(plan: &GraphPlan, split: &Split) -> u64 {
 }
 
 /// The parameter region of an AOT model (nothing for embedded parameters): the offset of each file
-/// (resident, or streamed constant pools: the main reads them all) and the region's bytes; with
-/// constant arrays streamed, no offsets and the most bytes one of the main's calls reads.
+/// (resident and lazy, or streamed constant pools: the main reads them all) and the region's
+/// bytes; with constant arrays streamed, no offsets and the most bytes one of the main's calls
+/// reads.
 pub fn aot_region(split: &Split, placement: Placement, align: u64) -> (Vec<u64>, u64) {
     match (&split.arrays, placement) {
         (_, Placement::Embedded) => (Vec::new(), 0),

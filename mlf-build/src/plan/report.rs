@@ -236,7 +236,7 @@ impl fmt::Display for MemoryReport {
             line(f, "  C frames", s.c, &format!("the deepest chain: {}", s.deepest))?;
             line(f, "  leaf outside the C", s.leaf, "allowance: TVMBackendAllocWorkspace, expf, memcpy…")?;
             if s.source > 0 {
-                line(f, "  parameter source", s.source, "allowance: the source's load (streamed parameters)")?;
+                line(f, "  parameter source", s.source, "allowance: the source's load (streamed or lazy parameters)")?;
             }
             for why in &s.unbounded {
                 writeln!(f, "  note: stack: {why}")?;

@@ -128,7 +128,7 @@ pub struct ArrayTable {
     /// main, in the arguments of its calls), with the entries it reads.
     pub users: BTreeMap<String, Vec<usize>>,
     /// AOT: the main's calls that read arrays, in order, each with the entries it reads; the C
-    /// main calls `mlf_param_stage(i)` before call `i` (streamed placement).
+    /// main calls `mlf_param_stage(i)` before call `i` (streamed and lazy placements).
     pub steps: Vec<(String, Vec<usize>)>,
     /// Arrays left in the C (smaller than [`ArrayTable::THRESHOLD`]): how many and their bytes.
     pub kept: (usize, u64),
@@ -140,7 +140,7 @@ impl ArrayTable {
     pub const TABLE_SYMBOL: &str = "mlf_param_table";
 
     /// The C name of the function pointer a rewritten AOT main calls before each call that reads
-    /// arrays (streamed placement).
+    /// arrays (streamed and lazy placements).
     pub const HOOK_SYMBOL: &str = "mlf_param_stage";
 
     /// Arrays smaller than this many bytes stay in the C: the reference that replaces an array

@@ -40,7 +40,7 @@ pub const KMODEL_DEBUG_BYTES: u64 = 16384;
 /// `memcpy`, `memset`). Not measured: an allowance, stated as one.
 pub const LEAF_BYTES: u64 = 256;
 
-/// Bytes allowed for the parameter source a streamed run reads through (its `ParamSource::load`
+/// Bytes allowed for the parameter source a streamed or lazy run reads through (its `ParamSource::load`
 /// and what it calls, such as mlf's `FlashArchive`): an allowance, stated as one. A source of
 /// the caller's own with deeper frames adds the difference.
 pub const SOURCE_BYTES: u64 = 512;
@@ -95,7 +95,7 @@ pub struct StackFigure {
     pub c: u64,
     /// The allowance for a leaf outside the C ([`LEAF_BYTES`]).
     pub leaf: u64,
-    /// The allowance for the parameter source a streamed run calls ([`SOURCE_BYTES`]; 0 when
+    /// The allowance for the parameter source a streamed or lazy run calls ([`SOURCE_BYTES`]; 0 when
     /// the run reads no parameters).
     #[serde(default)]
     pub source: u64,
@@ -171,7 +171,7 @@ fn deepest<'a>(
 }
 
 impl StackFigure {
-    /// The figure of a run that reads its parameters through a source (streamed parameters):
+    /// The figure of a run that reads its parameters through a source (streamed or lazy):
     /// plus [`SOURCE_BYTES`].
     pub fn with_source(mut self) -> StackFigure {
         self.source = SOURCE_BYTES;

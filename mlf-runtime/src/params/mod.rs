@@ -4,18 +4,22 @@
 //! Sources: [`FlashArchive`] (a packed archive in memory or a flash partition, `no_std`), and with
 //! `std`, [`Folder`] (a split folder with its `configure.json`) and [`PackedArchive`] (the packed
 //! tar on disk). Every read is checked against the size and the xxh64 hash the generated code
-//! carries.
+//! carries. A model whose parameters are loaded lazily records which files it has read in a
+//! [`Loaded`] set.
 
 use crate::message::Message;
 
 mod flash;
 #[cfg(feature = "std")]
 mod folder;
+mod loaded;
 mod tar;
 
 pub use flash::FlashArchive;
 #[cfg(feature = "std")]
 pub use folder::{Folder, PackedArchive};
+pub(crate) use loaded::Bits;
+pub use loaded::Loaded;
 
 /// A parameter as the generated code knows it: identifier, size, hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

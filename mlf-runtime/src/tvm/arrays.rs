@@ -1,10 +1,12 @@
 //! Constant arrays taken out of a model's C (external parameters of models whose constants
 //! were per-operator `static const` arrays): the C reads each through an entry of a table of
 //! pointers it defines ([`ArrayTable`]); the generated module points the entries at the loaded
-//! parameters once (resident) or at the staging buffer before each call that reads them
+//! parameters once (resident), at the staging buffer before each call that reads them
 //! (streamed: [`Run::calls_with_arrays`] for graph models, whose calls Rust makes; for AOT
 //! models, whose main is C, the main calls a hook before each such call, which reaches the
-//! run's `ParamSource` through a [`Streaming`] cell set only while `run()` is in the C).
+//! run's `ParamSource` through a [`Streaming`] cell set only while `run()` is in the C), or at
+//! their place in the parameter region, read the first time a call needs them (lazy: the same
+//! two ways, reading each file once, see [`StreamGuard::loading_once`]).
 
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
@@ -14,7 +16,7 @@ use super::run::Run;
 use super::tables::{Call, Stage};
 use crate::cell::StaticArena;
 use crate::error::Error;
-use crate::params::{ParamRef, ParamSource};
+use crate::params::{Bits, Loaded, ParamRef, ParamSource};
 
 /// The table of `K` pointers a model's rewritten C reads its constant arrays through
 /// (`mlf_param_table`, defined by that C in `.bss`; declared by the generated module).
@@ -37,12 +39,14 @@ pub struct Bind {
     pub bytes: usize,
 }
 
-/// What one call needs before it runs (streamed placement): the files read into the staging
-/// buffer and the table entries pointed at them.
+/// What one call needs before it runs: the files read into the staging buffer and the table
+/// entries pointed at them (streamed placement), or the files read to their places in the
+/// parameter region unless loaded already and the entries pointed there (lazy).
 pub struct Step {
-    /// Files read into the staging buffer (indices into the module's `PARAMS`).
+    /// Files read into the staging buffer or parameter region (indices into the module's
+    /// `PARAMS`).
     pub stage: &'static [Stage],
-    /// Entries pointed into the staging buffer.
+    /// Entries pointed into the staging buffer or parameter region.
     pub bind: &'static [Bind],
 }
 
@@ -108,14 +112,33 @@ impl Run {
         steps: &'static [Step],
         table: &'static ArrayTable<K>,
     ) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.calls_reading(calls, Some((steps, table)), |r, s| r.stage(source, &params[s.file as usize], s.offset))
+        }
+    }
+
+    /// Calls every call of `calls` in order; before call `i`, `read` is given each file the call
+    /// stages and then each file of `steps[i]` (with `arrays`), and the entries of `steps[i]` are
+    /// pointed into the parameter region (the staging buffer, or the lazily loaded region).
+    ///
+    /// # Safety
+    /// As for [`Run::calls_with_arrays`]; `read` leaves every file it is given at its offset in
+    /// the parameter region.
+    pub(super) unsafe fn calls_reading<const K: usize>(
+        &mut self,
+        calls: &'static [&'static Call],
+        arrays: Option<(&'static [Step], &'static ArrayTable<K>)>,
+        mut read: impl FnMut(&mut Run, Stage) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         for (i, c) in calls.iter().enumerate() {
-            let step = steps.get(i);
-            for s in c.stage.iter().chain(step.map_or(&[][..], |s| s.stage)) {
-                self.stage(source, &params[s.file as usize], s.offset)?;
+            let step = arrays.and_then(|(steps, table)| steps.get(i).map(|s| (s, table)));
+            for &s in c.stage.iter().chain(step.map_or(&[][..], |(s, _)| s.stage)) {
+                read(self, s)?;
             }
-            if let Some(step) = step {
+            if let Some((step, table)) = step {
                 let (base, len) = self.param_region();
-                // SAFETY: the run owns the table and the staging buffer (`enter_with_params`'
+                // SAFETY: the run owns the table and the parameter region (`enter_with_params`'
                 // contract); no call is running.
                 unsafe { table.bind_raw(base, len, step.bind) };
             }
@@ -145,14 +168,24 @@ impl StageHook {
     }
 }
 
+#[cfg(test)]
+impl StageHook {
+    /// The function in the slot (as the C reads it).
+    pub(super) fn installed(&self) -> Option<HookFn> {
+        // SAFETY: a plain read; the tests that write the slot hold `ONE_RUN`, as the reader does.
+        unsafe { *self.0.get() }
+    }
+}
+
 impl Default for StageHook {
     fn default() -> Self {
         Self::new()
     }
 }
 
-/// What the stage hook of a streamed AOT model reads while `run()` is in the C: the run's
-/// `ParamSource`, the staging buffer, the table, and the first error a step met.
+/// What the stage hook of a streamed (or lazy) AOT model reads while `run()` is in the C: the
+/// run's `ParamSource`, the staging buffer (or parameter region), the table, which files are
+/// loaded (lazy), and the first error a step met.
 pub struct Streaming(UnsafeCell<Option<Active>>);
 
 struct Active {
@@ -164,6 +197,8 @@ struct Active {
     steps: &'static [Step],
     params: &'static [ParamRef],
     hook: &'static StageHook,
+    /// Lazy placement: the model's record of loaded files (files it has are not read again).
+    loaded: Option<*mut [u32]>,
     error: Option<Error>,
 }
 
@@ -216,6 +251,7 @@ impl Streaming {
             steps,
             params,
             hook,
+            loaded: None,
             error: None,
         };
         // SAFETY: exclusive use of the cell and the slot (the caller's contract); no C runs.
@@ -260,14 +296,25 @@ impl Active {
             code: step,
             message: crate::message::Message::new("no such staging step"),
         })?;
+        let mut loaded = self.loaded.map(|b| {
+            // SAFETY: the record is the run's, borrowed by the live guard (`loading_once`), and
+            // nothing else uses it while the C runs.
+            Bits(unsafe { &mut *b })
+        });
         for s in step.stage {
-            let p = &self.params[s.file as usize];
+            let (f, p) = (s.file as usize, &self.params[s.file as usize]);
+            if loaded.as_ref().is_some_and(|l| l.has(f)) {
+                continue;
+            }
             assert!(s.offset.checked_add(p.bytes).is_some_and(|end| end <= self.staging_len), "staged outside");
             // SAFETY: inside the staging buffer (checked above), which the run owns; no kernel
             // is running (the main called the hook between calls).
             let buf = unsafe { core::slice::from_raw_parts_mut(self.staging.add(s.offset), p.bytes) };
             // SAFETY: `source` is the run's, borrowed by the live guard.
             unsafe { (*self.source).load(p, buf)? };
+            if let Some(l) = loaded.as_mut() {
+                l.set(f);
+            }
         }
         // SAFETY: `table_ptr` is the `ArrayTable<K>` `table` was made for; the run owns it.
         unsafe { (self.table)(self.table_ptr, self.staging, self.staging_len, step.bind) };
@@ -281,7 +328,20 @@ pub struct StreamGuard<'a> {
     _source: PhantomData<&'a mut dyn ParamSource>,
 }
 
-impl StreamGuard<'_> {
+impl<'a> StreamGuard<'a> {
+    /// Lazy placement: the region given to [`Streaming::begin`] is the parameter region, each
+    /// step's files are placed where they stay, and a file `loaded` has is not read again (one
+    /// read is recorded there once checked; a failed read leaves its file unloaded).
+    pub fn loading_once<const W: usize>(self, loaded: &'a mut Loaded<W>) -> StreamGuard<'a> {
+        let bits: *mut [u32] = loaded.bits().0;
+        // SAFETY: the guard's owner is not in the C (it holds the guard and calls this), so the
+        // hook does not read the cell now; the record is borrowed for as long as the guard lives.
+        if let Some(a) = unsafe { (*self.cell.0.get()).as_mut() } {
+            a.loaded = Some(bits);
+        }
+        self
+    }
+
     /// Ends the streaming: the first error a step met, if any.
     pub fn end(self) -> Result<(), Error> {
         // SAFETY: the C call is over; the guard's owner uses the cell exclusively.

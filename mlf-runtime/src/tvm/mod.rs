@@ -4,6 +4,7 @@
 mod arrays;
 pub mod backend;
 pub mod ffi;
+mod lazy;
 mod run;
 mod tables;
 pub mod workspace;

@@ -37,7 +37,8 @@ impl Run {
     }
 
     /// Starts a run with a second region for external parameters: loaded before the run
-    /// (resident placement) or filled call by call (streamed, see [`Run::calls_streamed`]).
+    /// (resident placement), filled call by call (streamed, see [`Run::calls_streamed`]) or as
+    /// calls first need its files (lazy, see [`Run::calls_lazy`]).
     ///
     /// # Safety
     /// As for [`Run::enter`], for both regions.

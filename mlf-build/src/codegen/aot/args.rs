@@ -26,8 +26,8 @@ pub(super) enum Place {
     InputCopy(Ident, u64),
     /// `offset` in the arena.
     Arena(u64),
-    /// `offset` in the parameter region (resident) or the staging buffer (streamed, read from
-    /// `PARAMS[file]` before the call).
+    /// `offset` in the parameter region (resident, lazy) or the staging buffer (streamed, read
+    /// from `PARAMS[file]` before the call).
     Param { offset: u64, file: usize, staged: bool },
 }
 
@@ -151,7 +151,7 @@ impl Args {
         let (dtype_items, dtype_ids) = tvm::dtype_consts(dtypes);
         statics.splice(0..0, dtype_items);
         let region = match params.split() {
-            // Resident or streamed, pools sit one after the other (the only call, the main,
+            // Resident, lazy or streamed, pools sit one after the other (the only call, the main,
             // reads them all); streamed constant arrays are staged call by call.
             Some(split) => aot_region(split, params.placement(), plan.align),
             None => (Vec::new(), 0),
@@ -208,7 +208,7 @@ fn tensors(desc: &ModelDesc, plan: &AotPlan, ids: &Ids<'_>) -> (Vec<Arg>, Vec<Ar
     (inputs, outputs, pools)
 }
 
-/// The constant pools of a directly called main, in the parameter region (resident) or
+/// The constant pools of a directly called main, in the parameter region (resident, lazy) or
 /// staged before the call (streamed), numbered from `first`.
 fn constant_pools(
     a: &AotExec,
@@ -231,10 +231,12 @@ fn constant_pools(
         }
         let (n, off) = (first + k, offsets[k]);
         let staged = params.placement() == Placement::Streamed;
-        let where_ = if staged {
-            format!("read into staging {} before the call", bytes(off, p.bytes))
-        } else {
-            format!("at {} of the loaded parameters", bytes(off, p.bytes))
+        let where_ = match params.placement() {
+            Placement::Streamed => format!("read into staging {} before the call", bytes(off, p.bytes)),
+            Placement::Lazy => {
+                format!("at {} of the parameter region (read there before the first run's call)", bytes(off, p.bytes))
+            }
+            _ => format!("at {} of the loaded parameters", bytes(off, p.bytes)),
         };
         let what = format!(
             "Argument {n}: constant pool `{}` ({} bytes, parameter file `{}`), {where_}.",

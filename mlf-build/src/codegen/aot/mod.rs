@@ -170,14 +170,36 @@ fn workspace_window(ws: u64) -> TokenStream {
     quote!(#note r.workspace(0, #w);)
 }
 
-/// What the module adds for constant arrays taken out of the C (nothing without them).
+/// What the module adds for constant arrays taken out of the C (nothing without them), and for
+/// lazily loaded parameters that the main reads whole (USMP constant pools, or arrays when the
+/// main calls no stage hook), their loading before it.
 fn array_code(params: ParamCode<'_>, args: &Args, symbol_prefix: &str) -> arrays::ArrayCode {
-    let split = params.split();
-    let (Some(split), Some(t)) = (split, arrays::table(split)) else { return arrays::ArrayCode::default() };
-    let placement = params.placement();
-    let mut code = arrays::array_code(split, t, placement, symbol_prefix, &args.region.0, !t.steps.is_empty());
-    if placement == Placement::Streamed && !t.steps.is_empty() {
-        arrays::aot_streaming(split, t, &mut code);
+    let (split, placement) = (params.split(), params.placement());
+    let (table, lazy) = (arrays::table(split), placement == Placement::Lazy);
+    let mut code = match (split, table) {
+        (Some(split), Some(t)) => {
+            let hook = !t.steps.is_empty();
+            let mut code = arrays::array_code(split, t, placement, symbol_prefix, &args.region.0, hook);
+            if hook && placement.reads_in_run() {
+                arrays::aot_streaming(split, t, lazy.then_some(&args.region.0[..]), &mut code);
+            }
+            code
+        }
+        _ => arrays::ArrayCode::default(),
+    };
+    if let (Some(split), true) = (split, lazy && table.is_none_or(|t| t.steps.is_empty())) {
+        code.statics.push(tvm::param_offsets(&args.region.0));
+        let note = comment(
+            "The main reads its constants whole: the first run reads every file not loaded yet into its place (later runs read nothing).",
+        );
+        code.before_call = quote!(#note r.load_missing(source, &PARAMS, &PARAM_OFFSETS, &mut self.state.loaded)?;);
+        if let Some(t) = table {
+            code.statics.push(arrays::array_binds(split, t, &args.region.0));
+            let safety = comment(
+                "SAFETY: this `Model` holds `STATE`, which owns the table and `PARAM_REGION`, and no call is running.",
+            );
+            code.before_call.extend(quote!(#safety unsafe { arrays::TABLE.bind(&PARAM_REGION, &ARRAY_BINDS) };));
+        }
     }
     code
 }

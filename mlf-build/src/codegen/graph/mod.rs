@@ -50,8 +50,12 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         (Some(split), Some(t)) => {
             let placement = cg.params.placement();
             let mut code = arrays::array_code(split, t, placement, cg.symbol_prefix, &params.resident_offsets, false);
-            if placement == Placement::Streamed {
-                code.statics.push(arrays::graph_steps(split, t, plan));
+            match placement {
+                Placement::Streamed => code.statics.push(arrays::graph_steps(split, t, plan, None)),
+                Placement::Lazy => {
+                    code.statics.push(arrays::graph_steps(split, t, plan, Some(&params.resident_offsets)))
+                }
+                _ => {}
             }
             code
         }
@@ -134,17 +138,13 @@ mod tests {
         let Executor::Graph(g) = &desc.executor else { panic!("a graph model") };
         let mut plan = crate::plan::graph::plan(&desc, g, 16).unwrap();
         plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
-        for streamed in [false, true] {
-            let mut split = Split::default();
-            for p in &desc.params {
-                let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
-                split.of_param.push(k);
-            }
-            let cg = GraphCodegen {
-                symbol_prefix: "mlf_test_",
-                stack: None,
-                params: if streamed { ParamCode::Streamed(&split) } else { ParamCode::Resident(&split) },
-            };
+        let mut split = Split::default();
+        for p in &desc.params {
+            let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
+            split.of_param.push(k);
+        }
+        for params in [ParamCode::Resident(&split), ParamCode::Streamed(&split), ParamCode::Lazy(&split)] {
+            let cg = GraphCodegen { symbol_prefix: "mlf_test_", stack: None, params };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
             assert!(e.contains("external parameter shares storage with an activation"), "{e}");
         }

@@ -175,7 +175,7 @@ impl Params {
                     }
                 }
             }
-            ParamCode::Resident(split) | ParamCode::Streamed(split) => {
+            ParamCode::Resident(split) | ParamCode::Streamed(split) | ParamCode::Lazy(split) => {
                 let files: Vec<String> =
                     split.files.iter().map(|f| format!("`{}` = {}", f.id, f.names.join(", "))).collect();
                 let doc = format!(

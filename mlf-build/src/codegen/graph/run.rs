@@ -82,12 +82,19 @@ impl Run<'_> {
                     let init = quote!(#tensor::constant(&#p.0, &#shape, #dt));
                     (tensor.clone(), init, "read in place from the program image".to_string())
                 }
-                ParamCode::Resident(split) => {
+                ParamCode::Resident(split) | ParamCode::Lazy(split) => {
                     let k = split.of_param[index];
                     let (off, len) = (self.embedded.resident_offsets[k], split.files[k].bytes());
                     let o = lit(off);
                     let init = quote!(#tensor::new(PARAM_REGION.at(#o), &#shape, #dt));
-                    (tensor.clone(), init, format!("at {} of the loaded parameters", bytes(off, len)))
+                    let place = match self.params {
+                        ParamCode::Lazy(_) => format!(
+                            "at {} of the parameter region (read there before the first call that uses it)",
+                            bytes(off, len)
+                        ),
+                        _ => format!("at {} of the loaded parameters", bytes(off, len)),
+                    };
+                    (tensor.clone(), init, place)
                 }
                 ParamCode::Streamed(_) => return Ok(None),
             },
@@ -148,6 +155,12 @@ impl Run<'_> {
         let (name, k) = (c.func.as_str(), &self.kernels.ids[c.func.as_str()]);
         let stage = match self.params {
             ParamCode::Streamed(split) => call_staging(c, self.plan, split).0,
+            // The same files, each to its own place in the parameter region.
+            ParamCode::Lazy(split) => call_staging(c, self.plan, split)
+                .0
+                .into_iter()
+                .map(|(k, _)| (k, self.embedded.resident_offsets[k]))
+                .collect(),
             _ => Vec::new(),
         };
         let offsets: BTreeMap<usize, u64> = stage.iter().copied().collect();
@@ -182,7 +195,7 @@ impl Run<'_> {
             plural(writes),
             list(writes)
         );
-        let staging = if let (ParamCode::Streamed(split), false) = (self.params, stage.is_empty()) {
+        let staging = if let (Some(split), false) = (self.params.split(), stage.is_empty()) {
             let files: Vec<String> = stage
                 .iter()
                 .map(|&(k, off)| {
@@ -194,10 +207,13 @@ impl Run<'_> {
                     )
                 })
                 .collect();
-            doc.push_str(&format!(
-                " Before it, parameter files {} are read into the staging buffer.",
-                files.join(", ")
-            ));
+            doc.push_str(&match self.params {
+                ParamCode::Lazy(_) => format!(
+                    " Before it, parameter files {} are read into the parameter region, unless an earlier call loaded them.",
+                    files.join(", ")
+                ),
+                _ => format!(" Before it, parameter files {} are read into the staging buffer.", files.join(", ")),
+            });
             let stages = stage.iter().map(|&(k, off)| {
                 let (f, o) = (lit(k as u64), usize_lit(off as usize));
                 quote!(::mlf_runtime::tvm::Stage { file: #f, offset: #o })
@@ -234,14 +250,24 @@ impl Run<'_> {
             pub static CALLS: [&::mlf_runtime::tvm::Call; #n] = [#(#refs),*];
         });
         let (linked, lookups) = self.lookups();
-        let run_calls = match self.params {
-            ParamCode::Streamed(split) if crate::codegen::arrays::table(Some(split)).is_some() => {
-                quote!(r.calls_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE)?;)
+        let arrays = crate::codegen::arrays::table(self.params.split()).is_some();
+        let loaded = quote!(&mut self.state.loaded);
+        let (run_calls, what) = match self.params {
+            ParamCode::Streamed(_) if arrays => {
+                (quote!(r.calls_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE)?;), "")
             }
-            ParamCode::Streamed(_) => quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;),
-            _ => quote!(r.calls(&CALLS)?;),
+            ParamCode::Streamed(_) => (quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;), ""),
+            ParamCode::Lazy(_) if arrays => (
+                quote!(r.calls_lazy_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE, #loaded)?;),
+                "; before each, the parameters it uses that no earlier call loaded are read into their places",
+            ),
+            ParamCode::Lazy(_) => (
+                quote!(r.calls_lazy(&CALLS, source, &PARAMS, #loaded)?;),
+                "; before each, the parameters it uses that no earlier call loaded are read into their places",
+            ),
+            _ => (quote!(r.calls(&CALLS)?;), ""),
         };
-        let note = comment("Every operator, in order, each with its scratch window.");
+        let note = comment(format!("Every operator, in order, each with its scratch window{what}."));
         Ok(Tables {
             items,
             on_take: quote!(#(#on_take)*),
@@ -339,6 +365,13 @@ impl Run<'_> {
                     let k = split.of_param[index];
                     let (src, b) = (lit(self.embedded.resident_offsets[k]), lit(t.bytes()));
                     quote!(r.copy_param(#src, #off, #b);)
+                }
+                (Slot::Param { index }, ParamCode::Lazy(split)) => {
+                    let k = split.of_param[index];
+                    let (src, b) = (lit(self.embedded.resident_offsets[k]), lit(t.bytes()));
+                    let (file, at) = (lit(k as u64), usize_lit(self.embedded.resident_offsets[k] as usize));
+                    let load = quote!(r.load_once(source, &PARAMS, ::mlf_runtime::tvm::Stage { file: #file, offset: #at }, &mut self.state.loaded)?;);
+                    quote!(#load r.copy_param(#src, #off, #b);)
                 }
                 (Slot::Linked { .. }, _) => {
                     let name = self.tensors.ident(o.eid);
