@@ -122,15 +122,15 @@ fn objects(root: &Path, dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
     let digits = root.join("examples/digits/model");
     let mut out = vec![
         (
-            "digits graph, objects".to_string(),
+            "digits-graph-linked (objects)".to_string(),
             root.join("mlf-build/tests/models/digits-graph-linked.tar"),
             digits.clone(),
         ),
-        ("digits AOT, objects".to_string(), root.join("mlf-build/tests/models/digits-aot-c.tar"), digits),
+        ("digits-aot-c (objects)".to_string(), root.join("mlf-build/tests/models/digits-aot-c.tar"), digits),
     ];
     if let Some(fx) = mlf_fixtures::fixtures_dir() {
         let d = fx.join("mlf/kws-int8-aot-c");
-        out.push(("kws-int8-aot-c, objects".to_string(), d.join("model.tar"), d));
+        out.push(("kws-int8-aot-c (objects)".to_string(), d.join("model.tar"), d));
     }
     for (name, model, _) in &mut out {
         let members = mlf_fixtures::derived::with_c_as_objects(
@@ -139,7 +139,7 @@ fn objects(root: &Path, dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
             &["-O2", "-fPIC", "-ffp-contract=off"],
             |member| !member.ends_with("default_lib0.c") || name.contains("graph"),
         );
-        *model = dir.join(name.replace([' ', ','], "_"));
+        *model = dir.join(name.replace([' ', '(', ')'], "_"));
         mlf_fixtures::write_members(model, &members);
     }
     out
