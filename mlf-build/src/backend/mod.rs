@@ -11,7 +11,25 @@ mod c_arrays;
 mod graph;
 mod kmodel;
 mod linked;
+#[cfg(feature = "build")]
 pub(crate) mod object_sections;
+#[cfg(not(feature = "build"))]
+pub(crate) mod object_sections {
+    //! Without the `build` feature (the `include_model!` macro's kmodels) objects are not read.
+
+    use crate::error::{Error, Result};
+    use crate::model::ObjectFile;
+    use crate::plan::split::Split;
+
+    /// `split` unchanged for a model without objects; an error otherwise.
+    pub(crate) fn take_out_sections(objects: &[ObjectFile], split: Split) -> Result<Split> {
+        if objects.is_empty() {
+            Ok(split)
+        } else {
+            Err(Error::unsupported("taking constants out of LLVM objects needs mlf-build's `build` feature"))
+        }
+    }
+}
 mod picture;
 mod tvm;
 
