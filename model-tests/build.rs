@@ -55,6 +55,13 @@ fn build_external(path: &str, name: &str, placement: &str) {
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(mlf_shared)");
+    // A sanitizer (the README's AddressSanitizer command) grows every frame: the tests then do
+    // not hold runs to the stack figure the modules state for uninstrumented code.
+    println!("cargo::rustc-check-cfg=cfg(mlf_sanitizer)");
+    println!("cargo::rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    if std::env::var("CARGO_ENCODED_RUSTFLAGS").is_ok_and(|f| f.contains("sanitizer=")) {
+        println!("cargo::rustc-cfg=mlf_sanitizer");
+    }
     build("../examples/digits/model/digits.tar");
     for placement in ["resident", "streamed", "lazy"] {
         build_external("../examples/digits/model/digits.tar", "digits", placement);

@@ -54,9 +54,15 @@ pub fn stack_used<R>(f: impl FnOnce() -> R) -> (R, Option<usize>) {
     (f(), None)
 }
 
-/// Fails when a run measured by [`stack_used`] used more stack than its module states.
+/// Fails when a run measured by [`stack_used`] used more stack than its module states (not
+/// checked in a build with a sanitizer, whose frames are larger).
 #[allow(dead_code)]
 pub fn within_stack(used: Option<usize>, stated: usize, what: &str) {
+    if cfg!(mlf_sanitizer) {
+        // Instrumented frames (redzones) are larger than the compiler's `-fstack-usage` figures.
+        eprintln!("{what}: stack not checked (built with a sanitizer)");
+        return;
+    }
     if let Some(used) = used {
         assert!(used <= stated, "{what}: run() used {used} bytes of stack, the module states STACK_BYTES = {stated}");
         eprintln!("{what}: stack {used} of {stated} stated");
