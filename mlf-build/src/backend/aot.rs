@@ -6,7 +6,6 @@ use serde_json::json;
 use super::aot_pool::take_out_constant_pool;
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::c_arrays::take_out_arrays;
-use super::object_sections::take_out_sections;
 use super::picture::{BoxKind, Picture, PlanBox};
 use super::tvm::{inspect_body, inspect_external, line, object_constants, output_bytes, static_arrays};
 use crate::codegen::aot::module_tokens;
@@ -102,10 +101,10 @@ impl Backend for AotBackend<'_> {
         if let Some(why) = self.external_refusal() {
             return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
         }
-        if object_constants(self.desc).is_some() {
+        if let Some(split) = object_constants(self.desc) {
             // Constants inside LLVM objects (the main among them): the sections leave whole, the
             // main reads them all.
-            return Ok((None, take_out_sections(&self.desc.code.objects, Split::default())?));
+            return Ok((None, split));
         }
         let (desc, split) = if self.has_pool() {
             take_out_constant_pool(self.desc, self.exec, toolchain)?

@@ -5,15 +5,13 @@
 //! relocations whose addends may point anywhere in a section (past an array's end, into its
 //! middle, biased by the instruction's length), and a section moved whole keeps every such
 //! address right. Which function reads which section comes from the relocations; the build step
-//! retargets them (`build::objects`).
+//! retargets them (`build::retarget`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SectionFlags, SectionKind};
 
 use crate::error::{Error, Result};
-#[cfg(test)]
-use crate::model::ModelDesc;
 use crate::model::ObjectFile;
 use crate::plan::split::{ArrayTable, ObjectSection as Taken, ObjectSections, Split};
 use crate::support::bytes::Bytes;
@@ -48,9 +46,9 @@ pub(crate) fn take_out_sections(objects: &[ObjectFile], mut split: Split) -> Res
             .in_member(o.member.clone()));
         }
         let mut index_of = BTreeMap::new();
-        for (k, (index, name, align, data)) in taken.into_iter().enumerate() {
+        for (k, (index, name, data)) in taken.into_iter().enumerate() {
             let f = split.add(&format!("{}:{name}", o.member), DType::U8, &[data.len() as u64], &Bytes::new(data));
-            out.sections.push(Taken { member: o.member.clone(), name, align, index, file: f });
+            out.sections.push(Taken { member: o.member.clone(), name, index, file: f });
             index_of.insert(index, first + k);
         }
         relocation_graph(&o.member, &file, &index_of, &mut direct, &mut callees);
@@ -66,14 +64,13 @@ pub(crate) fn take_out_sections(objects: &[ObjectFile], mut split: Split) -> Res
     Ok(split)
 }
 
-/// The sections of one object to take (index, name, alignment, bytes); the other read-only data
-/// it keeps is added to `kept`.
-#[allow(clippy::type_complexity)]
+/// The sections of one object to take (index, name, bytes); the other read-only data it keeps is
+/// added to `kept`.
 fn sections_to_take(
     o: &ObjectFile,
     file: &object::File<'_>,
     kept: &mut (usize, u64),
-) -> Result<Vec<(usize, String, u64, Vec<u8>)>> {
+) -> Result<Vec<(usize, String, Vec<u8>)>> {
     // Sections that exported symbols live in, and those relocations patch (they hold addresses).
     let exported: BTreeSet<usize> = file
         .symbols()
@@ -91,10 +88,10 @@ fn sections_to_take(
         }
         // Literal pools (mergeable) and members of section groups (whose member lists name
         // sections by index) stay.
-        let special = u64::from(object::elf::SHF_MERGE | object::elf::SHF_GROUP);
-        let mergeable = matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & special != 0);
+        let stays = u64::from(object::elf::SHF_MERGE | object::elf::SHF_GROUP);
+        let pool_or_group = matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & stays != 0);
         let take = s.kind() == SectionKind::ReadOnlyData
-            && !mergeable
+            && !pool_or_group
             && s.size() >= ArrayTable::THRESHOLD
             && s.align() <= MAX_ALIGN
             && !exported.contains(&s.index().0)
@@ -114,7 +111,7 @@ fn sections_to_take(
             ))
             .in_member(o.member.clone()));
         }
-        out.push((s.index().0, name, s.align().max(1), data.to_vec()));
+        out.push((s.index().0, name, data.to_vec()));
     }
     Ok(out)
 }
@@ -233,6 +230,7 @@ mod tests {
     use object::{Architecture, BinaryFormat, Endianness, RelocationFlags, SymbolFlags, SymbolKind, SymbolScope};
 
     use super::*;
+    use crate::model::ModelDesc;
 
     /// Adds a read-only data section `name` of `len` bytes (`flags`: its ELF flags).
     fn rodata(obj: &mut Object<'_>, name: &str, len: u8, flags: u64) -> SectionId {
@@ -341,8 +339,7 @@ mod tests {
         let short: BTreeMap<String, BTreeSet<String>> = callees.into_iter().filter(|(f, _)| f.len() <= 3).collect();
         let users = readers(&BTreeMap::from([(name(99), BTreeSet::from([0]))]), &short).unwrap();
         assert_eq!(users.len(), 100);
-        let section =
-            |k: usize| Taken { member: "o".into(), name: format!(".rodata.{k}"), index: k, align: 16, file: k };
+        let section = |k: usize| Taken { member: "o".into(), name: format!(".rodata.{k}"), index: k, file: k };
         let o = ObjectSections { read_by_all: true, sections: vec![section(0), section(1)], ..Default::default() };
         assert_eq!(o.read_by("anything"), [0, 1]);
     }

@@ -3,7 +3,7 @@
 
 use crate::model::{ConstantKind, ModelDesc};
 use crate::plan::pack::align_up;
-use crate::plan::split::{ObjectSections, Split};
+use crate::plan::split::Split;
 
 /// The per-operator `static const` arrays compiled into the C: how many and their bytes.
 pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
@@ -13,7 +13,7 @@ pub(super) fn static_arrays(desc: &ModelDesc) -> (usize, u64) {
 
 /// The read-only data sections of the model's LLVM objects that external parameters take out
 /// (none when it has no objects, or when they cannot be read: building says why).
-/// The split holds their files and [`ObjectSections`].
+/// The split holds their files and their [`ObjectSections`](crate::plan::split::ObjectSections).
 pub(super) fn object_constants(desc: &ModelDesc) -> Option<Split> {
     super::object_sections::take_out_sections(&desc.code.objects, Split::default()).ok().filter(|s| s.objects.is_some())
 }
@@ -83,9 +83,8 @@ pub(super) fn inspect_external(desc: &ModelDesc, refusal: Option<String>, out: &
             "             its {n} constant arrays ({bytes} bytes) are taken out of the C and read through a table of pointers; arrays under 32 bytes stay\n"
         ));
     }
-    if let Some(split) = object_constants(desc) {
-        let o: &ObjectSections = split.objects.as_ref().expect("object sections");
-        let total: u64 = split.files.iter().map(|f| f.bytes()).sum();
+    if let Some(Split { files, objects: Some(o), .. }) = object_constants(desc) {
+        let total: u64 = files.iter().map(|f| f.bytes()).sum();
         out.push_str(&format!(
             "             its LLVM objects' {} read-only data sections ({total} bytes) leave whole, their relocations retargeted to the parameter region; {} sections ({} bytes: literal pools, small or exported data) stay\n",
             o.sections.len(),

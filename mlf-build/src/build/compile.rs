@@ -167,9 +167,9 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     let model_symbols = model_symbols(desc)?;
     let mut objects = Vec::new();
     let mut slots = std::collections::BTreeSet::new();
+    let region = format!("{}{}", job.prefix, ObjectSections::REGION_SYMBOL);
     for o in &desc.code.objects {
         let file_name = o.member.rsplit('/').next().unwrap_or(&o.member);
-        let region = format!("{}{}", job.prefix, ObjectSections::REGION_SYMBOL);
         let taken = job.object_sections.get(&o.member).map(|s| Retarget { symbol: &region, sections: s });
         let (bytes, used) =
             crate::build::objects::isolate(&o.member, &o.bytes, &job.prefix, &model_symbols, taken.as_ref())?;

@@ -29,6 +29,18 @@ pub struct Retarget<'a> {
 /// those sections and the symbols inside them.
 pub fn retarget(builder: &mut Builder<'_>, member: &str, r: &Retarget<'_>) -> Result<()> {
     let fail = |what: String| Error::unsupported(what).in_member(member.to_string());
+    // Dropping sections renumbers the rest: a relocation section that names its section by a raw
+    // index (no SHF_INFO_LINK) would then name another one.
+    if let Some(s) = builder
+        .sections
+        .iter()
+        .find(|s| matches!(s.data, SectionData::Relocation(_)) && s.sh_info_section.is_none() && s.sh_info != 0)
+    {
+        return Err(fail(format!(
+            "relocation section {} names the section it patches without SHF_INFO_LINK, so sections cannot be taken out of the object",
+            String::from_utf8_lossy(&s.name)
+        )));
+    }
     // Taken sections by id, with their offsets.
     let by_index: BTreeMap<usize, u64> = r.sections.iter().copied().collect();
     let mut taken = BTreeMap::new();
@@ -79,18 +91,6 @@ pub fn retarget(builder: &mut Builder<'_>, member: &str, r: &Retarget<'_>) -> Re
             )));
         }
         patch_word(builder, section, at, d, builder.endian).map_err(|e| e.in_member(member.to_string()))?;
-    }
-    // Dropping sections renumbers the rest: a relocation section that names its section by a raw
-    // index (no SHF_INFO_LINK) would then name another one.
-    if let Some(s) = builder
-        .sections
-        .iter()
-        .find(|s| matches!(s.data, SectionData::Relocation(_)) && s.sh_info_section.is_none() && s.sh_info != 0)
-    {
-        return Err(fail(format!(
-            "relocation section {} names the section it patches without SHF_INFO_LINK, so sections cannot be taken out of the object",
-            String::from_utf8_lossy(&s.name)
-        )));
     }
     for s in builder.sections.iter_mut() {
         if taken.contains_key(&s.id().index()) {

@@ -80,8 +80,6 @@ pub struct ObjectSection {
     pub name: String,
     /// Its index in the object's section table.
     pub index: usize,
-    /// Its alignment.
-    pub align: u64,
     /// Index of its file in [`Split::files`] (among the first files).
     pub file: usize,
 }
@@ -93,14 +91,7 @@ impl ObjectSections {
 
     /// The files of `sections` (indices into `sections`), each once, in order.
     pub fn files_of(&self, sections: &[usize]) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for &k in sections {
-            let f = self.sections[k].file;
-            if !out.contains(&f) {
-                out.push(f);
-            }
-        }
-        out
+        distinct(sections.iter().map(|&k| self.sections[k].file))
     }
 
     /// The sections `function` reads (every section when the call graph was not followed).
@@ -150,15 +141,19 @@ impl ArrayTable {
 
     /// The distinct files of `slots` in the order they first appear.
     pub fn files_of(&self, slots: &[usize]) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for &k in slots {
-            let f = self.slots[k].1;
-            if !out.contains(&f) {
-                out.push(f);
-            }
-        }
-        out
+        distinct(slots.iter().map(|&k| self.slots[k].1))
     }
+}
+
+/// `files` each once, in the order they first appear.
+fn distinct(files: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for f in files {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 impl Split {

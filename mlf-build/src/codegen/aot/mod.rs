@@ -206,10 +206,10 @@ fn array_code(params: ParamCode<'_>, args: &Args, symbol_prefix: &str) -> arrays
 
 /// Streamed constant sections of LLVM objects: the main (in an object) reads them all, so each is
 /// read before the call to its fixed place in the staging buffer, where its relocations point.
-fn object_staging(params: ParamCode<'_>, align: u64) -> Vec<TokenStream> {
+fn object_staging(params: ParamCode<'_>, offsets: &[u64]) -> Vec<TokenStream> {
     let Some(split) = params.split().filter(|_| params.placement() == Placement::Streamed) else { return Vec::new() };
-    let (offsets, _) = crate::plan::params::object_area(split, align);
-    offsets
+    let n = split.objects.as_ref().map_or(0, |o| o.file_count());
+    offsets[..n]
         .iter()
         .enumerate()
         .map(|(k, &off)| {
@@ -267,7 +267,7 @@ pub fn module_tokens(
     );
     // Arguments copied or staged before the call.
     let mut prepare: Vec<TokenStream> = args.all().map(Arg::prepare).collect();
-    prepare.extend(object_staging(params, plan.align));
+    prepare.extend(object_staging(params, &args.region.0));
     let (before, before_call) = (&e.before, &arrays.before_call);
     let (call, on_take) = (&e.call, &e.on_take);
     tvm::module(TvmModule {

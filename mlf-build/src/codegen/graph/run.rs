@@ -252,19 +252,17 @@ impl Run<'_> {
         let (linked, lookups) = self.lookups();
         let arrays = crate::codegen::arrays::table(self.params.split()).is_some();
         let loaded = quote!(&mut self.state.loaded);
+        const LAZY: &str =
+            "; before each, the parameters it uses that no earlier call loaded are read into their places";
         let (run_calls, what) = match self.params {
             ParamCode::Streamed(_) if arrays => {
                 (quote!(r.calls_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE)?;), "")
             }
             ParamCode::Streamed(_) => (quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;), ""),
-            ParamCode::Lazy(_) if arrays => (
-                quote!(r.calls_lazy_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE, #loaded)?;),
-                "; before each, the parameters it uses that no earlier call loaded are read into their places",
-            ),
-            ParamCode::Lazy(_) => (
-                quote!(r.calls_lazy(&CALLS, source, &PARAMS, #loaded)?;),
-                "; before each, the parameters it uses that no earlier call loaded are read into their places",
-            ),
+            ParamCode::Lazy(_) if arrays => {
+                (quote!(r.calls_lazy_with_arrays(&CALLS, source, &PARAMS, &STEPS, &arrays::TABLE, #loaded)?;), LAZY)
+            }
+            ParamCode::Lazy(_) => (quote!(r.calls_lazy(&CALLS, source, &PARAMS, #loaded)?;), LAZY),
             _ => (quote!(r.calls(&CALLS)?;), ""),
         };
         let note = comment(format!("Every operator, in order, each with its scratch window{what}."));
