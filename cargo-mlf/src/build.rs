@@ -47,6 +47,22 @@ pub struct Args {
     cargo_args: Vec<String>,
 }
 
+impl Args {
+    /// The arguments with `--color` (given before `build`, or among cargo's arguments) passed
+    /// on to cargo too.
+    pub fn with_color(mut self, color: Option<crate::diag::Color>) -> Args {
+        if let Some(c) = color {
+            let word = match c {
+                crate::diag::Color::Auto => "auto",
+                crate::diag::Color::Always => "always",
+                crate::diag::Color::Never => "never",
+            };
+            self.cargo_args.insert(0, format!("--color={word}"));
+        }
+        self
+    }
+}
+
 /// What `cargo mlf build` needs to know from cargo's arguments.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CargoArgs {
@@ -136,6 +152,11 @@ pub fn scan(
             "--exclude" => out.exclude.extend(value(&mut i)),
             "--target-dir" => out.target_dir = value(&mut i).map(PathBuf::from),
             "--config" => out.configs.extend(value(&mut i)),
+            "--color" => {
+                let when = value(&mut i).unwrap_or_default();
+                let color = <crate::diag::Color as clap::ValueEnum>::from_str(&when, false).ok();
+                crate::diag::set_color(color);
+            }
             "--message-format" => {
                 out.message_format = value(&mut i);
                 if out.message_format.as_ref().is_some_and(|v| v.split(',').any(|f| f.trim().starts_with("json"))) {
@@ -312,7 +333,7 @@ pub fn run(args: Args) -> ExitCode {
     let (cargo, pass) = match scan(&args.cargo_args, &mut plan_svg, &mut check_only) {
         Ok(scanned) => scanned,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::diag::error(&e);
             return ExitCode::FAILURE;
         }
     };
@@ -323,7 +344,7 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::diag::error(&e);
             return ExitCode::FAILURE;
         }
     };
@@ -525,7 +546,14 @@ impl Out<'_> {
         if self.json {
             (self.emit)(span::error_line(&pkg.name, &pkg.manifest_path, model, needle, e));
         }
-        eprintln!("error: {e}");
+        let mut diag = crate::diag::Diag::of(e);
+        if e.file.as_deref() != Some(pkg.manifest_path.as_path()) {
+            let text = std::fs::read_to_string(&pkg.manifest_path).unwrap_or_default();
+            if let Some(at) = span::position_of(&text, needle) {
+                diag = diag.note(format!("the model is listed at {}:{}:{}", pkg.manifest_path.display(), at.0, at.1));
+            }
+        }
+        diag.emit(crate::diag::Level::Error);
     }
 }
 

@@ -10,10 +10,12 @@ use clap::{Parser, Subcommand};
 
 mod build;
 mod crate_name;
+mod diag;
 mod inspect;
 mod io_error;
 mod new;
 mod plan;
+mod qemu;
 mod run;
 mod split;
 mod template;
@@ -23,6 +25,10 @@ mod template;
 #[derive(Parser, Debug)]
 #[command(name = "cargo mlf", bin_name = "cargo mlf", version)]
 struct Cli {
+    /// Colour the messages: auto (on a terminal, unless NO_COLOR is set), always or never
+    /// (default: CARGO_TERM_COLOR, else auto).
+    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    color: Option<diag::Color>,
     #[command(subcommand)]
     command: Command,
 }
@@ -62,6 +68,9 @@ enum Command {
     New(new::Args),
     /// Show a model's static memory plan, and draw it as SVG.
     Plan(plan::Args),
+    /// Run a device program in QEMU on the machine `run --target` uses (the `cargo run` runner
+    /// of the firmware and k210 templates).
+    Qemu(qemu::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,19 +80,21 @@ fn main() -> ExitCode {
         args.remove(1);
     }
     let cli = Cli::parse_from(args);
+    diag::set_color(cli.color);
     let result = match cli.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Run(a) => run::run(a),
         Command::Split(a) => split::split(a),
         Command::Pack(a) => split::pack(a),
-        Command::Build(a) => return build::run(a),
+        Command::Build(a) => return build::run(a.with_color(cli.color)),
         Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),
+        Command::Qemu(a) => return qemu::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            diag::error(&e);
             ExitCode::FAILURE
         }
     }

@@ -20,6 +20,11 @@ pub struct Error {
     pub field: Option<String>,
     /// What went wrong.
     pub kind: ErrorKind,
+    /// What to do about it, when the message does not say it already (`cargo mlf` prints it on
+    /// a `help:` line; the one-line form appends it after `; `).
+    pub help: Option<String>,
+    /// Why, or a remark on the error (`note:` in `cargo mlf`; appended after `; ` on one line).
+    pub note: Option<String>,
 }
 
 /// What went wrong, without the location.
@@ -133,7 +138,7 @@ pub enum ErrorKind {
 impl Error {
     /// A new error with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error { file: None, member: None, field: None, kind }
+        Error { file: None, member: None, field: None, kind, help: None, note: None }
     }
 
     /// Shorthand for [`ErrorKind::Invalid`].
@@ -154,6 +159,23 @@ impl Error {
     /// Shorthand for [`ErrorKind::Missing`].
     pub fn missing(what: impl Into<String>) -> Self {
         Error::new(ErrorKind::Missing(what.into()))
+    }
+
+    /// Sets what to do about the error (printed as `help:` by `cargo mlf`).
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Sets a remark on the error (printed as `note:` by `cargo mlf`).
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+
+    /// The message without the location, help or note.
+    pub fn message(&self) -> String {
+        capped_message(&self.kind.to_string())
     }
 
     /// Sets the file unless one is set already.
@@ -253,14 +275,22 @@ impl fmt::Display for Error {
         if let Some(field) = &self.field {
             write!(f, "{}: ", Capped(field))?;
         }
-        let message = self.kind.to_string();
-        if message.len() <= MAX_MESSAGE {
-            return f.write_str(&message);
+        f.write_str(&self.message())?;
+        for extra in [&self.help, &self.note].into_iter().flatten() {
+            write!(f, "; {extra}")?;
         }
-        let head = floor(&message, MAX_MESSAGE / 2);
-        let tail = ceil(&message, message.len() - MAX_MESSAGE / 4);
-        write!(f, "{}…[message of {} bytes cut]…{}", &message[..head], message.len(), &message[tail..])
+        Ok(())
     }
+}
+
+/// `message`, cut in the middle beyond [`MAX_MESSAGE`] bytes.
+fn capped_message(message: &str) -> String {
+    if message.len() <= MAX_MESSAGE {
+        return message.to_string();
+    }
+    let head = floor(message, MAX_MESSAGE / 2);
+    let tail = ceil(message, message.len() - MAX_MESSAGE / 4);
+    format!("{}…[message of {} bytes cut]…{}", &message[..head], message.len(), &message[tail..])
 }
 
 impl std::error::Error for Error {

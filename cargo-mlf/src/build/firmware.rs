@@ -157,7 +157,7 @@ fn report(pkg: &Package, m: &Measured, json: bool) -> usize {
                 let line = json!({"reason": "mlf-error", "package": pkg.name, "model": "", "message": e.to_string()});
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
             }
-            eprintln!("error: {e}");
+            crate::diag::error(&e);
             1
         }
     }

@@ -30,6 +30,12 @@ pub fn span_in(text: &str, file_name: &Path, needle: &str) -> Option<Value> {
     }))
 }
 
+/// The 1-based line and column where `needle` first appears in `text`.
+pub fn position_of(text: &str, needle: &str) -> Option<(usize, usize)> {
+    let span = span_in(text, Path::new(""), needle)?;
+    Some((span["line_start"].as_u64()? as usize, span["column_start"].as_u64()? as usize))
+}
+
 /// The `mlf-error` JSON line of `e`, a problem of package `package` (manifest `manifest`) with
 /// model `model`: the message, the file, member and field the error names, and the span of
 /// `needle` (what the entry says, e.g. its `path`) in the manifest when it is found there.

@@ -204,13 +204,17 @@ impl Machine {
                 t = self.target
             )));
         }
+        self.qemu_for(&format!("cargo mlf run --target {}", self.target))
+    }
+
+    /// QEMU's path for this machine, or an error saying that `what` needs it and how to install
+    /// it (the same words for `cargo mlf run --target` and a firmware crate's `cargo run`).
+    pub fn qemu_for(&self, what: &str) -> Result<PathBuf, Error> {
         qemu(self.qemu).ok_or_else(|| {
             let package = if self.qemu == "qemu-system-arm" { "qemu-system-arm" } else { "qemu-system-misc" };
-            Error::invalid(format!(
-                "cargo mlf run --target {} needs {}, which was not found: install QEMU (Debian and Ubuntu: \
-                 apt-get install {package}), or in an mlf checkout run .ci/device-tools, which unpacks it \
-                 into .qemu/bin, where cargo mlf looks too",
-                self.target, self.qemu
+            Error::invalid(format!("{what} needs {}, which was not found", self.qemu)).with_help(format!(
+                "install QEMU (Debian and Ubuntu: apt-get install {package}), or in an mlf checkout run \
+                 .ci/device-tools, which unpacks it into .qemu/bin, where cargo mlf looks too"
             ))
         })
     }

@@ -24,7 +24,7 @@ mod code;
 mod device;
 mod device_code;
 mod inputs;
-mod machine;
+pub mod machine;
 mod outputs;
 mod runner;
 

@@ -1,23 +1,31 @@
 //! `cargo mlf new PATH [--name NAME] [--model MODEL] [--template host|firmware|k210]`: a new
 //! crate in the folder `PATH` (named after its last component unless `--name` is given, as
-//! `cargo new` does; names cargo refuses are refused first, see [`crate::crate_name`]) from
-//! `templates/host` (a program that runs the model and prints its outputs), `templates/firmware`
-//! (Cortex-M4F firmware that `cargo run` runs in QEMU) or `templates/k210` (a kmodel on a K210,
-//! RV64GC, run in QEMU the same way), with the model copied into `models/`, listed in
-//! `[package.metadata.mlf]`, and built by `build.rs`. The model's module is named after the
-//! crate (`-` becomes `_`).
+//! `cargo new` does; names cargo refuses are refused first, see [`crate::crate_name`]; `.` or an
+//! empty folder gets the crate in place, as `cargo init`) from `templates/host` (a program that
+//! runs the model and prints its outputs), `templates/firmware` (Cortex-M4F firmware that `cargo
+//! run` runs in QEMU) or `templates/k210` (a kmodel on a K210, RV64GC, run in QEMU the same
+//! way), with the model copied into `models/`, listed in `[package.metadata.mlf]`, and built by
+//! `build.rs`. The model's module is named after the crate (`-` becomes `_`). The mlf crates
+//! come from a checkout or crates.io ([`source`]); a `.gitignore` and a git repository are
+//! made as `cargo new` makes them ([`vcs`]).
 
 use std::path::{Path, PathBuf};
 
 use mlf_build::Error;
-use mlf_build::{ModelDesc, TensorInfo};
 
+use crate::diag::{Diag, Level};
 use crate::io_error::InFile;
 use crate::template;
 
+mod source;
+mod vars;
+mod vcs;
+
+use source::Source;
+
 /// The digits model the repository carries (a TVM graph-executor MLF of an sklearn MLP), used
 /// when no `--model` is given.
-const DIGITS_TAR: &[u8] = include_bytes!("../templates/models/digits.tar");
+const DIGITS_TAR: &[u8] = include_bytes!("../../templates/models/digits.tar");
 
 /// Which template.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +54,8 @@ impl Kind {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The folder to create; the crate is named after its last component unless `--name` is
-    /// given (as with `cargo new`).
+    /// given (as with `cargo new`). `.` (or an empty folder) makes the crate in place, as
+    /// `cargo init`.
     path: PathBuf,
     /// The crate's name (default: the folder's name). The model's module is named after the
     /// crate (`-` becomes `_`).
@@ -64,9 +73,17 @@ pub struct Args {
     #[arg(long)]
     module: Option<String>,
     /// Depend on the mlf crates of this checkout of mlf (`DIR/mlf-runtime`, `DIR/mlf-build`) by
-    /// path instead of their published versions.
-    #[arg(long, value_name = "DIR")]
+    /// path. Without it, a cargo-mlf built from a checkout uses that checkout.
+    #[arg(long, value_name = "DIR", conflicts_with = "published")]
     mlf_path: Option<PathBuf>,
+    /// Depend on the published mlf crates of this cargo-mlf's version (crates.io), even when
+    /// cargo-mlf was built from a checkout.
+    #[arg(long)]
+    published: bool,
+    /// Version control: `git` (a repository unless the folder is inside one, and a
+    /// `.gitignore`) or `none`.
+    #[arg(long, value_enum, default_value = "git")]
+    vcs: vcs::Vcs,
 }
 
 /// Runs `new`.
@@ -76,9 +93,9 @@ pub fn run(args: Args) -> Result<(), Error> {
         Some(n) => n.clone(),
         None => folder_name(&dir)?,
     };
-    let checkout = args.mlf_path.as_deref().map(checkout).transpose()?;
-    let created =
-        create(&name, args.model.as_deref(), args.template, &dir, args.module.as_deref(), checkout.as_deref())?;
+    let source = Source::choose(args.mlf_path.as_deref(), args.published)?;
+    let created = create(&name, args.model.as_deref(), args.template, &dir, args.module.as_deref(), source.checkout())?;
+    let vcs = vcs::init(&dir, args.vcs)?;
     eprintln!(
         "     Created {} crate `{}` in {} with model {} (module `{}`)",
         args.template.name(),
@@ -87,18 +104,34 @@ pub fn run(args: Args) -> Result<(), Error> {
         created.model_path,
         created.module
     );
+    eprintln!("note: {}", source.note());
+    if let Some(done) = vcs {
+        eprintln!("note: {done}");
+    }
+    if source == Source::Published
+        && let Some(said) = source::check_published(&dir)
+    {
+        Diag::new(format!("the mlf crates {} cannot be resolved: {said}", env!("CARGO_PKG_VERSION")))
+            .help(source::unresolved_help())
+            .emit(Level::Warning);
+    }
+    let cd = if is_current(&dir) { String::new() } else { format!("cd {} && ", dir.display()) };
     match args.template {
-        Kind::Host => eprintln!("        Next: cd {} && cargo mlf build && cargo run", dir.display()),
+        Kind::Host => eprintln!("        Next: {cd}cargo mlf build && cargo run"),
         Kind::Firmware => eprintln!(
-            "        Next: cd {} && cargo run   (builds for thumbv7em-none-eabihf with arm-none-eabi-gcc, runs in qemu-system-arm)",
-            dir.display()
+            "        Next: {cd}cargo run   (builds for thumbv7em-none-eabihf with arm-none-eabi-gcc, runs in QEMU through `cargo mlf qemu`)"
         ),
         Kind::K210 => eprintln!(
-            "        Next: cd {} && cargo run   (builds for riscv64gc-unknown-none-elf, runs in qemu-system-riscv64)",
-            dir.display()
+            "        Next: {cd}cargo run   (builds for riscv64gc-unknown-none-elf, runs in QEMU through `cargo mlf qemu`)"
         ),
     }
     Ok(())
+}
+
+/// Whether `dir` is the current folder.
+fn is_current(dir: &Path) -> bool {
+    let here = std::env::current_dir().and_then(|d| d.canonicalize()).ok();
+    here.is_some() && dir.canonicalize().ok() == here
 }
 
 /// The crate name a folder gives: its last component (of the resolved path, so that `.` names
@@ -108,7 +141,7 @@ fn folder_name(dir: &Path) -> Result<String, Error> {
     let last = abs.components().rfind(|c| !matches!(c, std::path::Component::CurDir));
     match last {
         Some(std::path::Component::Normal(s)) => Ok(s.to_string_lossy().into_owned()),
-        _ => Err(Error::invalid("this folder has no name to give the crate; use --name NAME").in_file(dir)),
+        _ => Err(Error::invalid("this folder has no name to give the crate").in_file(dir).with_help("use --name NAME")),
     }
 }
 
@@ -120,18 +153,25 @@ pub struct Created {
     pub module: String,
 }
 
-/// The absolute path of the mlf checkout `dir`, checked to hold the crates generated crates use.
-fn checkout(dir: &Path) -> Result<PathBuf, Error> {
-    let root = dir.canonicalize().in_file(dir)?;
-    for krate in ["mlf-runtime", "mlf-build"] {
-        if !root.join(krate).join("Cargo.toml").is_file() {
-            return Err(Error::invalid(format!(
-                "--mlf-path: no {krate}/Cargo.toml in this folder; give the root of a checkout of mlf"
-            ))
-            .in_file(dir));
+/// Checks that the crate can be made in `dir`: a new or empty folder, or (as `cargo init`) the
+/// current folder when it holds no `Cargo.toml` and none of the files the template writes.
+fn check_folder(dir: &Path, template: &template::Template, model_path: &str) -> Result<(), Error> {
+    if !dir.exists() || std::fs::read_dir(dir).in_file(dir)?.next().is_none() {
+        return Ok(());
+    }
+    if !is_current(dir) {
+        return Err(Error::invalid("the folder exists and is not empty").in_file(dir).with_help(
+            "give another folder, or run `cargo mlf new .` inside it to add the crate to it (as `cargo init`)",
+        ));
+    }
+    for rel in template.iter().map(|(rel, _)| *rel).chain([model_path]) {
+        if dir.join(rel).exists() {
+            return Err(Error::invalid(format!("{rel} exists already; cargo mlf new writes no file over another"))
+                .in_file(dir)
+                .with_help("move it away, or make the crate in another folder"));
         }
     }
-    Ok(root)
+    Ok(())
 }
 
 /// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
@@ -145,9 +185,11 @@ pub fn create(
     mlf_path: Option<&Path>,
 ) -> Result<Created, Error> {
     crate::crate_name::check(name)?;
-    if dir.exists() && std::fs::read_dir(dir).in_file(dir)?.next().is_some() {
-        return Err(Error::invalid("the folder exists and is not empty; give another folder").in_file(dir));
-    }
+    let template = match kind {
+        Kind::Host => &template::HOST[..],
+        Kind::Firmware => &template::FIRMWARE[..],
+        Kind::K210 => &template::K210[..],
+    };
     // Read the model before writing anything: a model that cannot be built leaves no crate.
     let (file_name, source) = match model {
         Some(p) => {
@@ -193,6 +235,7 @@ pub fn create(
     // not after the model file, which is often just `model`.
     let module_name = mlf_build::__private::names::module_ident(name);
     let model_path = format!("models/{file_name}");
+    check_folder(dir, template, &model_path)?;
 
     std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
     copy_model(&staged, &dir.join(&model_path))?;
@@ -208,19 +251,10 @@ pub fn create(
         ("input_fields", desc.inputs.iter().map(|t| format!("{0}: &{0}", t.ident)).collect::<Vec<_>>().join(", ")),
     ];
     match kind {
-        Kind::Host => {
-            vars.extend(host_vars(&desc, &module_name)?);
-            template::render_dir(&template::HOST, dir, &vars)?;
-        }
-        Kind::Firmware => {
-            vars.extend(firmware_vars(&desc)?);
-            template::render_dir(&template::FIRMWARE, dir, &vars)?;
-        }
-        Kind::K210 => {
-            vars.extend(firmware_vars(&desc)?);
-            template::render_dir(&template::K210, dir, &vars)?;
-        }
+        Kind::Host => vars.extend(vars::host_vars(&desc, &module_name)?),
+        Kind::Firmware | Kind::K210 => vars.extend(vars::firmware_vars(&desc)?),
     }
+    template::render_dir(template, dir, &vars)?;
     Ok(Created { model_path, module: module_name })
 }
 
@@ -239,59 +273,4 @@ fn copy_model(from: &Path, to: &Path) -> Result<(), Error> {
     } else {
         std::fs::copy(from, to).map(|_| ()).in_file(from)
     }
-}
-
-fn shape_const(t: &TensorInfo) -> String {
-    format!("{}_SHAPE", mlf_build::__private::names::const_ident(&t.ident))
-}
-
-fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, String)>, Error> {
-    let mut read = String::new();
-    for (i, t) in desc.inputs.iter().enumerate() {
-        let call = template::read_call(t, "input", &format!("&files, {i}"))?;
-        read.push_str(&format!(
-            "    let {id} = {call}; // {name}: {dtype} {shape:?}\n",
-            id = t.ident,
-            name = t.name,
-            dtype = t.dtype,
-            shape = t.shape
-        ));
-    }
-    let mut show = String::new();
-    for t in &desc.outputs {
-        template::elem_type(t)?;
-        show.push_str(&format!("    show({:?}, &{module}::{}, &out.{}[..]);\n", t.ident, shape_const(t), t.ident));
-    }
-    let usage =
-        desc.inputs.iter().map(|t| format!("{} {} {:?}", t.ident, t.dtype, t.shape)).collect::<Vec<_>>().join("; ");
-    let example = desc.inputs.iter().map(|t| format!("{}={}.bin", t.ident, t.ident)).collect::<Vec<_>>().join(" ");
-    Ok(vec![
-        ("read_inputs", read.trim_end().to_string()),
-        ("show_outputs", show.trim_end().to_string()),
-        (
-            "input_names",
-            desc.inputs.iter().map(|t| format!("({:?}, {:?})", t.name, t.ident)).collect::<Vec<_>>().join(", "),
-        ),
-        ("input_usage", usage),
-        ("example_args", example),
-    ])
-}
-
-fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error> {
-    let mut statics = String::new();
-    for t in &desc.inputs {
-        let ty = template::elem_type(t)?;
-        let zero = if ty.starts_with('f') { "0.0" } else { "0" };
-        statics.push_str(&format!(
-            "#[allow(non_upper_case_globals)]\nstatic {id}: [{ty}; {n}] = [{zero}; {n}]; // {name}: {dtype} {shape:?}\n",
-            id = t.ident,
-            n = t.numel(),
-            name = t.name,
-            dtype = t.dtype,
-            shape = t.shape
-        ));
-    }
-    let first = desc.outputs.first().ok_or_else(|| Error::invalid("the model has no outputs").in_file(&desc.path))?;
-    template::elem_type(first)?;
-    Ok(vec![("static_inputs", statics), ("first_output", first.ident.clone())])
 }
