@@ -25,11 +25,19 @@ fn new_crate(dir: &Path, more: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `cargo run` in `dir`, as its user types it, with the repository's `.qemu/bin` on the PATH
-/// and the device tests' shared target folder.
+/// The PATH with the cargo-mlf under test first (the templates' runner is `cargo mlf qemu`) and
+/// not QEMU's folder: the runner finds QEMU by itself, in `.qemu/bin` of this checkout.
+fn path_with_cargo_mlf() -> std::ffi::OsString {
+    let bin = Path::new(env!("CARGO_BIN_EXE_cargo-mlf")).parent().unwrap().to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).unwrap()
+}
+
+/// `cargo run` in `dir`, as its user types it, with cargo-mlf on the PATH and the device tests'
+/// shared target folder.
 fn cargo_run(dir: &Path) -> Output {
     let mut cmd = Command::new(tools::cargo());
-    cmd.arg("run").current_dir(dir).env("PATH", tools::path_with_qemu()).env("CARGO_TARGET_DIR", tools::target_dir());
+    cmd.arg("run").current_dir(dir).env("PATH", path_with_cargo_mlf()).env("CARGO_TARGET_DIR", tools::target_dir());
     for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET"] {
         cmd.env_remove(var);
     }

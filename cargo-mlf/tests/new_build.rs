@@ -273,7 +273,9 @@ fn new_refuses_a_bad_name_an_existing_folder_and_a_missing_model() {
     assert!(!out.status.success() && text(&out.stderr).contains("starts with a digit"), "{}", text(&out.stderr));
     std::fs::write(tmp.path().join("x"), "").unwrap();
     let out = cargo_mlf(&["new"], &[tmp.path(), Path::new("--name"), Path::new("abc")]);
-    assert!(!out.status.success() && text(&out.stderr).contains("not empty"));
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains("error: the folder exists and is not empty\n"), "{err}");
+    assert!(err.contains("help: give another folder, or run `cargo mlf new .` inside it"), "{err}");
     let out = cargo_mlf(&["new", "--model", "/nonexistent/m.tar"], &[&tmp.path().join("abc")]);
     assert!(!out.status.success() && text(&out.stderr).contains("/nonexistent/m.tar"));
     assert!(!tmp.path().join("abc").exists(), "nothing is written when the model cannot be read");
@@ -529,4 +531,57 @@ fn a_model_listed_twice_or_one_module_name_twice_is_refused() {
     set_model_entries(&dir, &(entry("models/a/model.tar", "") + &entry("models/b/model.tar", "name = \"model_b\"")));
     let out = mlf_build(&dir, &["--check-only"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// As `cargo new`/`cargo init`: `new .` makes the crate in the current folder (files already
+/// there are kept, none is overwritten, no `cd .` is suggested); a `.gitignore`, and a git
+/// repository unless the folder is inside one (`--vcs none`: neither); files get the user's
+/// umask. Without `--mlf-path`, a cargo-mlf built from a checkout makes crates that depend on
+/// that checkout by path, and says so.
+#[test]
+fn new_in_place_with_git_and_the_checkout_it_was_built_from() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    std::fs::write(here.join("notes.txt"), "mine\n").unwrap();
+    let new_here =
+        || Command::new(env!("CARGO_BIN_EXE_cargo-mlf")).args(["mlf", "new", "."]).current_dir(&here).output();
+    let out = new_here().unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("Next: cargo mlf build && cargo run") && !err.contains("cd ."), "{err}");
+    let root = root().canonicalize().unwrap();
+    assert!(
+        err.contains(&format!(
+            "note: the crate depends on the mlf crates of {} by path: cargo-mlf was built from that checkout",
+            root.display()
+        )),
+        "{err}"
+    );
+    let toml = std::fs::read_to_string(here.join("Cargo.toml")).unwrap();
+    assert!(toml.contains(&format!("path = {:?}", root.join("mlf-runtime").display().to_string())), "{toml}");
+    assert_eq!(std::fs::read_to_string(here.join("notes.txt")).unwrap(), "mine\n");
+    assert_eq!(std::fs::read_to_string(here.join(".gitignore")).unwrap(), "/target\n");
+    assert!(here.join(".git").is_dir() && err.contains("note: initialised a git repository"), "{err}");
+    let reference = tmp.path().join("reference");
+    std::fs::write(&reference, "").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for f in ["Cargo.toml", "build.rs", "src/main.rs", ".gitignore", "README.md"] {
+        assert_eq!(mode(&here.join(f)), mode(&reference), "{f}: the umask's permissions");
+    }
+    // Again: the crate is there, nothing is overwritten.
+    let out = new_here().unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains("error: Cargo.toml exists already"), "{err}");
+    // Inside a repository: a .gitignore, no repository of its own.
+    let out = cargo_mlf(&["new"], &[&here.join("inner")]);
+    assert!(out.status.success() && text(&out.stderr).contains("inside an existing git repository"));
+    assert!(here.join("inner/.gitignore").is_file() && !here.join("inner/.git").exists());
+    let out = cargo_mlf(&["new", "--vcs", "none"], &[&tmp.path().join("plain")]);
+    assert!(
+        out.status.success()
+            && !tmp.path().join("plain/.gitignore").exists()
+            && !tmp.path().join("plain/.git").exists()
+    );
 }

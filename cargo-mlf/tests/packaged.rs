@@ -59,13 +59,21 @@ fn new_crate_builds_against_packages() {
     assert!(!tmp.path().starts_with(&root), "the crate must be made outside the checkout");
     let dir = tmp.path().join("hello");
 
-    // From the empty folder, as a user does it (no --mlf-path: the published crates).
+    // From the empty folder, as a user of a cargo-mlf from crates.io does it (--published: the
+    // cargo-mlf under test was built from this checkout, so it would use it by path). The
+    // crates are not on crates.io yet: `new` says so and what to do, and writes the crate.
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
-        .args(["mlf", "new", "hello"])
+        .args(["mlf", "new", "hello", "--published"])
         .current_dir(tmp.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "cargo mlf new hello: {}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("warning: the mlf crates 0.1.0 cannot be resolved")
+            && said.contains("help: build the crate against a checkout of mlf"),
+        "{said}"
+    );
     let manifest = dir.join("Cargo.toml");
     let toml = std::fs::read_to_string(&manifest).unwrap();
     let version = env!("CARGO_PKG_VERSION");

@@ -53,8 +53,13 @@ impl OutputDir {
             }
         }
         let dir = path.parent().expect("a file inside the folder");
-        let mut tmp =
-            tempfile::Builder::new().prefix(".mlf-").tempfile_in(dir).map_err(|e| Error::from(e).in_file(dir))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".mlf-");
+        // As any new file: read-write for everyone the user's umask lets (tempfile's own
+        // default, 0600, would make outputs private).
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::from(e).in_file(dir))?;
         tmp.write_all(data).map_err(|e| Error::from(e).in_file(tmp.path()))?;
         tmp.persist(&path).map_err(|e| Error::from(e.error).in_file(&path))?;
         Ok(path)
@@ -117,6 +122,18 @@ fn refused(path: &Path, meta: &std::fs::Metadata) -> Error {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// Outputs get the permissions any new file gets: 0666 less the umask (not tempfile's 0600).
+    #[test]
+    fn outputs_are_written_with_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = OutputDir::create(dir.path()).unwrap().write("a/b.bin", b"x").unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&plain), "as std::fs::write under the same umask");
+    }
 
     #[test]
     fn never_writes_through_a_link() {
