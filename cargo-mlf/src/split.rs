@@ -24,8 +24,9 @@ pub struct SplitArgs {
     /// Target triple the code is built for (default: this host).
     #[arg(long)]
     target: Option<String>,
-    /// How the generated code holds the parameters: `resident`, `streamed` or `lazy`.
-    #[arg(long, default_value = "resident", value_parser = external_placement())]
+    /// How the generated code holds the parameters: `resident`, `streamed` or `lazy` (as `run
+    /// --params`; `--placement` is another name for it).
+    #[arg(long = "params", alias = "placement", default_value = "resident", value_parser = external_placement())]
     placement: Placement,
     /// The module to read from an MLF that holds several.
     #[arg(long)]

@@ -79,7 +79,10 @@ fn external_parameters_leave_the_program_image() {
     let t = tempfile::tempdir().unwrap();
     let split = t.path().join("split");
     let packed = t.path().join("digits-params.tar");
-    assert!(Command::new(bin).args(["mlf", "split"]).arg(&model).arg("-o").arg(&split).status().unwrap().success());
+    // `--params` as for `run` (`--placement` is another name for it).
+    let split_cmd =
+        Command::new(bin).args(["mlf", "split", "--params", "resident"]).arg(&model).arg("-o").arg(&split).status();
+    assert!(split_cmd.unwrap().success());
     assert!(split.join("configure.json").is_file() && split.join("code").is_dir());
     assert!(Command::new(bin).args(["mlf", "pack"]).arg(&split).arg("-o").arg(&packed).status().unwrap().success());
     let inspect = Command::new(bin).args(["mlf", "inspect", "--json"]).arg(&packed).output().unwrap();
@@ -342,6 +345,19 @@ fn print_top_names_the_largest_outputs() {
         .collect();
     let want: Vec<(usize, f32)> = order[..3].iter().map(|i| (*i, values[*i])).collect();
     assert_eq!(shown, want, "{stdout}");
+    // `--print-top` alone prints and writes no file (into the current folder or anywhere).
+    let cwd = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run", "--print-top", "3", "-i"])
+        .arg(&input)
+        .arg(mlf_fixtures::workspace_root().join("examples/digits/model/digits.tar"))
+        .arg("--build-dir")
+        .arg(work_dir())
+        .current_dir(cwd.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).starts_with("output `output`: top 3: "));
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "no file in the current folder");
 }
 
 /// Without `--build-dir`, the runner is built under `$CARGO_TARGET_DIR/mlf-run`, else under the

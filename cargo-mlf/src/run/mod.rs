@@ -51,9 +51,10 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = inputs::DEFAULT_SEED, requires = "fill")]
     seed: u64,
     /// Where to write the outputs: one `.npy` file per output, named after the output
-    /// (`<name>.npy`; its Rust field name when the name is not a plain file name).
-    #[arg(long, short = 'o', default_value = ".")]
-    output_dir: PathBuf,
+    /// (`<name>.npy`; its Rust field name when the name is not a plain file name). Default: the
+    /// current folder, except with `--print-top` alone, which writes no file.
+    #[arg(long, short = 'o')]
+    output_dir: Option<PathBuf>,
     /// Write raw little-endian `<name>.bin` files instead of `.npy`.
     #[arg(long)]
     raw: bool,
@@ -103,6 +104,16 @@ pub struct Args {
     /// On a device: stop QEMU after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     timeout: u64,
+}
+
+/// Where the output files go: `--output-dir`, else the current folder, else nowhere when the
+/// outputs are only printed (`--print-top` alone).
+fn output_dir(args: &Args) -> Option<PathBuf> {
+    match (&args.output_dir, args.print_top) {
+        (Some(d), _) => Some(d.clone()),
+        (None, Some(_)) => None,
+        (None, None) => Some(PathBuf::from(".")),
+    }
 }
 
 /// The include folders, sources and libraries given, as absolute paths (an error names one that
@@ -172,7 +183,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         Some(machine) => run_device(machine, &runner, staging.path(), from.as_deref(), args.timeout)?,
         None => run_host(&runner, &out_raw, &raw_inputs, from.as_deref(), &model)?,
     }
-    outputs::write_outputs(&desc, &out_raw, &args.output_dir, args.raw, args.print_top)
+    outputs::write_outputs(&desc, &out_raw, output_dir(&args).as_deref(), args.raw, args.print_top)
 }
 
 /// The emulated device for `--target` (none for this computer's own triple), with its tools

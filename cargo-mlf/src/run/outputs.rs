@@ -14,8 +14,14 @@ use crate::io_error::InFile;
 /// raw files named by [`file_stems`], never through a link already in the folder
 /// (`output.npy → ~/.bashrc`): see `OutputDir`. With `top`, prints each output's `top` largest
 /// values on stdout.
-pub fn write_outputs(desc: &ModelDesc, out_raw: &Path, dir: &Path, raw: bool, top: Option<usize>) -> Result<(), Error> {
-    let out_dir = OutputDir::create(dir)?;
+pub fn write_outputs(
+    desc: &ModelDesc,
+    out_raw: &Path,
+    dir: Option<&Path>,
+    raw: bool,
+    top: Option<usize>,
+) -> Result<(), Error> {
+    let out_dir = dir.map(OutputDir::create).transpose()?;
     for ((i, t), stem) in desc.outputs.iter().enumerate().zip(file_stems(&desc.outputs)) {
         let file = out_raw.join(format!("output{i}.bin"));
         let bytes = std::fs::read(&file).in_file(&file)?;
@@ -23,6 +29,7 @@ pub fn write_outputs(desc: &ModelDesc, out_raw: &Path, dir: &Path, raw: bool, to
         if let Some(n) = top {
             println!("{}", top_line(t, &bytes, n).map_err(|e| e.in_file(&file))?);
         }
+        let Some(out_dir) = &out_dir else { continue };
         let data = if raw { bytes } else { npy::output_npy(t, &bytes).map_err(|e| e.in_file(&name))? };
         let dest = out_dir.write(&name, &data)?;
         eprintln!("output {i} ({}, {} {:?}) → {}", t.name, t.dtype, t.shape, dest.display());
