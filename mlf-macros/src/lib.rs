@@ -31,43 +31,75 @@ struct Args {
     max_static: Option<u64>,
 }
 
+/// An option's value written either way: a word (`streamed`, `my_model`) or a string literal
+/// (`"streamed"`, `"my_model"`), and for sizes a number. Returns the text and its span.
+fn word_or_string(input: ParseStream<'_>, key: &Ident) -> syn::Result<(String, Span)> {
+    if input.peek(LitStr) {
+        let s: LitStr = input.parse()?;
+        return Ok((s.value(), s.span()));
+    }
+    if input.peek(syn::LitInt) {
+        let n: syn::LitInt = input.parse()?;
+        return Ok((n.base10_digits().to_string(), n.span()));
+    }
+    if input.peek(Ident) || input.peek(Token![self]) {
+        let w: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+        return Ok((w.to_string(), w.span()));
+    }
+    Err(syn::Error::new(input.span(), format!("expected a value for `{key}`\nhelp: {}", option_help(&key.to_string()))))
+}
+
+/// How an option is written, for `help:` lines.
+fn option_help(key: &str) -> &'static str {
+    match key {
+        "name" => "`name = my_model` (or `name = \"my_model\"`): the Rust module's name",
+        "module" => "`module = \"vision\"` (or `module = vision`): the MLF module of an archive that holds several",
+        "params" => "`params = streamed` (or `params = \"streamed\"`): embedded, resident, streamed or lazy",
+        "kpu" => "`kpu = k210` (or `kpu = \"k210\"`): k210 or device_model",
+        "max_static" => {
+            "`max_static = \"256 MiB\"` (or a number of bytes): the most static memory the module may allocate"
+        }
+        _ => "the options are name, module, params, kpu and max_static (see include_model!'s documentation)",
+    }
+}
+
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let path: LitStr = input.parse()?;
-        let mut name = None;
-        let mut module = None;
-        let mut params = None;
-        let mut kpu = None;
-        let mut max_static = None;
+        let mut args = Args { path, name: None, module: None, params: None, kpu: None, max_static: None };
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
                 break;
             }
             let key: Ident = input.parse()?;
+            let key_text = key.to_string();
+            if !input.peek(Token![=]) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("expected `{key} = …`\nhelp: {}", option_help(&key_text)),
+                ));
+            }
             input.parse::<Token![=]>()?;
-            match key.to_string().as_str() {
-                "name" => name = Some(input.parse()?),
-                "module" => module = Some(input.parse()?),
-                "params" => {
-                    let p: LitStr = input.parse()?;
-                    let placement = p.value().parse::<mlf_build::Placement>();
-                    params = Some(placement.map_err(|e| syn::Error::new(p.span(), e))?);
+            let (value, span) = word_or_string(input, &key)?;
+            let fail = |what: String| syn::Error::new(span, format!("{what}\nhelp: {}", option_help(&key_text)));
+            match key_text.as_str() {
+                "name" => {
+                    let ident = syn::parse_str::<Ident>(&value)
+                        .map_err(|_| fail(format!("`{value}` is not a Rust identifier, so it cannot name a module")))?;
+                    args.name = Some(Ident::new(&ident.to_string(), span));
                 }
+                "module" => args.module = Some(LitStr::new(&value, span)),
+                "params" => args.params = Some(value.parse::<mlf_build::Placement>().map_err(|e| fail(e.to_string()))?),
                 "kpu" => {
-                    let k: Ident = input.parse()?;
-                    let backend = k.to_string().parse::<mlf_build::Kpu>().map_err(|_| {
-                        syn::Error::new(
-                            k.span(),
-                            format!("unknown KPU backend `{k}` (expected `k210` or `device_model`)"),
-                        )
+                    let backend = value.parse::<mlf_build::Kpu>().map_err(|_| {
+                        fail(format!("unknown KPU backend `{value}` (expected `k210` or `device_model`)"))
                     })?;
-                    kpu = Some((backend, k.span()));
+                    args.kpu = Some((backend, span));
                 }
                 "max_static" => {
-                    let s: LitStr = input.parse()?;
-                    let bytes = mlf_build::__private::size::parse_size(&s.value());
-                    max_static = Some(bytes.map_err(|e| syn::Error::new(s.span(), e))?);
+                    let bytes = mlf_build::__private::size::parse_size(&value);
+                    args.max_static = Some(bytes.map_err(|e| fail(e.to_string()))?);
                 }
                 other => {
                     return Err(syn::Error::new(
@@ -79,11 +111,25 @@ impl Parse for Args {
                 }
             }
         }
-        Ok(Args { path, name, module, params, kpu, max_static })
+        Ok(args)
     }
 }
 
-/// Includes a compiled model as a typed module.
+/// Includes a compiled model as a typed module: `include_model!("path" [, option = value]…)`.
+///
+/// The path is relative to the crate's `Cargo.toml`: an MLF archive (`.tar` or extracted
+/// folder), which `build.rs` must build first (`mlf_build::compile_listed_or_exit()` for the
+/// models of `[package.metadata.mlf]`, or `mlf_build::Model::open(path)….compile_or_exit()`),
+/// or a kmodel, which needs no build step. Every option may be written as a word or as a string
+/// (`params = streamed` or `params = "streamed"`):
+///
+/// | option | value | default |
+/// |---|---|---|
+/// | `name` | the Rust module's name: `name = digits` | the MLF module's name, or the file stem when TVM called it `default` and for kmodels |
+/// | `module` | the MLF module of an archive that holds several: `module = "vision"` (as `.module("vision")` in build.rs) | the archive's only module |
+/// | `params` | where the parameters live: `embedded`, `resident`, `streamed` or `lazy`; must be the placement build.rs builds the model with | `embedded`, or the one placement build.rs built |
+/// | `kpu` | kmodels: where the KPU layers run, `device_model` (emulated, any CPU) or `k210` (the chip's KPU; mlf-runtime's feature `k210`) | `device_model` |
+/// | `max_static` | the most static memory the module may allocate (kmodels; TVM models set it in build.rs): `max_static = "512 MiB"` or bytes | 256 MiB |
 ///
 /// ```ignore
 /// mlf_runtime::include_model!("models/iris.kmodel", name = iris);
@@ -198,6 +244,34 @@ fn included_once_marker(args: &Args, path: &Path, span: Span) -> Result<Ident, S
     Ok(Ident::new(&format!("include_model_of_one_compiled_C_twice_would_share_its_state_{hash:016x}"), span))
 }
 
+/// The placements build.rs built `path` with in its latest run (the variables it set).
+fn built_placements(out_dir: &Path, pkg: &str, path: &Path, module: Option<&str>) -> Vec<mlf_build::Placement> {
+    let Ok(canonical) = path.canonicalize() else { return Vec::new() };
+    let built = |p: &mlf_build::Placement| {
+        let layout = mlf_build::__private::Layout::new(out_dir, pkg, &canonical, module, *p);
+        std::env::var_os(layout.built_env()).is_some()
+    };
+    mlf_build::Placement::ALL.into_iter().filter(built).collect()
+}
+
+/// The error for a call whose placement (`asked`, written or the default) is not the one
+/// build.rs builds the model with (`built`).
+fn placement_mismatch(
+    rel: &str,
+    asked: mlf_build::Placement,
+    written: Option<mlf_build::Placement>,
+    built: &[mlf_build::Placement],
+) -> String {
+    let list = built.iter().map(|p| format!("params = {p}")).collect::<Vec<_>>().join(" and ");
+    let how = if written.is_some() { "" } else { " (the default)" };
+    format!(
+        "build.rs builds {rel} with {list}, but this include_model! asks for params = {asked}{how}: the two must agree\n\
+         help: write `include_model!({rel:?}, params = {first})`, or build it with `.params(mlf_build::Placement::{asked:?})` \
+         (params = \"{asked}\" in [package.metadata.mlf]) in build.rs",
+        first = built[0]
+    )
+}
+
 /// `to` relative to `from` (both absolute), with `/` separators.
 fn relative(from: &Path, to: &Path) -> String {
     let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
@@ -226,8 +300,16 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         ));
     };
     let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    // build.rs builds the model, but with another placement than this call asks for: say both
+    // (the module of this call's placement may be an earlier build's, or missing).
+    let other_placement = || {
+        let asked = args.params.unwrap_or_default();
+        let built = built_placements(Path::new(&out_dir), &pkg, path, module.as_deref());
+        (!built.is_empty() && !built.contains(&asked)).then(|| placement_mismatch(&rel, asked, args.params, &built))
+    };
     let located = match mlf_build::__private::locate(Path::new(&out_dir), &pkg, path, module.as_deref(), args.params) {
         Ok(l) => l,
+        Err(NotLocated::NotBuilt | NotLocated::Stale) if let Some(m) = other_placement() => return Err(m),
         Err(NotLocated::NotBuilt) => return Err(format!("build.rs did not build {rel}; {build_step}")),
         Err(NotLocated::Stale) => {
             return Err(format!(
@@ -237,6 +319,9 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         Err(NotLocated::Unreadable(e)) => return Err(e.to_string()),
     };
     if std::env::var_os(&located.built_env).is_none() {
+        if let Some(m) = other_placement() {
+            return Err(m);
+        }
         return Err(format!(
             "build.rs no longer builds {rel}: its module from an earlier build is still in OUT_DIR, but its C is \
              not linked any more; {build_step}"

@@ -42,6 +42,26 @@ fn out_dir_with_a_built_module(root: &Path) -> (std::path::PathBuf, String) {
     (out, layout.built_env())
 }
 
+/// An `OUT_DIR` in which the build step's latest run built the digits model with streamed
+/// parameters, and an earlier run with them embedded (both modules are there; only the
+/// streamed one's variable is set).
+fn out_dir_built_streamed(root: &Path) -> (std::path::PathBuf, String) {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-out-dir-streamed");
+    let _ = std::fs::remove_dir_all(&out);
+    let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
+    let fingerprint = mlf_build::__private::fingerprint(&model).unwrap();
+    let mut streamed_env = String::new();
+    for placement in [Placement::Embedded, Placement::Streamed] {
+        let layout = Layout::new(&out, "mlf-macros-tests", &model, None, placement);
+        let (side, contents) = layout.side_file_for("digits", &fingerprint, "the digits model");
+        std::fs::create_dir_all(side.parent().unwrap()).unwrap();
+        std::fs::write(&side, contents).unwrap();
+        std::fs::write(layout.rust_file(), "").unwrap();
+        streamed_env = layout.built_env();
+    }
+    (out, streamed_env)
+}
+
 #[test]
 fn macro_errors() {
     // trybuild compiles the cases in a crate under target/: resolve model paths against this
@@ -69,7 +89,18 @@ fn macro_errors() {
         t.compile_fail("tests/ui/built_earlier/*.rs");
     }
     // SAFETY: as above: the build step's latest run built the model.
-    unsafe { std::env::set_var(built_env, "1") };
+    unsafe { std::env::set_var(&built_env, "1") };
+    {
+        let t = trybuild::TestCases::new();
+        t.compile_fail("tests/ui/built/*.rs");
+    }
+    let (streamed, streamed_env) = out_dir_built_streamed(root);
+    // SAFETY: as above.
+    unsafe {
+        std::env::remove_var(&built_env);
+        std::env::set_var("OUT_DIR", streamed);
+        std::env::set_var(streamed_env, "1");
+    }
     let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/built/*.rs");
+    t.compile_fail("tests/ui/built_other_placement/*.rs");
 }
