@@ -54,6 +54,13 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
     let target = args.target.clone().unwrap_or_else(|| host.clone());
     let placement = args.placement;
     let model = args.model.canonicalize().in_file(&args.model)?;
+    if mlf_build::__private::sniff(&model)? == mlf_build::__private::FileKind::Kmodel {
+        return Err(Error::unsupported(
+            "a kmodel has no parameters to split: its weights are part of the file, which the interpreter reads in place",
+        )
+        .in_file(&args.model)
+        .with_help("split takes TVM models (MLF archives); include the kmodel with include_model! as it is"));
+    }
     let build_dir = tempfile::tempdir().map_err(Error::from)?;
     let mut m = mlf_build::Model::open(&model).params(placement).split_dir(&args.out);
     if let Some(module) = &args.module {

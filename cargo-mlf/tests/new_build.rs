@@ -264,6 +264,35 @@ fn kws_host_crate_reproduces_its_reference_output() {
     let want: Vec<i8> = want.iter().map(|&b| b as i8).collect();
     let best = (0..want.len()).fold(0, |b, i| if want[i] > want[b] { i } else { b });
     assert!(stdout.contains(&format!("argmax: {best}\n")), "expected argmax {best}: {stdout}");
+
+    // A misspelt input name gets the closest one, as `cargo mlf run` does.
+    let run = Command::new(&exe).arg(format!("input_l={}", input.display())).output().unwrap();
+    let err = text(&run.stderr);
+    assert!(
+        !run.status.success() && err.contains("the model has no input `input_l`; did you mean `input_1`?"),
+        "{err}"
+    );
+    // A float .npy for the int8 input: the quantization hint, as `cargo mlf run` gives it.
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 49, 10, 1), }";
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    npy.extend((padded.len() as u16).to_le_bytes());
+    npy.extend(padded.as_bytes());
+    npy.extend(std::iter::repeat_n(0u8, 490 * 4));
+    let float_npy = tmp.path().join("float.npy");
+    std::fs::write(&float_npy, npy).unwrap();
+    let run = Command::new(&exe).arg(&float_npy).output().unwrap();
+    let err = text(&run.stderr);
+    assert!(
+        !run.status.success()
+            && err.contains("a quantized i8 input takes quantized values: divide by the input's scale"),
+        "{err}"
+    );
+    // A .npz archive is refused by name.
+    let npz = tmp.path().join("inputs.npz");
+    std::fs::write(&npz, b"PK\x03\x04rest of a zip").unwrap();
+    let run = Command::new(&exe).arg(&npz).output().unwrap();
+    assert!(text(&run.stderr).contains("a NumPy .npz archive"), "{}", text(&run.stderr));
 }
 
 #[test]
@@ -369,12 +398,29 @@ fn build_reports_a_bad_table_with_file_and_field() {
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("bad/Cargo.toml: package.metadata.mlf.models[0].ram: ") && err.contains("ambiguous"), "{err}");
-    // A missing model file is named with the entry.
+    // In cargo's shape: what, where (the key's line and column), what to do.
+    assert!(err.contains("error: \"64 KB\": the unit \"KB\" is ambiguous\n"), "{err}");
+    assert!(err.contains("bad/Cargo.toml:8:1 (package.metadata.mlf.models[0].ram)\n"), "{err}");
+    assert!(err.contains("\nhelp: write KiB/MiB/GiB (powers of 1024) or kB/MB/GB (powers of 1000)\n"), "{err}");
+    // No colour when stderr is not a terminal; colour with --color always, none with NO_COLOR.
+    assert!(!err.contains('\u{1b}'), "{err}");
+    let coloured = text(&mlf_build(&dir, &["--check-only", "--color", "always"]).stderr);
+    assert!(coloured.contains("\u{1b}[1m\u{1b}[91merror\u{1b}[0m"), "{coloured:?}");
+    let manifest = dir.join("Cargo.toml");
+    let plain = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "build", "--check-only", "--manifest-path"])
+        .arg(&manifest)
+        .env("NO_COLOR", "1")
+        .env("CLICOLOR_FORCE", "0")
+        .output()
+        .unwrap();
+    assert!(!text(&plain.stderr).contains('\u{1b}'), "{}", text(&plain.stderr));
+    // A missing model file is named, with where the entry stands.
     bare_crate(&dir, "bad", "[[package.metadata.mlf.models]]\npath = \"m.tar\"\n");
     let out = mlf_build(&dir, &["--check-only"]);
     let err = text(&out.stderr);
-    assert!(!out.status.success() && err.contains("m.tar"), "{err}");
+    assert!(!out.status.success() && err.contains("bad/m.tar\n"), "{err}");
+    assert!(err.contains("note: the model is listed at ") && err.contains("bad/Cargo.toml:6:9\n"), "{err}");
 }
 
 /// Without `--target`, the models are checked for `$CARGO_BUILD_TARGET` (what cargo builds for),

@@ -438,3 +438,23 @@ fn object_kernels_are_linked_and_their_slots_filled() {
     assert_eq!((desc.code.sources.len(), desc.code.objects.len()), (1, 1));
     assert_eq!(run_cases(dir.path(), &src), 10);
 }
+
+/// `split` of a kmodel says why there is nothing to split and what to do, in cargo's shape
+/// (not the build step's advice to remove a `Model::compile()` call a CLI user never wrote).
+#[test]
+fn split_of_a_kmodel_says_why_not() {
+    let kmodel = mlf_fixtures::workspace_root().join("mlf-macros/tests/ui/files/fc.kmodel");
+    let t = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "split"])
+        .arg(&kmodel)
+        .arg("-o")
+        .arg(t.path().join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.starts_with("error: a kmodel has no parameters to split: its weights are part of the file"), "{err}");
+    assert!(err.contains("fc.kmodel\nhelp: split takes TVM models (MLF archives)"), "{err}");
+    assert!(!err.contains("Model::compile"), "{err}");
+}

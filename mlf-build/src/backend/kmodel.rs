@@ -33,10 +33,9 @@ pub(super) struct KmodelBackend<'a> {
 impl KmodelBackend<'_> {
     /// The refusal of the build step.
     fn no_build_step(&self) -> Error {
-        Error::unsupported(
-            "kmodels need no build step: include_model!(\"….kmodel\") reads them directly; remove this Model::compile() call",
-        )
-        .in_file(&self.desc.path)
+        Error::unsupported("kmodels need no build step: include_model!(\"….kmodel\") reads them directly")
+            .in_file(&self.desc.path)
+            .with_help("remove the Model::compile() call for it from build.rs (compile_listed() skips kmodels)")
     }
 
     /// `inspect`'s lines on a V5 model's modules, mempools and sections.

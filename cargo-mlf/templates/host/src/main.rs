@@ -37,12 +37,34 @@ fn input_files(args: &[String]) -> Vec<Option<String>> {
             None if INPUTS.len() == 1 => Some(0),
             None => None,
         };
-        match index {
-            Some(i) => files[i] = Some(file.to_string()),
-            None => fail(&format!("{a}: expected NAME=FILE with NAME one of {:?}", INPUTS.iter().map(|i| i.1).collect::<Vec<_>>())),
+        match (index, name) {
+            (Some(i), _) => files[i] = Some(file.to_string()),
+            (None, Some(n)) => {
+                let names: Vec<&str> = INPUTS.iter().map(|i| i.1).collect();
+                let closest = names.iter().min_by_key(|c| edit_distance(n, c)).filter(|c| edit_distance(n, c) <= c.len() / 3 + 1);
+                let hint = closest.map(|c| format!("; did you mean `{c}`?")).unwrap_or_default();
+                fail(&format!("{a}: the model has no input `{n}`{hint} (its inputs: {names:?})"))
+            }
+            (None, None) => fail(&format!("{a}: expected NAME=FILE with NAME one of {:?}", INPUTS.iter().map(|i| i.1).collect::<Vec<_>>())),
         }
     }
     files
+}
+
+/// The number of single-character edits between `a` and `b` (for "did you mean").
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb)).min(above + 1).min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// Input `index`: read from its file (`.npy` or raw little-endian `T`s), or zeros when none was
@@ -67,6 +89,12 @@ fn input<T: Copy + Default, const N: usize, const S: usize>(files: &[Option<Stri
 /// The data of a NumPy `.npy` file (`None` when `file` is not one), after checking that it holds
 /// little-endian `T`s of `size` bytes in C order.
 fn npy_data<'a, T>(path: &str, file: &'a [u8], size: usize) -> Option<&'a [u8]> {
+    if file.starts_with(b"PK\x03\x04") || file.starts_with(b"PK\x05\x06") {
+        fail(&format!(
+            "{path}: a NumPy .npz archive (several arrays, as tvmc writes them) is not read; save each array as its own \
+             .npy (numpy.save) and give each as NAME=FILE.npy"
+        ));
+    }
     let rest = file.strip_prefix(b"\x93NUMPY")?;
     let (header_len, start) = match rest.first() {
         Some(1) if rest.len() >= 4 => (u16::from_le_bytes([rest[2], rest[3]]) as usize, 10usize),
@@ -81,7 +109,17 @@ fn npy_data<'a, T>(path: &str, file: &'a [u8], size: usize) -> Option<&'a [u8]> 
     let order = if size == 1 { '|' } else { '<' };
     let want = format!("{order}{kind}{size}");
     if descr != want {
-        fail(&format!("{path}: a .npy file of type {descr}, but the model takes {want} ({}); convert it with numpy's .astype", std::any::type_name::<T>()));
+        let rust = std::any::type_name::<T>();
+        let quantized = if kind != 'f' && descr.contains('f') {
+            format!(
+                "; a quantized {rust} input takes quantized values: divide by the input's scale, add its zero point, round and save with .astype(numpy.{}{})",
+                if kind == 'u' { "uint" } else { "int" },
+                size * 8
+            )
+        } else {
+            "; convert it with numpy's .astype".to_string()
+        };
+        fail(&format!("{path}: a .npy file of type {descr}, but the model takes {want} ({rust}){quantized}"));
     }
     if header.contains("'fortran_order': True") {
         fail(&format!("{path}: a .npy file in Fortran order; save it in C order (np.ascontiguousarray)"));

@@ -22,6 +22,16 @@ pub fn read_input(path: &Path, t: &TensorInfo) -> Result<Vec<u8>> {
 /// The raw little-endian bytes of input `t` from the contents of an input file: a `.npy` file
 /// (dtype and element count checked, C order only) or raw bytes of exactly `t`'s size.
 pub fn input_bytes(data: Vec<u8>, t: &TensorInfo) -> Result<Vec<u8>> {
+    if data.starts_with(b"PK\x03\x04") || data.starts_with(b"PK\x05\x06") {
+        return Err(Error::unsupported(
+            "a NumPy .npz archive (several arrays in a zip, as tvmc writes inputs) is not read as an input",
+        )
+        .with_help(format!(
+            "save each array as its own .npy and give each with --input NAME=FILE.npy: python3 -c \"import numpy; \
+             [numpy.save(k + '.npy', v) for k, v in numpy.load('inputs.npz').items()]\" (input {} is one of them)",
+            t.name
+        )));
+    }
     let bytes = if data.starts_with(b"\x93NUMPY") { from_npy(&data, t)? } else { data };
     let needed = t.bytes_checked()?;
     if bytes.len() as u64 != needed {
@@ -139,6 +149,17 @@ mod tests {
             shape_source: "test".into(),
             dtype_source: "test".into(),
         }
+    }
+
+    /// A `.npz` (a zip, as tvmc writes inputs) is refused by name with how to convert it, not
+    /// read as raw bytes.
+    #[test]
+    fn an_npz_archive_is_refused_by_name() {
+        let mut zip = b"PK\x03\x04".to_vec();
+        zip.resize(256, 0);
+        let e = input_bytes(zip, &input(&[1, 64])).unwrap_err();
+        assert!(e.message().starts_with("a NumPy .npz archive"), "{e}");
+        assert!(e.help.as_deref().is_some_and(|h| h.contains("--input NAME=FILE.npy")), "{e}");
     }
 
     /// A `.npy` header (version 1) with the given shape text and no data.
