@@ -84,6 +84,16 @@ pub struct CargoArgs {
     pub target_dir: Option<PathBuf>,
     /// `--config` (each one).
     pub configs: Vec<String>,
+    /// `--release` or `--profile NAME`, as given (`None`: the dev profile).
+    pub profile: Option<String>,
+}
+
+impl CargoArgs {
+    /// Whether cargo builds with debug assertions: the dev and test profiles (the default), not
+    /// `--release`, `--profile release|bench` or a profile of the crate's own.
+    pub fn debug_assertions(&self) -> bool {
+        matches!(self.profile.as_deref(), None | Some("dev" | "test"))
+    }
 }
 
 /// Options of `cargo build` that take a value (so that value is not read as an option).
@@ -152,6 +162,8 @@ pub fn scan(
             "--exclude" => out.exclude.extend(value(&mut i)),
             "--target-dir" => out.target_dir = value(&mut i).map(PathBuf::from),
             "--config" => out.configs.extend(value(&mut i)),
+            "--release" | "-r" => out.profile = Some("release".into()),
+            "--profile" => out.profile = value(&mut i),
             "--color" => {
                 let when = value(&mut i).unwrap_or_default();
                 let color = <crate::diag::Color as clap::ValueEnum>::from_str(&when, false).ok();
@@ -401,7 +413,9 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
                 });
                 pb.finish_and_clear();
                 match result {
-                    Ok((report, desc)) => {
+                    Ok((mut report, desc)) => {
+                        // The stack as the module's STACK_BYTES counts it in the profile cargo builds.
+                        report.stack = report.stack.map(|s| s.for_debug_assertions(cargo.debug_assertions()));
                         let written = entry.path.display().to_string();
                         problems += out.model(pkg, &written, &report, &entry.budget(i, &pkg.manifest_path))?;
                         if let Some(dir) = plan_svg {
@@ -592,6 +606,7 @@ mod tests {
         assert_eq!(c.manifest_path, Some(PathBuf::from("x/Cargo.toml")));
         assert_eq!(svg, Some(PathBuf::from("out")));
         assert!(only);
+        assert!(!c.debug_assertions(), "--release");
         assert_eq!(
             pass,
             s(&[
@@ -624,5 +639,10 @@ mod tests {
                 .unwrap();
         assert!(!c.json && c.workspace);
         assert_eq!(c.packages, vec!["a", "b"]);
+        assert!(c.debug_assertions(), "the dev profile");
+        let (c, _) = scan(&s(&["--profile", "test"]), &mut svg, &mut only).unwrap();
+        assert!(c.debug_assertions());
+        let (c, _) = scan(&s(&["--profile=bench"]), &mut svg, &mut only).unwrap();
+        assert!(!c.debug_assertions());
     }
 }

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use device_tests::programs::THUMBV7EM;
 use device_tests::tools::{self, Need};
-use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
 fn root() -> PathBuf {
     mlf_fixtures::workspace_root()
@@ -157,6 +157,7 @@ fn the_quick_start_is_short_and_the_command_table_is_complete() {
         .nth(1)
         .unwrap()
         .lines()
+        .skip(1)
         .take_while(|l| !l.trim().is_empty())
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")

@@ -66,6 +66,9 @@ fn aot_usmp_pool_counts_as_ram_and_its_constants_as_flash() {
     assert_eq!(r.ram.usmp_pool, 56192);
     assert_eq!(r.ram.c_data, 56192);
     assert_eq!(r.flash.rodata, 53296);
+    // The outputs are part of the arena, as the AOT plan places them (element-aligned, not
+    // rounded up to 16): never more than the arena.
+    assert_eq!((r.ram.outputs, r.ram.arena), (12, 12), "{r}");
     assert!(!r.flash.measured);
     if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
         return;
@@ -117,4 +120,22 @@ fn aot_usmp_with_external_constants_counts_the_workspace_pool_once() {
         assert_eq!(r.ram.total, r.ram.arena + r.ram.params + r.ram.c_data);
         assert!(r.notes.is_empty(), "{:?}", r.notes);
     }
+}
+
+/// `inspect` shows the RAM mlf plans beside what TVM recorded in metadata (which is TVM's own
+/// workspace figure, not what the generated module allocates): the same arena as the report.
+#[test]
+fn inspect_shows_the_planned_ram() {
+    let (json, table) = mlf_build::__private::inspect::inspect_path(&digits(), &Default::default()).unwrap();
+    assert!(table.contains("(as TVM recorded them in metadata; mlf plans its own: `planned`)"), "{table}");
+    assert!(table.contains("\nplanned      arena 176 bytes (ARENA_BYTES of the generated module)"), "{table}");
+    assert!(table.contains("; TVM's executor: 10144 bytes"), "{table}");
+    assert_eq!(json["planned"]["arena_bytes"], 176, "{json}");
+    let Some(fx) = mlf_fixtures::fixtures_or_skip("inspect_shows_the_planned_ram (KWS)") else { return };
+    let (json, table) =
+        mlf_build::__private::inspect::inspect_path(&fx.join("mlf/kws-int8-graph/model.tar"), &Default::default())
+            .unwrap();
+    assert!(table.contains("workspace 105348 bytes"), "{table}");
+    assert!(table.contains("planned      arena 88192 bytes (ARENA_BYTES of the generated module, of it 56192 for TVMBackendAllocWorkspace)"), "{table}");
+    assert_eq!(json["planned"]["arena_bytes"], 88192, "{json}");
 }

@@ -7,7 +7,7 @@ use super::aot_pool::take_out_constant_pool;
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::c_arrays::take_out_arrays;
 use super::picture::{BoxKind, Picture, PlanBox};
-use super::tvm::{inspect_body, inspect_external, line, object_constants, output_bytes, static_arrays};
+use super::tvm::{inspect_body, inspect_external, line, object_constants, static_arrays};
 use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc};
@@ -39,7 +39,11 @@ impl AotBackend<'_> {
         let mut r = MemoryReport::new(desc, self.kind(), true, module_name, target, mlf_module);
         r.ram.arena = p.arena_bytes;
         r.ram.workspace = p.workspace_bytes;
-        r.ram.outputs = output_bytes(desc, desc.plan_align());
+        // The outputs as the plan places them (element-aligned for C kernels): of the arena.
+        r.ram.outputs = match (p.outputs.first(), desc.outputs.last(), p.outputs.last()) {
+            (Some(first), Some(t), Some(last)) => last.saturating_add(t.bytes()).saturating_sub(*first),
+            _ => 0,
+        };
         r.ram.usmp_pool = self.exec.usmp.as_ref().map_or(0, |u| u.workspace_bytes);
         r.finish();
         r

@@ -58,7 +58,7 @@ pub(super) fn inspect_body(desc: &ModelDesc, out: &mut String) {
         out,
         "memory",
         format!(
-            "workspace {} bytes, constants {} bytes, io {} bytes (as recorded in metadata)",
+            "workspace {} bytes, constants {} bytes, io {} bytes (as TVM recorded them in metadata; mlf plans its own: `planned`)",
             desc.memory.workspace_bytes, desc.memory.constants_bytes, desc.memory.io_bytes
         ),
     );

@@ -63,7 +63,42 @@ pub fn report_json(desc: &ModelDesc) -> Value {
     });
     let (key, section) = backend.inspect_json();
     v.as_object_mut().expect("object").insert(key.into(), section);
+    if let Some(r) = planned(desc) {
+        let planned = json!({
+            "arena_bytes": r.ram.arena,
+            "workspace_bytes": r.ram.workspace,
+            "outputs_bytes": r.ram.outputs,
+            "usmp_pool_bytes": r.ram.usmp_pool,
+            "tvm_executor_bytes": r.ram.tvm_executor,
+        });
+        v.as_object_mut().expect("object").insert("planned".into(), planned);
+    }
     v
+}
+
+/// The static memory mlf plans for the model (what the build step allocates; no C is
+/// compiled, so without the C's own data): `None` when it cannot be planned.
+fn planned(desc: &ModelDesc) -> Option<crate::plan::report::MemoryReport> {
+    let host = host_triple().unwrap_or_default();
+    backend::memory_report(desc, &desc.name, &host, None, None).ok()
+}
+
+/// `inspect`'s line on the planned RAM, beside what TVM recorded.
+fn planned_line(desc: &ModelDesc) -> Option<String> {
+    let r = planned(desc)?;
+    let mut parts = vec![format!("arena {} bytes (ARENA_BYTES of the generated module", r.ram.arena)];
+    if r.ram.workspace > 0 {
+        parts.push(format!(", of it {} for TVMBackendAllocWorkspace", r.ram.workspace));
+    }
+    parts.push(")".into());
+    if r.ram.usmp_pool > 0 {
+        parts.push(format!(" + the C's USMP pool {} bytes", r.ram.usmp_pool));
+    }
+    if let Some(t) = r.ram.tvm_executor {
+        parts.push(format!("; TVM's executor: {} bytes", t));
+    }
+    parts.push("; cargo mlf build adds the compiled C's own data".into());
+    Some(parts.concat())
 }
 
 /// A human-readable summary.
@@ -106,6 +141,9 @@ pub fn report_table(desc: &ModelDesc) -> String {
     table(&mut s, "outputs", &desc.outputs);
     s.push('\n');
     backend.inspect_body(&mut s);
+    if let Some(planned) = planned_line(desc) {
+        line(&mut s, "planned", planned);
+    }
     if !desc.facts.is_empty() {
         s.push_str("\ninferred\n");
         for f in &desc.facts {

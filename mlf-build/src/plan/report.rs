@@ -232,7 +232,8 @@ impl fmt::Display for MemoryReport {
         if let Some(s) = &self.stack {
             let bound = if s.bounded { "" } else { " (not a bound, see the notes)" };
             line(f, "stack", s.total, &format!("of one run, below its caller{bound}"))?;
-            line(f, "  mlf's frames", s.runtime, "run() and the runtime around the calls (optimised builds)")?;
+            let profile = if s.debug { "with debug assertions, as in the dev profile" } else { "optimised builds" };
+            line(f, "  mlf's frames", s.runtime, &format!("run() and the runtime around the calls ({profile})"))?;
             line(f, "  C frames", s.c, &format!("the deepest chain: {}", s.deepest))?;
             line(f, "  leaf outside the C", s.leaf, "allowance: TVMBackendAllocWorkspace, expf, memcpy…")?;
             if s.source > 0 {

@@ -106,6 +106,10 @@ pub struct StackFigure {
     /// Why the figure is not a bound (recursion, an unbounded dynamic frame, a function without
     /// a frame report, calls through pointers).
     pub unbounded: Vec<String>,
+    /// Whether `runtime` is the allowance of a build with debug assertions (the dev profile,
+    /// [`RUNTIME_DEBUG_BYTES`]) rather than an optimised one ([`RUNTIME_BYTES`]).
+    #[serde(default)]
+    pub debug: bool,
 }
 
 /// The call graph of the model's C: for each defined function, the functions it calls (direct
@@ -171,6 +175,17 @@ fn deepest<'a>(
 }
 
 impl StackFigure {
+    /// The figure for a build with (`true`: the dev and test profiles) or without debug
+    /// assertions: mlf's own frames are [`RUNTIME_DEBUG_BYTES`] or [`RUNTIME_BYTES`], as the
+    /// module's `STACK_BYTES` counts them in that build.
+    pub fn for_debug_assertions(mut self, debug: bool) -> StackFigure {
+        let runtime = if debug { RUNTIME_DEBUG_BYTES } else { RUNTIME_BYTES };
+        self.total = self.total - self.runtime + runtime;
+        self.runtime = runtime;
+        self.debug = debug;
+        self
+    }
+
     /// The figure of a run that reads its parameters through a source (streamed or lazy):
     /// plus [`SOURCE_BYTES`].
     pub fn with_source(mut self) -> StackFigure {
@@ -211,12 +226,25 @@ pub fn figure(desc: &ModelDesc, roots: &[&str], frames: &Frames) -> StackFigure 
         deepest: best.1.join(" → "),
         bounded: unbounded.is_empty(),
         unbounded,
+        debug: false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dev profile's figure is the one `STACK_BYTES` has with debug assertions.
+    #[test]
+    fn the_dev_profile_counts_mlfs_unoptimised_frames() {
+        let s = StackFigure { total: 900, runtime: RUNTIME_BYTES, c: 132, leaf: LEAF_BYTES, ..Default::default() };
+        let dev = s.clone().for_debug_assertions(true);
+        assert_eq!(
+            (dev.runtime, dev.total, dev.debug),
+            (RUNTIME_DEBUG_BYTES, 900 - RUNTIME_BYTES + RUNTIME_DEBUG_BYTES, true)
+        );
+        assert_eq!(dev.for_debug_assertions(false), s);
+    }
 
     #[test]
     fn a_streamed_run_adds_the_source_allowance() {

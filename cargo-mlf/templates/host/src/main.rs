@@ -19,7 +19,11 @@ fn main() {
 {{read_inputs}}
     let mut model = {{module}}::Model::take().expect("the model is taken once");
     let out = model.run(&{{module}}::Inputs { {{input_fields}} }).unwrap_or_else(|e| fail(&format!("the model failed: {e}")));
-    println!("model {{module}} ({{model_path}}): arena {} bytes of static RAM", {{module}}::ARENA_BYTES);
+    println!(
+        "model {{module}} ({{model_path}}): arena {} bytes of static RAM, stack {} bytes",
+        {{module}}::ARENA_BYTES,
+        {{module}}::STACK_BYTES
+    );
 {{show_outputs}}
 }
 
