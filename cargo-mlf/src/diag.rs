@@ -186,8 +186,8 @@ pub fn toml_position(text: &str, field: &str) -> Option<(usize, usize)> {
     let mut best: Option<std::ops::Range<usize>> = None;
     let mut parts = path_parts(field).into_iter().peekable();
     while let Some(part) = parts.next() {
-        let PathPart::Key(key) = part else { return None };
-        let (k, v) = table.get_key_value(key)?;
+        let PathPart::Key(key) = part else { break };
+        let Some((k, v)) = table.get_key_value(key) else { break };
         best = Some(k.span());
         let mut value = v;
         while let Some(PathPart::Index(i)) = parts.peek() {
@@ -245,7 +245,11 @@ mod tests {
         assert_eq!(toml_position(MANIFEST, "package.metadata.mlf.models[1].ram"), Some((12, 3)));
         assert_eq!(toml_position(MANIFEST, "package.metadata.mlf.models[1].path"), Some((11, 1)));
         // A key that is not there: the deepest part that is.
-        assert_eq!(toml_position(MANIFEST, "package.metadata.mlf.models[0].flash").map(|p| p.0), Some(8));
+        assert_eq!(
+            toml_position(MANIFEST, "package.metadata.mlf.models[0].flash").map(|p| p.0),
+            Some(7),
+            "the entry's header"
+        );
         assert_eq!(toml_position("not = [toml", "not"), None);
     }
 

@@ -636,3 +636,29 @@ fn new_in_place_with_git_and_the_checkout_it_was_built_from() {
             && !tmp.path().join("plain/.git").exists()
     );
 }
+
+/// A crate whose build.rs opens its model with `Model::open` (the README's first recipe) and
+/// lists nothing: `cargo mlf build` says which models it does not see, why, and how to list them.
+#[test]
+fn build_names_models_that_build_rs_opens_without_listing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("opened");
+    bare_crate(&dir, "opened", "");
+    std::fs::write(
+        dir.join("build.rs"),
+        "fn main() {\n    mlf_build::Model::open(\"models/digits.tar\").compile_or_exit();\n}\n",
+    )
+    .unwrap();
+    let out = mlf_build(&dir, &["--check-only"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: opened's build.rs opens \"models/digits.tar\" with Model::open, which cargo mlf build does not check or report\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: list it in Cargo.toml ([[package.metadata.mlf.models]] path = \"models/digits.tar\")"),
+        "{err}"
+    );
+    assert!(err.contains("note: cargo mlf build reads [package.metadata.mlf]; it does not run build scripts"), "{err}");
+}
