@@ -1,7 +1,10 @@
 //! `cargo mlf plan MODEL --svg FILE` draws the static memory plan; the SVG must render to a PNG
 //! (with resvg) without errors and with coloured boxes, and say in its text what a person reads:
-//! tensor and operator names on the boxes, tooltips in words, round ticks, a legend of the
-//! colours used. The KWS pictures are kept as `target/plan-kws.png` and `target/plan-kws-aot.png`.
+//! every operator call named under the axis, names on the boxes (whole, never cut), parameters
+//! by their names, tooltips in words, round ticks, a legend of the colours used, the USMP pool's
+//! contents as the C places them, and (`cargo mlf build --plan-svg`, which compiles the C) the
+//! stack to scale. The pictures are kept as `target/plan-kws.png`, `target/plan-kws-aot.png` and
+//! `target/plan-digits-stack.png`.
 
 use std::path::Path;
 use std::process::Command;
@@ -42,7 +45,7 @@ fn digits_plan_renders() {
     );
     assert!(stdout.contains("arena 176 bytes"), "{stdout}");
     assert!(stdout.contains("parameters in flash: 9640 bytes"), "{stdout}");
-    assert_eq!(size, (1100, 640));
+    assert_eq!(size, (1400, 880));
     let svg = std::fs::read_to_string(root.join("target/plan-digits.svg")).unwrap();
     assert!(svg.contains("peak: ") && svg.contains("arena: 176 bytes"), "the peak and the arena are marked");
 }
@@ -58,10 +61,16 @@ fn kws_graph_plan_renders_to_png() {
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     let texts = texts(&svg);
-    // Boxes named after the operator writing the tensor, scratch named as such, with sizes.
-    for label in ["conv2d_add…_1", "scratch", "54.9 KiB", "15.6 KiB"] {
+    // Boxes named whole, or by what they are and the call that writes them; with sizes.
+    for label in ["output of call 2", "scratch,", "call 2", "54.9 KiB", "15.6 KiB"] {
         assert!(texts.iter().any(|t| t == label), "no box labelled {label:?} in {texts:?}");
     }
+    assert!(!texts.iter().any(|t| t.contains('…')), "no name is cut: {texts:?}");
+    // Every call named under the axis (long names on two lines), and on hover.
+    for label in ["0: cast_subtract", "10: nn_avg_pool2d_cast", "13: nn_softmax_divide_round_add_clip_cast"] {
+        assert!(texts.iter().any(|t| t == label), "no axis name {label:?} in {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t.starts_with("2: nn_conv2d_add_")), "the long name of call 2, broken: {texts:?}");
     // Round ticks, a legend of what is drawn, the whole peak caption.
     for label in [
         "0 KiB",
@@ -91,6 +100,13 @@ fn kws_graph_plan_renders_to_png() {
         "{tips:?}"
     );
     assert!(tips.iter().any(|t| t.starts_with("model output 0, the output of operator")), "{tips:?}");
+    assert!(tips.iter().any(|t| t == "call 2: tvmgen_default_fused_nn_conv2d_add_fixed_point_multiply_per_axis_add_clip_cast_cast_subtract_1"), "{tips:?}");
+    // Parameters by their names, with dtype, shape and the operator that reads them.
+    assert!(
+        tips.iter().any(|t| t.starts_with("p1: int16 [10, 4, 1, 64], read by nn_conv2d_add_fixed_point_multiply_per_axis_add_clip_cast_cast_subtract: ")),
+        "{tips:?}"
+    );
+    assert!(texts.iter().any(|t| t.starts_with("p43: int16 [1, 1, 64, 64], read by ")), "{texts:?}");
     eprintln!("wrote {}", png.display());
 }
 
@@ -104,8 +120,18 @@ fn aot_usmp_plan_renders() {
     assert!(stdout.contains("USMP pool inside the C: 56192 bytes"), "{stdout}");
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     let texts = texts(&svg);
-    // The pool is one box named after the C's array, with its size; the legend has its colour.
-    for label in ["global_workspace: USMP pool in the C", "54.9 KiB", "static RAM inside the C", "50 KiB"] {
+    // The pool is a box named after the C's array, with its size, and its contents as the C
+    // places them, over the main's calls; the legend has their colours.
+    for label in [
+        "global_workspace: USMP pool in the C",
+        "54.9 KiB",
+        "static RAM inside the C",
+        "where the C puts a tensor in it (its start)",
+        "50 KiB",
+        "0: cast_subtract",
+        "sid_3",
+        "sid_10",
+    ] {
         assert!(texts.iter().any(|t| t == label), "no text {label:?} in {texts:?}");
     }
     assert!(!texts.iter().any(|t| t.contains("operator scratch")), "no scratch is drawn, so none in the legend");
@@ -114,6 +140,58 @@ fn aot_usmp_plan_renders() {
         tips.iter().any(|t| t.starts_with("USMP workspace pool global_workspace") && t.contains("56192 bytes")),
         "{tips:?}"
     );
+    assert!(
+        tips.iter().any(|t| t.starts_with("intermediate sid_3 of the main at offset 32000 of the USMP pool global_workspace: passed first to call 2 (nn_conv2d_add_fixed_point_multiply_per_axis_add_clip_cast_cast_subtract_1), last to call 3")),
+        "{tips:?}"
+    );
+    assert!(
+        tips.iter().any(|t| t.starts_with("scratch pad_temp of call 1 (nn_conv2d_add_fixed_point_multiply_per_axis_add_clip_cast_cast_subtract) at offset 16000")),
+        "{tips:?}"
+    );
+}
+
+/// `cargo mlf build --plan-svg` compiles the model's C, so its picture has the stack one run
+/// needs, to scale with its figure and each part named, beside the arena.
+#[test]
+fn a_built_plan_shows_the_stack() {
+    let root = mlf_fixtures::workspace_root();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("stacked");
+    let new = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "new", "--vcs", "none", "--mlf-path"])
+        .arg(&root)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(new.status.success(), "{}", String::from_utf8_lossy(&new.stderr));
+    let plans = tmp.path().join("plans");
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "build", "--check-only", "--plan-svg"])
+        .arg(&plans)
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(root.join("target/mlf-new-tests"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg_text = std::fs::read_to_string(plans.join("stacked-stacked.svg")).unwrap();
+    let png = root.join("target/plan-digits-stack.png");
+    let mut opt = resvg::usvg::Options::default();
+    opt.fontdb_mut().load_system_fonts();
+    let tree = resvg::usvg::Tree::from_str(&svg_text, &opt).unwrap();
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
+    resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    pixmap.save_png(&png).unwrap();
+    let texts = texts(&svg_text);
+    assert!(texts.iter().any(|t| t.starts_with("stack: ") && t.ends_with(" bytes")), "{texts:?}");
+    // The dev profile (no --release): mlf's frames unoptimised, as STACK_BYTES counts them.
+    for label in ["to scale: the bar is the whole figure", "leaf 256 B", "mlf 3072 B"] {
+        assert!(texts.iter().any(|t| t == label), "no text {label:?} in {texts:?}");
+    }
+    assert!(texts.iter().any(|t| t.starts_with("C frames ") && t.ends_with(" B")), "{texts:?}");
+    eprintln!("wrote {}", png.display());
 }
 
 /// The contents of every `<text>` element.

@@ -136,6 +136,7 @@ pub mod __private {
     #[cfg(feature = "cli")]
     pub use crate::cli::{inspect, npy, svg};
     pub use crate::plan::report::{SectionSizes, Totals};
+    pub use crate::plan::stack::StackFigure;
     pub use crate::support::dtype::DTypeCode;
     pub use crate::support::files;
     pub use crate::support::{bytes, names, size};

@@ -7,6 +7,7 @@ use super::aot_pool::take_out_constant_pool;
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::c_arrays::take_out_arrays;
 use super::picture::{BoxKind, Picture, PlanBox};
+use super::pool_picture::pool_contents;
 use super::tvm::{inspect_body, inspect_external, line, object_constants, static_arrays};
 use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
@@ -162,13 +163,19 @@ impl Backend for AotBackend<'_> {
 
     fn picture(&self, name: &str) -> Result<Picture> {
         let (desc, a, p) = (self.desc, self.exec, self.plan()?);
+        // A USMP build's C says where each intermediate and kernel scratch lies in its pool, call
+        // by call: the columns are the main's calls and the pool's contents are drawn.
+        let usmp = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0);
+        let contents = usmp.and_then(|_| pool_contents(desc, p.arena_bytes));
+        let columns = contents.as_ref().map_or_else(|| vec![a.call.symbol().to_string()], |(c, _)| c.clone());
+        let last = columns.len().saturating_sub(1);
         let whole = |name: String, label: String, offset: u64, size: u64, kind: BoxKind| PlanBox {
             name,
             label,
             offset,
             size,
             first: 0,
-            last: 0,
+            last,
             kind,
         };
         let mut boxes = Vec::new();
@@ -194,7 +201,7 @@ impl Backend for AotBackend<'_> {
             let label = format!("workspace pool {pool}, which the application provides (struct workspace_pools)");
             boxes.push(whole(format!("pool {pool}"), label, *off, *bytes, BoxKind::Tensor));
         }
-        if let Some(u) = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0) {
+        if let Some(u) = usmp {
             let label = "USMP workspace pool global_workspace: a static array in the model's C that holds every intermediate tensor (not part of the arena)";
             boxes.push(whole(
                 "global_workspace: USMP pool in the C".to_string(),
@@ -204,6 +211,7 @@ impl Backend for AotBackend<'_> {
                 BoxKind::CPool,
             ));
         }
+        boxes.extend(contents.into_iter().flat_map(|(_, items)| items));
         let usmp = a
             .usmp
             .as_ref()
@@ -211,7 +219,7 @@ impl Backend for AotBackend<'_> {
             .unwrap_or_default();
         Ok(Picture {
             title: format!("{name}: AOT executor ({}), arena {} bytes{usmp}", a.call.symbol(), p.arena_bytes),
-            columns: vec![a.call.symbol().to_string()],
+            columns,
             boxes,
             arena: p.arena_bytes,
             flash: desc.code.constants.iter().map(|c| (c.name.clone(), c.bytes)).collect(),

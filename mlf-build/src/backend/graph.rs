@@ -13,11 +13,12 @@ use crate::codegen::graph::{GraphCodegen, module_tokens};
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};
 use crate::model::{GraphExec, ModelDesc, NodeOp};
-use crate::plan::graph::{GraphPlan, plan};
+use crate::plan::graph::{GraphPlan, Slot, plan};
 use crate::plan::params::graph_region;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
 use crate::plan::stack;
+use crate::support::names;
 
 /// A graph-executor model.
 pub(super) struct GraphBackend<'a> {
@@ -166,7 +167,12 @@ impl Backend for GraphBackend<'_> {
             .collect();
         let (flash, flash_caption) = if desc.params.iter().any(|p| p.linked.is_none()) {
             (
-                desc.params.iter().filter(|p| p.linked.is_none()).map(|p| (p.name.clone(), p.bytes())).collect(),
+                desc.params
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.linked.is_none())
+                    .map(|(i, q)| (param_name(&p, i, q), q.bytes()))
+                    .collect(),
                 "parameters in flash".to_string(),
             )
         } else {
@@ -217,4 +223,15 @@ impl Backend for GraphBackend<'_> {
     fn inspect_tail(&self, out: &mut String) {
         inspect_external(self.desc, self.external_refusal(), out);
     }
+}
+
+/// A parameter's name in the picture: its graph name, dtype and shape, and the operator that
+/// reads it first (`p3: int8 [16, 1, 3, 3], read by conv2d_add_1`).
+fn param_name(p: &GraphPlan, index: usize, q: &crate::model::ParamInfo) -> String {
+    let reader = p
+        .calls
+        .iter()
+        .find(|c| c.args.iter().any(|&e| matches!(p.slots.get(e), Some(Slot::Param { index: i }) if *i == index)));
+    let read = reader.map(|c| format!(", read by {}", names::operator(&c.func))).unwrap_or_default();
+    format!("{}: {} {:?}{read}", q.name, q.dtype, q.shape)
 }

@@ -31,6 +31,7 @@ pub(crate) mod object_sections {
     }
 }
 mod picture;
+mod pool_picture;
 mod tvm;
 
 use crate::error::Result;

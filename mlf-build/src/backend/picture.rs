@@ -6,13 +6,15 @@
 pub struct Picture {
     /// Title line.
     pub title: String,
-    /// One label per column (operator function, or `run` for AOT).
+    /// One label per column: the operator function each call runs (an AOT model without
+    /// kernel calls the C shows: its entry point).
     pub columns: Vec<String>,
     /// Arena boxes.
     pub boxes: Vec<PlanBox>,
     /// Arena bytes.
     pub arena: u64,
-    /// Flash items: label and bytes.
+    /// Flash items: name (parameters with their dtype, shape and the operator reading them)
+    /// and bytes.
     pub flash: Vec<(String, u64)>,
     /// What the flash bar holds (`parameters`, `constants in the C`).
     pub flash_caption: String,
@@ -49,6 +51,9 @@ pub enum BoxKind {
     Scratch,
     /// Static RAM inside the model's C (an AOT USMP workspace pool), drawn above the arena.
     CPool,
+    /// Where the C puts a tensor in that pool (its start; the C does not say its size): a mark
+    /// at its offset over the calls it is live in.
+    PoolItem,
 }
 
 impl Picture {
