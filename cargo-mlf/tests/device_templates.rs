@@ -62,10 +62,24 @@ fn firmware_template_runs_in_qemu_with_cargo_run_and_a_panic_exits_with_failure(
     let run = cargo_run(&dir);
     assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
     let stdout = text(&run.stdout);
+    // The bundled model's reference vector (case 0, a 2) runs and matches its reference.
+    assert!(dir.join("vectors/case0_in_pixels.bin").is_file() && dir.join("vectors/case0_out_0.bin").is_file());
     assert!(
-        stdout.starts_with("digits_fw: ran from static memory (176 bytes of arena); largest output at index "),
+        stdout.starts_with("digits_fw: output output matches the reference (case 0; worst difference "),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("\ndigits_fw: ran from static memory (176 bytes of arena); largest output at index 2\n"),
+        "{stdout}"
+    );
+    // A reference the output does not match fails the run, saying so.
+    let reference = dir.join("vectors/case0_out_0.bin");
+    let mut wrong = std::fs::read(&reference).unwrap();
+    wrong[8..12].copy_from_slice(&0.5f32.to_le_bytes());
+    std::fs::write(&reference, wrong).unwrap();
+    let run = cargo_run(&dir);
+    assert_eq!(run.status.code(), Some(1), "{}\n{}", text(&run.stdout), text(&run.stderr));
+    assert!(text(&run.stdout).contains("digits_fw: output output DIFFERS from the reference"), "{}", text(&run.stdout));
 
     // A panic prints where it happened and ends QEMU with a failure status.
     let main_rs = dir.join("src/main.rs");
@@ -96,7 +110,10 @@ fn k210_template_runs_a_kmodel_in_qemu_with_cargo_run() {
     assert!(config.contains("riscv64gc-unknown-none-elf") && config.contains("-Tmemory.x"), "{config}");
     let run = cargo_run(&dir);
     assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
-    assert!(text(&run.stdout).starts_with("iris_k210: ran from static memory ("), "{}", text(&run.stdout));
+    // The fixture's reference vector (vectors/ beside the model) runs and matches.
+    let stdout = text(&run.stdout);
+    assert!(stdout.contains("iris_k210: output ") && stdout.contains(" matches the reference (case 0;"), "{stdout}");
+    assert!(stdout.contains("\niris_k210: ran from static memory ("), "{stdout}");
 }
 
 #[test]

@@ -209,5 +209,9 @@ fn the_quick_start_runs_as_written() {
         return;
     }
     let stdout = run_block(&blocks[1], tmp.path(), &tools::target_dir());
-    assert!(stdout.starts_with("fw: ran from static memory (176 bytes of arena)"), "{stdout}");
+    assert!(stdout.starts_with("fw: output output matches the reference (case 0;"), "{stdout}");
+    assert!(
+        stdout.contains("\nfw: ran from static memory (176 bytes of arena); largest output at index 2"),
+        "{stdout}"
+    );
 }

@@ -218,13 +218,22 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
         mlf_build::__private::kmodel_module_on(path, &include, kpu, limit).map_err(|e| e.to_string())?;
     let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
+    let doc = format!("The kmodel `{}`.\n\n{USAGE_DOC}", args.path.value());
     Ok(quote! {
+        #[doc = #doc]
         #[allow(clippy::all, dead_code)]
         pub mod #name {
             #items
         }
     })
 }
+
+/// The second paragraph of every generated module's documentation: the items a user needs
+/// first (rustdoc lists items by kind and name; internals are `#[doc(hidden)]`).
+const USAGE_DOC: &str = "Start with [`Model`]: `Model::take()` hands out the model's static memory (once at a time), \
+     and `run(&Inputs { … })` runs it and returns its [`Outputs`] (see [`Inputs`]). [`ARENA_BYTES`] is all the static \
+     RAM the module allocates, [`STACK_BYTES`] the stack one run needs below its caller; the `*_SHAPE` constants \
+     give each tensor's shape.";
 
 /// The name of the macro whose definition makes a second `include_model!` of the same build
 /// step (the same compiled C: one model file, module and placement) a compile error: it says
@@ -332,7 +341,7 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         None => Ident::new(&located.module, Span::call_site()),
     };
     let file = located.rust_file_in_out_dir;
-    let doc = located.summary;
+    let doc = format!("{}\n\n{USAGE_DOC}", located.summary);
     let once = included_once_marker(args, path, args.path.span())?;
     Ok(quote! {
         #[doc = #doc]

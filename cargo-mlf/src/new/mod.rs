@@ -20,6 +20,7 @@ use crate::template;
 mod source;
 mod vars;
 mod vcs;
+mod vectors;
 
 use source::Source;
 
@@ -80,6 +81,12 @@ pub struct Args {
     /// cargo-mlf was built from a checkout.
     #[arg(long)]
     published: bool,
+    /// Reference vectors for the firmware and k210 templates: a folder with a `manifest.json`
+    /// (as the fixtures' `vectors/`) whose case 0 the firmware runs and compares with its
+    /// reference. Default: `vectors/` beside the model, when it is there (the bundled digits
+    /// model has its own).
+    #[arg(long, value_name = "DIR")]
+    vectors: Option<PathBuf>,
     /// Version control: `git` (a repository unless the folder is inside one, and a
     /// `.gitignore`) or `none`.
     #[arg(long, value_enum, default_value = "git")]
@@ -94,7 +101,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         None => folder_name(&dir)?,
     };
     let source = Source::choose(args.mlf_path.as_deref(), args.published)?;
-    let created = create(&name, args.model.as_deref(), args.template, &dir, args.module.as_deref(), source.checkout())?;
+    let created = create(&args, &name, source.checkout())?;
     let vcs = vcs::init(&dir, args.vcs)?;
     eprintln!(
         "     Created {} crate `{}` in {} with model {} (module `{}`)",
@@ -107,6 +114,9 @@ pub fn run(args: Args) -> Result<(), Error> {
     eprintln!("note: {}", source.note());
     if let Some(done) = vcs {
         eprintln!("note: {done}");
+    }
+    if created.vectors {
+        eprintln!("note: the firmware runs case 0 of the model's reference vectors (vectors/) and compares its output");
     }
     if source == Source::Published
         && let Some(said) = source::check_published(&dir)
@@ -151,6 +161,8 @@ pub struct Created {
     pub model_path: String,
     /// The module name.
     pub module: String,
+    /// Whether the firmware runs a reference vector.
+    pub vectors: bool,
 }
 
 /// Checks that the crate can be made in `dir`: a new or empty folder, or (as `cargo init`) the
@@ -174,16 +186,12 @@ fn check_folder(dir: &Path, template: &template::Template, model_path: &str) -> 
     Ok(())
 }
 
-/// Creates the crate `name` in `dir` from `kind`'s template with `model` (or the bundled
-/// digits model), depending on the published mlf crates or on those of the checkout `mlf_path`.
-pub fn create(
-    name: &str,
-    model: Option<&Path>,
-    kind: Kind,
-    dir: &Path,
-    module: Option<&str>,
-    mlf_path: Option<&Path>,
-) -> Result<Created, Error> {
+/// Creates the crate `name` in `args.path` from `args.template` with `args.model` (or the
+/// bundled digits model), depending on the published mlf crates or on those of the checkout
+/// `mlf_path`.
+pub fn create(args: &Args, name: &str, mlf_path: Option<&Path>) -> Result<Created, Error> {
+    let (model, kind, dir, module) =
+        (args.model.as_deref(), args.template, args.path.as_path(), args.module.as_deref());
     crate::crate_name::check(name)?;
     let template = match kind {
         Kind::Host => &template::HOST[..],
@@ -236,6 +244,7 @@ pub fn create(
     let module_name = mlf_build::__private::names::module_ident(name);
     let model_path = format!("models/{file_name}");
     check_folder(dir, template, &model_path)?;
+    let case = reference_case(args, &desc, source.as_deref())?;
 
     std::fs::create_dir_all(dir.join("models")).in_file(dir)?;
     copy_model(&staged, &dir.join(&model_path))?;
@@ -252,10 +261,39 @@ pub fn create(
     ];
     match kind {
         Kind::Host => vars.extend(vars::host_vars(&desc, &module_name)?),
-        Kind::Firmware | Kind::K210 => vars.extend(vars::firmware_vars(&desc)?),
+        Kind::Firmware | Kind::K210 => vars.extend(vars::firmware_vars(&desc, &module_name, case.as_ref())?),
     }
     template::render_dir(template, dir, &vars)?;
-    Ok(Created { model_path, module: module_name })
+    if let Some(c) = &case {
+        c.write(dir)?;
+    }
+    Ok(Created { model_path, module: module_name, vectors: case.is_some() })
+}
+
+/// The reference vector the firmware templates run: case 0 of `--vectors DIR` (which must have
+/// one that fits the model), of `vectors/` beside the model, or the bundled digits model's.
+fn reference_case(
+    args: &Args,
+    desc: &mlf_build::ModelDesc,
+    model: Option<&Path>,
+) -> Result<Option<vectors::Case>, Error> {
+    if args.template == Kind::Host {
+        return Ok(None);
+    }
+    if let Some(dir) = &args.vectors {
+        return vectors::Case::read(dir, desc)?.map(Some).ok_or_else(|| {
+            Error::invalid("no case 0 in manifest.json whose files fit the model's inputs and first output")
+                .in_file(dir)
+                .with_help("give a folder of reference vectors as the fixtures lay them out (manifest.json, raw little-endian files)")
+        });
+    }
+    match model {
+        Some(m) => match m.parent() {
+            Some(parent) => vectors::Case::read(&parent.join("vectors"), desc),
+            None => Ok(None),
+        },
+        None => Ok(Some(vectors::Case::digits())),
+    }
 }
 
 /// Copies a model file, or an extracted MLF folder with everything in it.

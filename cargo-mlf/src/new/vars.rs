@@ -42,21 +42,26 @@ pub fn host_vars(desc: &ModelDesc, module: &str) -> Result<Vec<(&'static str, St
     ])
 }
 
-pub fn firmware_vars(desc: &ModelDesc) -> Result<Vec<(&'static str, String)>, Error> {
-    let mut statics = String::new();
-    for t in &desc.inputs {
-        let ty = template::elem_type(t)?;
-        let zero = if ty.starts_with('f') { "0.0" } else { "0" };
-        statics.push_str(&format!(
-            "#[allow(non_upper_case_globals)]\nstatic {id}: [{ty}; {n}] = [{zero}; {n}]; // {name}: {dtype} {shape:?}\n",
-            id = t.ident,
-            n = t.numel(),
-            name = t.name,
-            dtype = t.dtype,
-            shape = t.shape
-        ));
-    }
+/// The firmware templates' variables: the input statics (a reference vector's, or zeros), the
+/// comparison with the reference, and the first output.
+pub fn firmware_vars(
+    desc: &ModelDesc,
+    module: &str,
+    case: Option<&super::vectors::Case>,
+) -> Result<Vec<(&'static str, String)>, Error> {
     let first = desc.outputs.first().ok_or_else(|| Error::invalid("the model has no outputs").in_file(&desc.path))?;
     template::elem_type(first)?;
-    Ok(vec![("static_inputs", statics), ("first_output", first.ident.clone())])
+    let mut vars = match case {
+        Some(c) => {
+            let (statics, check) = c.vars(desc, module)?;
+            vec![
+                ("static_inputs", statics),
+                ("check_reference", check),
+                ("reference_helpers", super::vectors::HELPERS.to_string()),
+            ]
+        }
+        None => super::vectors::zeros(desc)?,
+    };
+    vars.push(("first_output", first.ident.clone()));
+    Ok(vars)
 }

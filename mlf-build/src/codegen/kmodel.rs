@@ -107,7 +107,8 @@ fn consts(k: &KmodelExec, kpu: Kpu) -> Vec<TokenStream> {
     });
     items.extend(memory[1..].iter().cloned());
     items.push(quote! {
-        /// Layers (V3) or nodes (V4).
+        /// Layers (V3) or nodes (V4): the size of the module's table of decoded steps.
+        #[doc(hidden)]
         pub const STEPS: usize = #steps;
     });
     items.push(quote! {

@@ -379,6 +379,7 @@ pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
     let n = usize_lit(split.files.len());
     quote! {
         #[doc = #doc]
+        #[doc(hidden)]
         pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
     }
 }

@@ -15,7 +15,6 @@ use semihosting::{println, process};
 // K210's own KPU").
 mlf_runtime::include_model!("{{model_path}}", name = {{module}});
 
-// The inputs: zeros until the firmware fills them (from the camera, a sensor…).
 {{static_inputs}}
 #[entry]
 fn main() -> ! {
@@ -38,9 +37,10 @@ fn main() -> ! {
 fn infer() -> Result<usize, mlf_runtime::Error> {
     let mut model = {{module}}::Model::take().ok_or(mlf_runtime::Error::Busy)?;
     let out = model.run(&{{module}}::Inputs { {{input_fields}} })?;
-    Ok(argmax(&out.{{first_output}}[..]))
+{{check_reference}}    Ok(argmax(&out.{{first_output}}[..]))
 }
 
 fn argmax<T: PartialOrd>(values: &[T]) -> usize {
     (0..values.len()).fold(0, |best, i| if values[i] > values[best] { i } else { best })
 }
+{{reference_helpers}}
