@@ -98,8 +98,8 @@ impl Diag {
                 None => inner.join(": "),
             });
         }
-        let help = e.help.clone().or(said_help).into_iter().collect();
-        Diag { message, location, help, notes: e.note.iter().cloned().collect() }
+        let help = e.help().map(str::to_string).or(said_help).into_iter().collect();
+        Diag { message, location, help, notes: e.note().map(str::to_string).into_iter().collect() }
     }
 
     /// The message as text, styled when `color` is true.

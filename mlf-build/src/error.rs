@@ -1,7 +1,7 @@
 //! The one build-time error type: every error names the file, the member inside it and the field.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Result alias used throughout `mlf-build`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -12,18 +12,27 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Displayed as `model.tar: metadata.json: modules.default.memory: expected an object`.
 #[derive(Debug)]
 pub struct Error {
-    /// The file on disk (archive, directory or kmodel) the error is about.
-    pub file: Option<PathBuf>,
+    /// The file on disk (archive, directory or kmodel) the error is about (boxed: a `Result`
+    /// stays small).
+    pub file: Option<Box<Path>>,
     /// The member inside the archive (`metadata.json`, `codegen/host/src/default_lib0.c`, …).
     pub member: Option<String>,
     /// The field inside the member (`modules.default.memory`, `nodes[3].inputs[1]`, …).
     pub field: Option<String>,
     /// What went wrong.
     pub kind: ErrorKind,
-    /// What to do about it, when the message does not say it already (`cargo mlf` prints it on
-    /// a `help:` line; the one-line form appends it after `; `).
+    /// What to do about it and why, when the message does not say it ([`Error::help`],
+    /// [`Error::note`]); boxed, so that a `Result` stays small.
+    pub advice: Option<Box<Advice>>,
+}
+
+/// What to do about an error, and why (`cargo mlf` prints them on `help:` and `note:` lines;
+/// the one-line form appends each after `; `).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Advice {
+    /// What to do.
     pub help: Option<String>,
-    /// Why, or a remark on the error (`note:` in `cargo mlf`; appended after `; ` on one line).
+    /// Why, or a remark.
     pub note: Option<String>,
 }
 
@@ -138,7 +147,7 @@ pub enum ErrorKind {
 impl Error {
     /// A new error with no location yet.
     pub fn new(kind: ErrorKind) -> Self {
-        Error { file: None, member: None, field: None, kind, help: None, note: None }
+        Error { file: None, member: None, field: None, kind, advice: None }
     }
 
     /// Shorthand for [`ErrorKind::Invalid`].
@@ -163,14 +172,24 @@ impl Error {
 
     /// Sets what to do about the error (printed as `help:` by `cargo mlf`).
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.advice.get_or_insert_default().help = Some(help.into());
         self
     }
 
     /// Sets a remark on the error (printed as `note:` by `cargo mlf`).
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.note = Some(note.into());
+        self.advice.get_or_insert_default().note = Some(note.into());
         self
+    }
+
+    /// What to do about the error, when it says.
+    pub fn help(&self) -> Option<&str> {
+        self.advice.as_ref()?.help.as_deref()
+    }
+
+    /// A remark on the error (why), when it has one.
+    pub fn note(&self) -> Option<&str> {
+        self.advice.as_ref()?.note.as_deref()
     }
 
     /// The message without the location, help or note.
@@ -181,7 +200,7 @@ impl Error {
     /// Sets the file unless one is set already.
     pub fn in_file(mut self, file: impl AsRef<Path>) -> Self {
         if self.file.is_none() {
-            self.file = Some(file.as_ref().to_path_buf());
+            self.file = Some(file.as_ref().into());
         }
         self
     }
@@ -276,7 +295,7 @@ impl fmt::Display for Error {
             write!(f, "{}: ", Capped(field))?;
         }
         f.write_str(&self.message())?;
-        for extra in [&self.help, &self.note].into_iter().flatten() {
+        for extra in [self.help(), self.note()].into_iter().flatten() {
             write!(f, "; {extra}")?;
         }
         Ok(())

@@ -85,7 +85,7 @@ mod support;
 mod testing;
 
 pub use build::report::report_error;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Advice, Error, ErrorKind, Result};
 pub use model::{Executor, Fact, Kpu, MemoryInfo, ModelDesc, ModelFormat, ParamInfo, Placement, TensorInfo};
 pub use plan::report::{Flash, MemoryReport, Ram};
 pub use support::dtype::DType;

@@ -159,7 +159,7 @@ mod tests {
         zip.resize(256, 0);
         let e = input_bytes(zip, &input(&[1, 64])).unwrap_err();
         assert!(e.message().starts_with("a NumPy .npz archive"), "{e}");
-        assert!(e.help.as_deref().is_some_and(|h| h.contains("--input NAME=FILE.npy")), "{e}");
+        assert!(e.help().is_some_and(|h| h.contains("--input NAME=FILE.npy")), "{e}");
     }
 
     /// A `.npy` header (version 1) with the given shape text and no data.

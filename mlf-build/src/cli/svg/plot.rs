@@ -82,7 +82,7 @@ pub fn axes(p: &Picture, g: &Frame) -> (Group, Group) {
         if c % every != 0 {
             continue;
         }
-        let lines = fit(&name, length, 9.0, 7.0, 2).map_or_else(|| (7.0, vec![c.to_string()]), |f| f);
+        let lines = fit(&name, length, 9.0, 7.0, 2).unwrap_or_else(|| (7.0, vec![c.to_string()]));
         let (size, lines) = lines;
         for (k, text) in lines.iter().enumerate() {
             // Lines side by side across the slant, centred on the tick.
