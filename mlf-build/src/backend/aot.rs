@@ -166,7 +166,7 @@ impl Backend for AotBackend<'_> {
         // A USMP build's C says where each intermediate and kernel scratch lies in its pool, call
         // by call: the columns are the main's calls and the pool's contents are drawn.
         let usmp = a.usmp.as_ref().filter(|u| u.workspace_bytes > 0);
-        let contents = usmp.and_then(|_| pool_contents(desc, p.arena_bytes));
+        let contents = usmp.and_then(|u| pool_contents(desc, p.arena_bytes, u.workspace_bytes));
         let columns = contents.as_ref().map_or_else(|| vec![a.call.symbol().to_string()], |(c, _)| c.clone());
         let last = columns.len().saturating_sub(1);
         let whole = |name: String, label: String, offset: u64, size: u64, kind: BoxKind| PlanBox {

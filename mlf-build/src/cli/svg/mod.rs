@@ -24,7 +24,7 @@ use frame::{Frame, H, W};
 impl Picture {
     /// The SVG document.
     pub fn to_svg(&self) -> String {
-        let top = self.boxes.iter().map(|b| b.offset + b.size).max().unwrap_or(0).max(self.arena);
+        let top = self.boxes.iter().map(|b| b.offset.saturating_add(b.size)).max().unwrap_or(0).max(self.arena);
         let g = Frame::new(self.columns.len(), top);
         let title_size = frame::fit(&self.title, W - g.x0 - 10.0, 16.0, 10.0, 1).map_or(10.0, |f| f.0);
         let caption = "static RAM: each box is one buffer, live from its first to its last operator call (x), at its arena offset (y)";

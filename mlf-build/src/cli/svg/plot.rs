@@ -128,7 +128,7 @@ pub fn boxes(p: &Picture, g: &Frame) -> (Group, Group) {
             box_labels = box_labels.add(label);
             continue;
         }
-        let (top, bottom) = (g.y_of(b.offset + b.size), g.y_of(b.offset));
+        let (top, bottom) = (g.y_of(b.offset.saturating_add(b.size)), g.y_of(b.offset));
         let h = (bottom - top).max(1.0);
         boxes = boxes.add(
             Rectangle::new()
