@@ -89,13 +89,13 @@ impl Frames {
 pub struct StackFigure {
     /// `runtime + c + leaf + source`: the bytes a run needs below its caller's frame.
     pub total: u64,
-    /// mlf's own frames ([`RUNTIME_BYTES`], release builds).
+    /// mlf's own frames (`RUNTIME_BYTES`, release builds).
     pub runtime: u64,
     /// The deepest chain of the model's C frames.
     pub c: u64,
-    /// The allowance for a leaf outside the C ([`LEAF_BYTES`]).
+    /// The allowance for a leaf outside the C (`LEAF_BYTES`).
     pub leaf: u64,
-    /// The allowance for the parameter source a streamed or lazy run calls ([`SOURCE_BYTES`]; 0 when
+    /// The allowance for the parameter source a streamed or lazy run calls (`SOURCE_BYTES`; 0 when
     /// the run reads no parameters).
     #[serde(default)]
     pub source: u64,
@@ -107,7 +107,7 @@ pub struct StackFigure {
     /// a frame report, calls through pointers).
     pub unbounded: Vec<String>,
     /// Whether `runtime` is the allowance of a build with debug assertions (the dev profile,
-    /// [`RUNTIME_DEBUG_BYTES`]) rather than an optimised one ([`RUNTIME_BYTES`]).
+    /// `RUNTIME_DEBUG_BYTES`) rather than an optimised one (`RUNTIME_BYTES`).
     #[serde(default)]
     pub debug: bool,
 }
@@ -176,7 +176,7 @@ fn deepest<'a>(
 
 impl StackFigure {
     /// The figure for a build with (`true`: the dev and test profiles) or without debug
-    /// assertions: mlf's own frames are [`RUNTIME_DEBUG_BYTES`] or [`RUNTIME_BYTES`], as the
+    /// assertions: mlf's own frames are `RUNTIME_DEBUG_BYTES` or `RUNTIME_BYTES`, as the
     /// module's `STACK_BYTES` counts them in that build.
     pub fn for_debug_assertions(mut self, debug: bool) -> StackFigure {
         let runtime = if debug { RUNTIME_DEBUG_BYTES } else { RUNTIME_BYTES };
@@ -187,7 +187,7 @@ impl StackFigure {
     }
 
     /// The figure of a run that reads its parameters through a source (streamed or lazy):
-    /// plus [`SOURCE_BYTES`].
+    /// plus `SOURCE_BYTES`.
     pub fn with_source(mut self) -> StackFigure {
         self.source = SOURCE_BYTES;
         self.total += SOURCE_BYTES;
