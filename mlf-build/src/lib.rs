@@ -95,7 +95,7 @@ pub use build::model::{Built, Model};
 #[cfg(feature = "build")]
 pub use build::script::{compile_listed, compile_listed_or_exit};
 #[cfg(feature = "build")]
-pub use build::split_folder::pack_folder;
+pub use build::split_folder::{PackOptions, pack_folder, pack_folder_with};
 #[cfg(feature = "build")]
 pub use read::ReadOptions;
 
@@ -135,6 +135,9 @@ pub mod __private {
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]
     pub use crate::cli::{inspect, npy, svg};
+    /// Pack signing keys (`cargo mlf keygen`).
+    #[cfg(feature = "cli")]
+    pub use mlf_pack::sign as pack_sign;
     pub use crate::plan::report::{SectionSizes, Totals};
     pub use crate::support::dtype::DTypeCode;
     pub use crate::support::files;
