@@ -12,7 +12,7 @@
 //! | 32..64 | the model digest: interface and parameter table of the model the pack was split from |
 //! | 64..72 | xxh64 of the covered bytes after the header member (`[1024, length)`) |
 //! | 72..504 | zero |
-//! | 504..512 | xxh64 of bytes 0..504 of this block |
+//! | 504..512 | xxh64 of the pack's bytes 0..1016: the member's tar header and this block up to here |
 //!
 //! The signature (Ed25519, 64 bytes: the data of the `mlf-pack-signature` member, whose header
 //! starts at `length`) is over bytes `[0, length)` of the pack: the header member's tar header,
@@ -92,9 +92,10 @@ impl From<TarError> for PackError {
 }
 
 impl PackHeader {
-    /// The header block.
-    pub fn encode(&self) -> [u8; 512] {
-        let mut b = [0u8; 512];
+    /// Writes the header block into `head[512..1024]`, after the header member's tar header in
+    /// `head[..512]` (which its hash covers too).
+    pub fn encode(&self, head: &mut [u8; 1024]) {
+        let b = &mut head[512..];
         b[0..8].copy_from_slice(MAGIC);
         b[8..12].copy_from_slice(&VERSION.to_le_bytes());
         b[12..16].copy_from_slice(&(if self.signed { FLAG_SIGNED } else { 0 }).to_le_bytes());
@@ -102,20 +103,29 @@ impl PackHeader {
         b[24..32].copy_from_slice(&self.length.to_le_bytes());
         b[32..64].copy_from_slice(&self.digest);
         b[64..72].copy_from_slice(&self.body_xxh64.to_le_bytes());
-        let check = xxhash_rust::xxh64::xxh64(&b[..504], 0);
-        b[504..512].copy_from_slice(&check.to_le_bytes());
-        b
+        b[72..].fill(0);
+        let check = xxhash_rust::xxh64::xxh64(&head[..1016], 0);
+        head[1016..].copy_from_slice(&check.to_le_bytes());
     }
 
-    /// Reads a header block, checking its magic, version, own hash and reserved bytes.
-    pub fn decode(b: &[u8; 512]) -> Result<PackHeader, PackError> {
+    /// Reads the header block in `head[512..1024]` (after the header member's tar header),
+    /// checking its magic, version, reserved bytes and its hash, which covers the tar header too.
+    pub fn decode(head: &[u8; 1024]) -> Result<PackHeader, PackError> {
+        let check = u64::from_le_bytes(head[1016..].try_into().expect("8 bytes"));
+        if xxhash_rust::xxh64::xxh64(&head[..1016], 0) != check {
+            return Err(PackError::Header("the header's hash does not match (damaged)"));
+        }
+        PackHeader::fields(head[512..].try_into().expect("512 bytes"))
+    }
+
+    /// The fields of a header block (its magic, version and reserved bytes checked, not its
+    /// hash, which covers the tar header before it: see [`PackHeader::decode`]), for showing a
+    /// pack that was checked already.
+    pub fn fields(b: &[u8; 512]) -> Result<PackHeader, PackError> {
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         if &b[0..8] != MAGIC {
             return Err(PackError::Header("the header block does not start with `mlf-pack`"));
-        }
-        if xxhash_rust::xxh64::xxh64(&b[..504], 0) != u64_at(504) {
-            return Err(PackError::Header("the header block's hash does not match (damaged)"));
         }
         if u32_at(8) != VERSION {
             return Err(PackError::Header("the header is of another format version (update mlf-runtime)"));
@@ -146,12 +156,11 @@ impl PackHeader {
         if !first.is_file || !first.name.is(HEADER_MEMBER.as_bytes()) {
             return Ok(None);
         }
-        let block: &[u8; 512] =
-            first.data.try_into().map_err(|_| PackError::Header("the header member is not 512 bytes"))?;
-        if first.at != 0 {
-            return Err(PackError::Header("the header member is not the pack's first"));
+        if first.data.len() != 512 {
+            return Err(PackError::Header("the header member is not 512 bytes"));
         }
-        PackHeader::decode(block).map(Some)
+        let head: &[u8; 1024] = pack.first_chunk().expect("a header and 512 bytes of data");
+        PackHeader::decode(head).map(Some)
     }
 }
 
@@ -257,9 +266,12 @@ mod tests {
     #[test]
     fn a_header_reads_back_and_any_flipped_byte_is_refused() {
         let h = PackHeader { sequence: 7, length: 4096, digest: [3; 32], body_xxh64: 99, signed: true };
-        let b = h.encode();
+        let mut b = [0u8; 1024];
+        assert!(tar::write_header(HEADER_MEMBER.as_bytes(), 512, (&mut b[..512]).try_into().unwrap()));
+        h.encode(&mut b);
         assert_eq!(PackHeader::decode(&b), Ok(h));
-        for i in 0..512 {
+        assert_eq!(PackHeader::of(&b), Ok(Some(h)));
+        for i in 0..1024 {
             let mut d = b;
             d[i] ^= 0xff;
             assert!(PackHeader::decode(&d).is_err(), "byte {i}");

@@ -283,7 +283,7 @@ pub fn find<'a>(archive: &'a [u8], wanted: &[u8]) -> Result<Entry<'a>, TarError>
 /// bytes) and the name field. `false` when the name does not fit, is not plain, or the size does
 /// not fit the field.
 pub fn write_header(name: &[u8], size: usize, out: &mut [u8; 512]) -> bool {
-    if name.is_empty() || !plain(name, false) || size >= 1 << 33 {
+    if name.is_empty() || !plain(name, false) || size as u64 >= 1 << 33 {
         return false;
     }
     let (prefix, name) = if name.len() <= 100 {

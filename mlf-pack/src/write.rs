@@ -44,7 +44,7 @@ pub fn write_pack(members: &[(&str, &[u8])], options: &PackOptions<'_>) -> Resul
         body_xxh64: xxhash_rust::xxh64::xxh64(&out[BODY_START..], 0),
         signed: options.key.is_some(),
     };
-    out[512..BODY_START].copy_from_slice(&header.encode());
+    header.encode((&mut out[..BODY_START]).try_into().expect("the header member"));
     if let Some(key) = options.key {
         let signature = key.sign(&out);
         append(&mut out, SIGNATURE_MEMBER, &signature)?;

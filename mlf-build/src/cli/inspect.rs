@@ -192,9 +192,10 @@ fn param_pack_report(archive: &crate::read::archive::Archive) -> Result<(Value, 
         if targets.is_empty() { "none".to_string() } else { targets.join(", ") }
     );
     let digest = crate::build::split_folder::config_digest(archive)?.map(|d| crate::plan::split::digest_hex(&d));
+    // read_pack checked the header against the pack's bytes already.
     let header = archive
         .get(crate::read::param_pack::HEADER_MEMBER)
-        .and_then(|b| b.as_slice().first_chunk::<512>().and_then(|b| mlf_pack::PackHeader::decode(b).ok()));
+        .and_then(|b| b.as_slice().try_into().ok().and_then(|b| mlf_pack::PackHeader::fields(b).ok()));
     table.push_str(&format!("digest       {}\n", digest.as_deref().unwrap_or("none (split by an older mlf)")));
     if let Some(h) = &header {
         table.push_str(&format!(

@@ -4,7 +4,7 @@
 use mlf_pack::PackHeader;
 
 use super::flash::FlashArchive;
-use super::pack::Pack;
+use super::pack::{Pack, pack_error};
 use super::{ParamError, ParamRef, ParamSource};
 use crate::message::Message;
 
@@ -51,14 +51,23 @@ impl<'a, const N: usize> Slots<'a, N> {
     /// the slot whose header records the larger sequence (A when they are equal) is opened with
     /// [`FlashArchive::open`]; when that fails, or its header cannot be read, the other is.
     pub fn open(a: &'a [u8], b: &'a [u8], pack: &'a Pack<N>) -> Result<Self, NoValidSlot> {
-        let sequence = |s: &[u8]| PackHeader::of(s).ok().flatten().map(|h| h.sequence);
-        let (first, second) = match (sequence(a), sequence(b)) {
-            (Some(x), Some(y)) if y > x => ((Slot::B, b), (Slot::A, a)),
-            (None, Some(_)) => ((Slot::B, b), (Slot::A, a)),
-            _ => ((Slot::A, a), (Slot::B, b)),
+        let sequence = |s: &[u8]| match PackHeader::of(s) {
+            Ok(Some(h)) => Ok(h.sequence),
+            Ok(None) => Err(pack_error(mlf_pack::PackError::NoHeader)),
+            Err(e) => Err(pack_error(e)),
+        };
+        let (sa, sb) = (sequence(a), sequence(b));
+        let (first, second, second_header) = match (&sa, &sb) {
+            (Ok(x), Ok(y)) if y > x => ((Slot::B, b), (Slot::A, a), sa),
+            (Err(_), Ok(_)) => ((Slot::B, b), (Slot::A, a), sa),
+            _ => ((Slot::A, a), (Slot::B, b), sb),
         };
         let refused = match FlashArchive::open(first.1, pack) {
-            Ok(source) => return Ok(Slots { source, active: first.0, newer_refused: None }),
+            // The other slot is known to be unusable when its header cannot be read.
+            Ok(source) => {
+                let newer_refused = second_header.err().map(|e| (second.0, e));
+                return Ok(Slots { source, active: first.0, newer_refused });
+            }
             Err(e) => e,
         };
         match FlashArchive::open(second.1, pack) {
@@ -78,8 +87,8 @@ impl<'a, const N: usize> Slots<'a, N> {
         self.source.header().map_or(0, |h| h.sequence)
     }
 
-    /// When the slot tried first (the newer, by its header) was refused: which, and why — the
-    /// slot to write again.
+    /// The other slot when it is known to be unusable — it was tried first (the newer, by its
+    /// header) and refused, or its header cannot be read — and why: the slot to write again.
     pub fn refused(&self) -> Option<(Slot, ParamError)> {
         self.newer_refused
     }

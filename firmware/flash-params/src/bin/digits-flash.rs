@@ -14,7 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/digits_flash.rs"));
 #[entry]
 fn main() -> ! {
     let mut report = Report::start("digits_flash");
-    let Ok(mut source) = FlashArchive::new(partition::params()) else { report.fail("partition-has-no-archive", None) };
+    let Ok(mut source) = FlashArchive::open(partition::params(), &digits_flash::PACK) else { report.fail("partition-has-no-archive", None) };
     let Some(mut model) = digits_flash::Model::take() else { report.fail("take", None) };
     if let Err(e) = model.load(&mut source) {
         report.fail("load", Some(&e));
