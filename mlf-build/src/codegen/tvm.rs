@@ -379,10 +379,11 @@ pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
         quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
     });
     let n = usize_lit(split.files.len());
-    let digest = split.binding.digest.iter().map(|&b| Literal::u8_unsuffixed(b));
+    let hex = |b: &u8| format!("0x{b:02x}").parse::<TokenStream>().expect("a literal");
+    let digest = split.binding.digest.iter().map(hex);
     let key = match &split.binding.key {
         Some(k) => {
-            let k = k.iter().map(|&b| Literal::u8_unsuffixed(b));
+            let k = k.iter().map(hex);
             quote!(Some([#(#k),*]))
         }
         None => quote!(None),
