@@ -103,8 +103,10 @@ fn external_table(rows: &[(&Program, Outcome)]) -> bool {
     let mut within = true;
     for (p, o) in rows.iter().filter(|(p, _)| p.package == "flash-params") {
         let Some(ours) = figure(o, "instructions") else { continue };
-        let Some((peer, theirs)) =
-            p.peer.and_then(|peer| rows.iter().find(|(q, _)| q.name == peer)).and_then(|(q, qo)| Some((q.name, figure(qo, "instructions")?)))
+        let Some((peer, theirs)) = p
+            .peer
+            .and_then(|peer| rows.iter().find(|(q, _)| q.name == peer))
+            .and_then(|(q, qo)| Some((q.name, figure(qo, "instructions")?)))
         else {
             continue;
         };
@@ -137,15 +139,22 @@ fn external_table(rows: &[(&Program, Outcome)]) -> bool {
 fn pack_table(rows: &[(&Program, Outcome)]) {
     let Some((_, o)) = rows.iter().find(|(_, o)| figure(o, "open_signed_instructions").is_some()) else { return };
     let f = |k| figure(o, k).unwrap_or(0);
-    let (signed, unsigned, check, header) =
-        (f("open_signed_instructions"), f("open_unsigned_instructions"), f("check_instructions"), f("header_instructions"));
+    let (signed, unsigned, check, header) = (
+        f("open_signed_instructions"),
+        f("open_unsigned_instructions"),
+        f("check_instructions"),
+        f("header_instructions"),
+    );
     println!("Opening a pack on the Cortex-M4 ({} bytes, digits; instructions per open):", group(f("pack_bytes")));
     println!();
     println!("| check | instructions per open |");
     println!("|---|---:|");
     println!("| header (its xxh64) and model digest | {} |", group(header));
     println!("| + xxh64 of the covered bytes | {} |", group(check));
-    println!("| + every tar header, the index of the files: `FlashArchive::open` without a key | {} |", group(unsigned));
+    println!(
+        "| + every tar header, the index of the files: `FlashArchive::open` without a key | {} |",
+        group(unsigned)
+    );
     println!("| + Ed25519 signature: `Slots::open` with the code's key | {} |", group(signed));
     println!("| the signature alone | {} |", group(signed.saturating_sub(unsigned)));
     println!();
@@ -156,7 +165,12 @@ fn pack_table(rows: &[(&Program, Outcome)]) {
     );
     for (p, o) in rows.iter().filter(|(p, _)| p.package == "flash-params") {
         if let (Some(load), Some(bytes)) = (figure(o, "load_instructions"), figure(o, "param_bytes_loaded")) {
-            println!("{} (resident): `load` reads {} bytes once in {} instructions.", p.name, group(bytes), group(load));
+            println!(
+                "{} (resident): `load` reads {} bytes once in {} instructions.",
+                p.name,
+                group(bytes),
+                group(load)
+            );
         }
         if let Some(first) = figure(o, "first_run_instructions") {
             println!("{} (lazy): the first run, which reads every file, takes {} instructions.", p.name, group(first));

@@ -42,7 +42,8 @@ fn slots(split: &Path) {
 fn main() {
     let digits = device_vectors::repo_root().join("examples/digits/model");
     build(&digits.join("digits.tar"), &digits, "digits_flash", mlf_build::Placement::Resident, None);
-    let key = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join("keys/test-only.pub");
+    let key =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join("keys/test-only.pub");
     let split = build(&digits.join("digits.tar"), &digits, "digits_slots", mlf_build::Placement::Lazy, Some(&key));
     slots(&split);
     match device_vectors::fixture("mlf/kws-int8-graph") {

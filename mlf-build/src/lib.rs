@@ -135,13 +135,13 @@ pub mod __private {
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]
     pub use crate::cli::{inspect, npy, svg};
-    /// Pack signing keys (`cargo mlf keygen`).
-    #[cfg(feature = "cli")]
-    pub use mlf_pack::sign as pack_sign;
     pub use crate::plan::report::{SectionSizes, Totals};
     pub use crate::support::dtype::DTypeCode;
     pub use crate::support::files;
     pub use crate::support::{bytes, names, size};
+    /// Pack signing keys (`cargo mlf keygen`).
+    #[cfg(feature = "cli")]
+    pub use mlf_pack::sign as pack_sign;
 
     /// The model description's types.
     pub mod model {

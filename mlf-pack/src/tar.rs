@@ -214,11 +214,8 @@ impl<'a> Entries<'a> {
         if self.pos == self.archive.len() {
             return Ok(None);
         }
-        let header: &[u8; 512] = self
-            .archive
-            .get(self.pos..)
-            .and_then(|rest| rest.first_chunk::<512>())
-            .ok_or(TarError::HeaderTruncated)?;
+        let header: &[u8; 512] =
+            self.archive.get(self.pos..).and_then(|rest| rest.first_chunk::<512>()).ok_or(TarError::HeaderTruncated)?;
         if header.iter().all(|&b| b == 0) {
             return Ok(None);
         }

@@ -20,7 +20,9 @@ pub struct PackOptions<'k> {
 fn append(out: &mut Vec<u8>, name: &str, data: &[u8]) -> Result<(), std::string::String> {
     let mut h = [0u8; 512];
     if !write_header(name.as_bytes(), data.len(), &mut h) {
-        return Err(std::format!("{name:?} does not fit a plain ustar header (at most 100 bytes after a prefix of 155, plain components)"));
+        return Err(std::format!(
+            "{name:?} does not fit a plain ustar header (at most 100 bytes after a prefix of 155, plain components)"
+        ));
     }
     out.extend_from_slice(&h);
     out.extend_from_slice(data);

@@ -6,7 +6,9 @@
 
 use mlf_pack::sign::SigningKey;
 use mlf_pack::write::{PackOptions, write_pack};
-use mlf_runtime::params::{FlashArchive, PackedArchive, Pack, ParamErrorKind, ParamRef, ParamSource, Slot, Slots, xxh64};
+use mlf_runtime::params::{
+    FlashArchive, Pack, PackedArchive, ParamErrorKind, ParamRef, ParamSource, Slot, Slots, xxh64,
+};
 
 const A: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8];
 const B: &[u8] = &[9; 1000];
@@ -195,12 +197,17 @@ fn one_name_rule_for_inspect_the_host_and_the_device() {
         });
         (inspect.is_ok(), flash.map_err(|e| e.kind), host.map_err(|e| e.kind))
     };
-    let dotted = [(".", member.as_str()), ("./", member.as_str()), ("", &format!("./{member}")), ("params", &member[7..])];
+    let dotted =
+        [(".", member.as_str()), ("./", member.as_str()), ("", &format!("./{member}")), ("params", &member[7..])];
     for (prefix, name) in dotted {
         let bytes = tar_of(&[("", "configure.json", cfg.as_bytes()), (prefix, name, A)]);
         assert_eq!(read(&bytes), (true, Ok(A.to_vec()), Ok(A.to_vec())), "prefix {prefix:?}, name {name:?}");
     }
-    let not_plain = [("", format!("params//{}.bin", a.id)), ("params", format!("./{}.bin", a.id)), ("", format!("params/./{}.bin", a.id))];
+    let not_plain = [
+        ("", format!("params//{}.bin", a.id)),
+        ("params", format!("./{}.bin", a.id)),
+        ("", format!("params/./{}.bin", a.id)),
+    ];
     for (prefix, name) in &not_plain {
         let bytes = tar_of(&[("", "configure.json", cfg.as_bytes()), (prefix, name, A)]);
         let invalid = || Err(ParamErrorKind::ArchiveInvalid);

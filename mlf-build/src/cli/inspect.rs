@@ -204,11 +204,11 @@ fn param_pack_report(archive: &crate::read::archive::Archive) -> Result<(Value, 
             h.length,
             if h.signed { "signed (Ed25519)" } else { "unsigned" }
         ));
-        table.push_str("\n");
+        table.push('\n');
     } else if archive.kind() == crate::read::archive::ArchiveKind::Tar {
         table.push_str("header       none (packed by an older mlf: FlashArchive::open refuses it)\n\n");
     } else {
-        table.push_str("\n");
+        table.push('\n');
     }
     table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  names\n", "identifier", "dtype", "shape", "bytes"));
     for e in &entries {

@@ -132,7 +132,9 @@ pub fn read_pack(path: &Path, data: Bytes) -> Result<Archive> {
     }
     if mlf_pack::PackHeader::of(bytes).ok().flatten().is_some() || members.contains_key(HEADER_MEMBER) {
         mlf_pack::check(bytes, None, None).map_err(|e| {
-            Error::invalid(format!("{} ({})", e.what(), "the pack header, or what it covers")).in_member(HEADER_MEMBER).in_file(path)
+            Error::invalid(format!("{} ({})", e.what(), "the pack header, or what it covers"))
+                .in_member(HEADER_MEMBER)
+                .in_file(path)
         })?;
     }
     Ok(Archive::from_members(path, ArchiveKind::Tar, members))

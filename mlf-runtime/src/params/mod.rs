@@ -133,7 +133,9 @@ impl core::fmt::Display for ParamError {
             ParamErrorKind::Duplicate => "parameter archive holds the member more than once",
             ParamErrorKind::Io => "reading the parameter failed",
             ParamErrorKind::NotLoaded => "parameters not loaded (call Model::load first)",
-            ParamErrorKind::PackHeader => "parameter pack header missing or damaged (pack it again with `cargo mlf pack`)",
+            ParamErrorKind::PackHeader => {
+                "parameter pack header missing or damaged (pack it again with `cargo mlf pack`)"
+            }
             ParamErrorKind::ModelMismatch { .. } => "parameter pack made for another model or version",
             ParamErrorKind::Unsigned => "parameter pack not signed (this code accepts signed packs only)",
             ParamErrorKind::BadSignature => "parameter pack signature not valid for this code's public key",
@@ -143,7 +145,10 @@ impl core::fmt::Display for ParamError {
             write!(f, " ({found} bytes, expected {expected})")?;
         }
         if let ParamErrorKind::ModelMismatch { pack, code } = self.kind {
-            write!(f, " (the pack's model digest {pack:08x}…, this code's {code:08x}…: split the model this code was built from, and pack it)")?;
+            write!(
+                f,
+                " (the pack's model digest {pack:08x}…, this code's {code:08x}…: split the model this code was built from, and pack it)"
+            )?;
         }
         Ok(())
     }

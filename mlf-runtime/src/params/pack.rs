@@ -102,8 +102,6 @@ pub(crate) fn pack_error(e: PackError) -> ParamError {
         }
         PackError::Body => ParamError::new(ParamErrorKind::HashMismatch, "", "pack"),
         PackError::Unsigned => ParamError::new(ParamErrorKind::Unsigned, "", mlf_pack::header::SIGNATURE_MEMBER),
-        PackError::Signature => {
-            ParamError::new(ParamErrorKind::BadSignature, "", mlf_pack::header::SIGNATURE_MEMBER)
-        }
+        PackError::Signature => ParamError::new(ParamErrorKind::BadSignature, "", mlf_pack::header::SIGNATURE_MEMBER),
     }
 }

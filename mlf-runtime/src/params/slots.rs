@@ -50,6 +50,9 @@ impl<'a, const N: usize> Slots<'a, N> {
     /// Opens the newer valid pack of slots `a` and `b` for the model whose [`Pack`] is `pack`:
     /// the slot whose header records the larger sequence (A when they are equal) is opened with
     /// [`FlashArchive::open`]; when that fails, or its header cannot be read, the other is.
+    // Both reasons are returned by value: the runtime allocates nothing (`no_std`, no `alloc`),
+    // and a pack is opened once.
+    #[allow(clippy::result_large_err)]
     pub fn open(a: &'a [u8], b: &'a [u8], pack: &'a Pack<N>) -> Result<Self, NoValidSlot> {
         let sequence = |s: &[u8]| match PackHeader::of(s) {
             Ok(Some(h)) => Ok(h.sequence),

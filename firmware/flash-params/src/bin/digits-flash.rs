@@ -15,7 +15,9 @@ include!(concat!(env!("OUT_DIR"), "/digits_flash.rs"));
 #[entry]
 fn main() -> ! {
     let mut report = Report::start("digits_flash");
-    let Ok(mut source) = FlashArchive::open(partition::params(), &digits_flash::PACK) else { report.fail("partition-has-no-archive", None) };
+    let Ok(mut source) = FlashArchive::open(partition::params(), &digits_flash::PACK) else {
+        report.fail("partition-has-no-archive", None)
+    };
     let Some(mut model) = digits_flash::Model::take() else { report.fail("take", None) };
     let mut counting = Counting { inner: &mut source, bytes: 0 };
     let (loaded, load) = measure(|| model.load(&mut counting));

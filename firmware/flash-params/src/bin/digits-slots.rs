@@ -22,7 +22,8 @@ const SLOT: usize = 256 << 10;
 /// The newer slot's pack, copied to RAM to be damaged (the digits pack is about 16 KB).
 static mut COPY: [u8; 32 << 10] = [0; 32 << 10];
 /// The same files and digest without the key: what opening costs without the signature.
-static KEYLESS: Pack<{ digits_slots::PARAMS.len() }> = Pack::new(&digits_slots::PARAMS, digits_slots::PACK.digest, None);
+static KEYLESS: Pack<{ digits_slots::PARAMS.len() }> =
+    Pack::new(&digits_slots::PARAMS, digits_slots::PACK.digest, None);
 
 #[entry]
 fn main() -> ! {

@@ -16,7 +16,9 @@ include!(concat!(env!("OUT_DIR"), "/kws_flash.rs"));
 #[entry]
 fn main() -> ! {
     let mut report = Report::start("kws_flash");
-    let Ok(mut source) = FlashArchive::open(partition::params(), &kws_flash::PACK) else { report.fail("partition-has-no-archive", None) };
+    let Ok(mut source) = FlashArchive::open(partition::params(), &kws_flash::PACK) else {
+        report.fail("partition-has-no-archive", None)
+    };
     let Some(mut model) = kws_flash::Model::take() else { report.fail("take", None) };
     for case in &CASES {
         let Some(input) = decode::<i8, 490>(case.inputs[0]) else { report.fail("input-size", None) };
