@@ -214,3 +214,20 @@ fn one_name_rule_for_inspect_the_host_and_the_device() {
         assert_eq!(read(&bytes), (false, invalid(), invalid()), "prefix {prefix:?}, name {name:?}");
     }
 }
+
+/// Generated modules give the order of their files by identifier (`Pack::ordered`, checked in
+/// linear time); it finds what `Pack::new`, which sorts, finds; a wrong order is refused.
+#[test]
+fn an_order_given_by_the_build_step_is_checked() {
+    let files = params(&[A, B]);
+    let sorted = Pack::new(files, [1; 32], None);
+    let by_id = if files[0].id < files[1].id { [0, 1] } else { [1, 0] };
+    let given: &'static Pack<2> = Box::leak(Box::new(Pack::ordered(files, [1; 32], None, by_id)));
+    let bytes = pack_of(&[A, B], [1; 32], 0, None);
+    assert_eq!(FlashArchive::open(&bytes, given).unwrap().bytes(&files[1]).unwrap(), B);
+    assert!(FlashArchive::open(&bytes, Box::leak(Box::new(sorted))).is_ok());
+    let wrong = std::panic::catch_unwind(|| Pack::ordered(files, [1; 32], None, [by_id[1], by_id[0]]));
+    assert!(wrong.is_err());
+    let twice = std::panic::catch_unwind(|| Pack::ordered(files, [1; 32], None, [0, 0]));
+    assert!(twice.is_err());
+}

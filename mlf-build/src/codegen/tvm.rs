@@ -388,6 +388,9 @@ pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
         }
         None => quote!(None),
     };
+    let mut order: Vec<usize> = (0..split.files.len()).collect();
+    order.sort_by(|&a, &b| split.files[a].id.cmp(&split.files[b].id));
+    let order = order.iter().map(|&k| Literal::u16_unsuffixed(k as u16));
     let pack_doc = format!(
         " What a parameter pack must be for this code (`FlashArchive::open(bytes, &PACK)`): the files \
          of [`PARAMS`], the model digest `{}` (a pack split from another model or version records \
@@ -403,7 +406,8 @@ pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
         #[doc = #doc]
         pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
         #[doc = #pack_doc]
-        pub static PACK: ::mlf_runtime::params::Pack<#n> = ::mlf_runtime::params::Pack::new(&PARAMS, [#(#digest),*], #key);
+        pub static PACK: ::mlf_runtime::params::Pack<#n> =
+            ::mlf_runtime::params::Pack::ordered(&PARAMS, [#(#digest),*], #key, [#(#order),*]);
     }
 }
 

@@ -23,8 +23,9 @@ pub struct Pack<const N: usize> {
 }
 
 impl<const N: usize> Pack<N> {
-    /// The requirements for `params` (ordered by identifier here, at compile time when used in
-    /// a `static`'s initialiser).
+    /// The requirements for `params`, ordered by identifier here (at compile time when used in
+    /// a `static`'s initialiser; quadratic in the number of files, so generated modules give the
+    /// order with [`Pack::ordered`]).
     ///
     /// # Panics
     /// With more than 65,536 files (a compile error in a `static`).
@@ -40,6 +41,34 @@ impl<const N: usize> Pack<N> {
                 j -= 1;
             }
             order[j] = i as u16;
+            i += 1;
+        }
+        Pack { params, digest, key, order }
+    }
+
+    /// [`Pack::new`] with the indices of `params` in the order of their identifiers given (what
+    /// the build step computes): checked in linear time.
+    ///
+    /// # Panics
+    /// When `order` does not list every index once, in the order of the identifiers (a compile
+    /// error in a `static`).
+    pub const fn ordered(
+        params: &'static [ParamRef; N],
+        digest: [u8; 32],
+        key: Option<[u8; 32]>,
+        order: [u16; N],
+    ) -> Self {
+        assert!(N <= 1 << 16, "at most 65,536 parameter files");
+        let mut seen = [false; N];
+        let mut i = 0;
+        while i < N {
+            let k = order[i] as usize;
+            assert!(k < N && !seen[k], "the order lists every file once");
+            seen[k] = true;
+            if i > 0 {
+                let prev = params[order[i - 1] as usize].id.as_bytes();
+                assert!(less(prev, params[k].id.as_bytes()), "the order is by identifier");
+            }
             i += 1;
         }
         Pack { params, digest, key, order }
