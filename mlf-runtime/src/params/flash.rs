@@ -2,7 +2,7 @@
 
 use mlf_pack::tar::{self, TarError};
 
-use super::pack::{Pack, pack_error};
+use super::pack::{Pack, kind_of, pack_error};
 use super::{ParamError, ParamErrorKind, ParamRef, ParamSource, member_name};
 use crate::message::Message;
 
@@ -124,16 +124,6 @@ impl<'a, const N: usize> FlashArchive<'a, N> {
 fn path_str<'b>(p: &ParamRef, buf: &'b mut [u8; 64]) -> &'b str {
     let n = member_name(p.id, buf);
     core::str::from_utf8(&buf[..n]).unwrap_or("")
-}
-
-/// The error kind of a failed lookup.
-pub(crate) fn kind_of(e: TarError) -> ParamErrorKind {
-    match e {
-        TarError::NotFound => ParamErrorKind::Missing,
-        TarError::Duplicate => ParamErrorKind::Duplicate,
-        e if e.is_truncation() => ParamErrorKind::ArchiveTruncated,
-        _ => ParamErrorKind::ArchiveInvalid,
-    }
 }
 
 impl<const N: usize> ParamSource for FlashArchive<'_, N> {

@@ -139,7 +139,7 @@ impl PackedArchive {
         let shown = path.display().to_string();
         let mut members = HashMap::new();
         for entry in mlf_pack::tar::entries(&data) {
-            let entry = entry.map_err(|e| ParamError::new(super::flash::kind_of(e), "", &shown))?;
+            let entry = entry.map_err(|e| ParamError::new(super::pack::kind_of(e), "", &shown))?;
             if !entry.is_file {
                 continue; // directories are not members
             }

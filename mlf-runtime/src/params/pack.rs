@@ -1,6 +1,7 @@
 //! What a parameter pack must be for one model: the generated module's `PACK`.
 
 use mlf_pack::PackError;
+use mlf_pack::TarError;
 use mlf_pack::tar::Name;
 
 use super::{ParamError, ParamErrorKind, ParamRef};
@@ -120,11 +121,21 @@ fn short(d: &[u8; 32]) -> u32 {
     u32::from_be_bytes([d[0], d[1], d[2], d[3]])
 }
 
+/// The error kind of a failed lookup or walk.
+pub(crate) fn kind_of(e: TarError) -> ParamErrorKind {
+    match e {
+        TarError::NotFound => ParamErrorKind::Missing,
+        TarError::Duplicate => ParamErrorKind::Duplicate,
+        e if e.is_truncation() => ParamErrorKind::ArchiveTruncated,
+        _ => ParamErrorKind::ArchiveInvalid,
+    }
+}
+
 /// The parameter error of a refused pack.
 pub(crate) fn pack_error(e: PackError) -> ParamError {
     let header = mlf_pack::header::HEADER_MEMBER;
     match e {
-        PackError::Tar(e) => ParamError::new(super::flash::kind_of(e), "", "pack"),
+        PackError::Tar(e) => ParamError::new(kind_of(e), "", "pack"),
         PackError::NoHeader | PackError::Header(_) => ParamError::new(ParamErrorKind::PackHeader, "", header),
         PackError::Digest { pack, code } => {
             ParamError::new(ParamErrorKind::ModelMismatch { pack: short(&pack), code: short(&code) }, "", header)
