@@ -14,9 +14,19 @@ const A: &[u8] = &[1, 2, 3, 4, 5, 6, 7, 8];
 const B: &[u8] = &[9; 1000];
 const C: &[u8] = &[7; 1000];
 
-/// `params/<id>.bin` of `d`, and its identifier (leaked: `ParamRef` holds `&'static str`).
+/// Values kept for the rest of the test program (`ParamRef` holds `&'static str` and a `Pack`
+/// `&'static` parameters, as generated code's statics do), reachable, so not leaks.
+static KEPT: std::sync::Mutex<Vec<&'static (dyn std::any::Any + Send + Sync)>> = std::sync::Mutex::new(Vec::new());
+
+fn keep<T: Send + Sync + 'static>(x: T) -> &'static T {
+    let r: &'static T = Box::leak(Box::new(x));
+    KEPT.lock().unwrap().push(r);
+    r
+}
+
+/// The identifier of `d`.
 fn id(d: &[u8]) -> &'static str {
-    Box::leak(format!("p{:016x}", xxh64(d)).into_boxed_str())
+    keep(format!("p{:016x}", xxh64(d))).as_str()
 }
 
 fn pref(d: &[u8]) -> ParamRef {
@@ -25,7 +35,7 @@ fn pref(d: &[u8]) -> ParamRef {
 
 /// The model's files, as a generated module's `PARAMS`.
 fn params(files: &[&[u8]; 2]) -> &'static [ParamRef; 2] {
-    Box::leak(Box::new(files.map(pref)))
+    keep(files.map(pref))
 }
 
 fn pack_of(files: &[&[u8]], digest: [u8; 32], sequence: u64, key: Option<&SigningKey>) -> Vec<u8> {
@@ -43,7 +53,7 @@ fn load(src: &mut dyn ParamSource, p: &ParamRef) -> Result<Vec<u8>, ParamErrorKi
 #[test]
 fn an_opened_pack_reads_every_file_by_index_and_by_identifier() {
     let files = params(&[A, B]);
-    let pack: &'static Pack<2> = Box::leak(Box::new(Pack::new(files, [1; 32], None)));
+    let pack: &'static Pack<2> = keep(Pack::new(files, [1; 32], None));
     let bytes = pack_of(&[B, A], [1; 32], 0, None);
     let mut src = FlashArchive::open(&bytes, pack).unwrap();
     assert_eq!(load(&mut src, &files[0]).unwrap(), A);
@@ -58,7 +68,7 @@ fn an_opened_pack_reads_every_file_by_index_and_by_identifier() {
 #[test]
 fn a_pack_for_another_model_is_refused_when_opened_naming_both_digests() {
     let files = params(&[A, B]);
-    let pack: &'static Pack<2> = Box::leak(Box::new(Pack::new(files, [1; 32], None)));
+    let pack: &'static Pack<2> = keep(Pack::new(files, [1; 32], None));
     // Same shape, other weights, another digest.
     let other = pack_of(&[A, C], [2; 32], 0, None);
     let e = FlashArchive::open(&other, pack).unwrap_err();
@@ -70,8 +80,8 @@ fn a_pack_for_another_model_is_refused_when_opened_naming_both_digests() {
     assert_eq!(FlashArchive::open(&missing, pack).unwrap_err().kind, ParamErrorKind::Missing);
     let twice = pack_of(&[A, B, B], [1; 32], 0, None);
     assert_eq!(FlashArchive::open(&twice, pack).unwrap_err().kind, ParamErrorKind::Duplicate);
-    let resized: &'static [ParamRef; 2] = Box::leak(Box::new([pref(A), ParamRef { bytes: 999, ..pref(B) }]));
-    let pack2: &'static Pack<2> = Box::leak(Box::new(Pack::new(resized, [1; 32], None)));
+    let resized: &'static [ParamRef; 2] = keep([pref(A), ParamRef { bytes: 999, ..pref(B) }]);
+    let pack2: &'static Pack<2> = keep(Pack::new(resized, [1; 32], None));
     let e = FlashArchive::open(&pack_of(&[A, B], [1; 32], 0, None), pack2).unwrap_err();
     assert_eq!(e.kind, ParamErrorKind::SizeMismatch { expected: 999, found: 1000 });
     // A pack made before packs had headers.
@@ -90,7 +100,7 @@ fn a_pack_signed_with_another_key_or_unsigned_is_refused_when_the_code_has_a_key
     let key = SigningKey::from_seed([5; 32]);
     let other = SigningKey::from_seed([6; 32]);
     let files = params(&[A, B]);
-    let pack: &'static Pack<2> = Box::leak(Box::new(Pack::new(files, [1; 32], Some(key.public()))));
+    let pack: &'static Pack<2> = keep(Pack::new(files, [1; 32], Some(key.public())));
     let good = pack_of(&[A, B], [1; 32], 0, Some(&key));
     assert_eq!(FlashArchive::open(&good, pack).unwrap().bytes(&files[0]).unwrap(), A);
     let forged = pack_of(&[A, B], [1; 32], 0, Some(&other));
@@ -109,14 +119,14 @@ fn a_pack_signed_with_another_key_or_unsigned_is_refused_when_the_code_has_a_key
     changed[..1024].copy_from_slice(&head);
     assert_eq!(FlashArchive::open(&changed, pack).unwrap_err().kind, ParamErrorKind::BadSignature);
     // Without a key in the code, signatures are not checked.
-    let keyless: &'static Pack<2> = Box::leak(Box::new(Pack::new(files, [1; 32], None)));
+    let keyless: &'static Pack<2> = keep(Pack::new(files, [1; 32], None));
     assert!(FlashArchive::open(&forged, keyless).is_ok());
 }
 
 #[test]
 fn slots_open_the_newer_valid_pack_and_fall_back_from_any_damage_to_its_header() {
     let files = params(&[A, B]);
-    let pack: &'static Pack<2> = Box::leak(Box::new(Pack::new(files, [1; 32], None)));
+    let pack: &'static Pack<2> = keep(Pack::new(files, [1; 32], None));
     let old = pack_of(&[A, B], [1; 32], 4, None);
     let new = pack_of(&[B, A], [1; 32], 5, None);
     let s = Slots::open(&old, &new, pack).unwrap();
@@ -222,10 +232,10 @@ fn an_order_given_by_the_build_step_is_checked() {
     let files = params(&[A, B]);
     let sorted = Pack::new(files, [1; 32], None);
     let by_id = if files[0].id < files[1].id { [0, 1] } else { [1, 0] };
-    let given: &'static Pack<2> = Box::leak(Box::new(Pack::ordered(files, [1; 32], None, by_id)));
+    let given: &'static Pack<2> = keep(Pack::ordered(files, [1; 32], None, by_id));
     let bytes = pack_of(&[A, B], [1; 32], 0, None);
     assert_eq!(FlashArchive::open(&bytes, given).unwrap().bytes(&files[1]).unwrap(), B);
-    assert!(FlashArchive::open(&bytes, Box::leak(Box::new(sorted))).is_ok());
+    assert!(FlashArchive::open(&bytes, keep(sorted)).is_ok());
     let wrong = std::panic::catch_unwind(|| Pack::ordered(files, [1; 32], None, [by_id[1], by_id[0]]));
     assert!(wrong.is_err());
     let twice = std::panic::catch_unwind(|| Pack::ordered(files, [1; 32], None, [0, 0]));
