@@ -52,8 +52,12 @@ enum Command {
     /// Split a model's parameters from its code: one file per parameter, `configure.json`, and
     /// the code built for a target.
     Split(split::SplitArgs),
-    /// Pack a split folder into one archive.
+    /// Pack a split folder into one archive (with a header binding it to its model, a sequence
+    /// number for A/B slots, and optionally an Ed25519 signature).
     Pack(split::PackArgs),
+    /// Make an Ed25519 key pair for signing parameter packs: NAME.key (private, PEM) and
+    /// NAME.pub (public, PEM, for `Model::pack_key` / `pack_key = "…"`).
+    Keygen(split::KeygenArgs),
     /// Check every model listed in `[package.metadata.mlf]` (reader, C for the target,
     /// budgets), print its memory, then run `cargo build` with the arguments given, and measure
     /// the firmware it links against the package's board.
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Split(a) => split::split(a),
         Command::Pack(a) => split::pack(a),
+        Command::Keygen(a) => split::keygen(a),
         Command::Build(a) => return build::run(a.with_color(cli.color)),
         Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),

@@ -41,6 +41,24 @@ pub struct PackArgs {
     /// The archive to write.
     #[arg(long, short = 'o')]
     out: PathBuf,
+    /// Sign the pack with this Ed25519 private key (PEM, PKCS#8: `cargo mlf keygen`, `openssl
+    /// genpkey -algorithm ed25519`); code built with the public key refuses unsigned packs and
+    /// packs signed with another key.
+    #[arg(long, value_name = "KEY")]
+    sign: Option<PathBuf>,
+    /// The sequence number the header records: of two A/B slots, the pack with the larger one is
+    /// used (give each update a larger number than the pack it replaces).
+    #[arg(long, default_value_t = 0)]
+    sequence: u64,
+}
+
+/// Arguments of `keygen`.
+#[derive(clap::Args, Debug)]
+pub struct KeygenArgs {
+    /// Writes NAME.key (the private key: keep it off the device and out of the repository) and
+    /// NAME.pub (the public key, compiled into the firmware).
+    #[arg(long, short = 'o', value_name = "NAME")]
+    out: PathBuf,
 }
 
 /// The placements `split` writes: the external ones.
@@ -106,7 +124,57 @@ fn file_part(name: &str) -> Result<&str, Error> {
 
 /// Runs `pack`.
 pub fn pack(args: PackArgs) -> Result<(), Error> {
-    let n = mlf_build::pack_folder(&args.dir, &args.out)?;
-    eprintln!("packed {n} files from {} into {}", args.dir.display(), args.out.display());
+    let options = mlf_build::PackOptions { sequence: args.sequence, sign_with: args.sign.clone() };
+    let n = mlf_build::pack_folder_with(&args.dir, &args.out, &options)?;
+    let signed = match &args.sign {
+        Some(key) => format!(", signed with {}", key.display()),
+        None => ", unsigned".to_string(),
+    };
+    eprintln!(
+        "packed {n} files from {} into {} (sequence {}{signed})",
+        args.dir.display(),
+        args.out.display(),
+        args.sequence
+    );
     Ok(())
+}
+
+/// Runs `keygen`: a new key pair, never over an existing file.
+pub fn keygen(args: KeygenArgs) -> Result<(), Error> {
+    let with = |ext: &str| {
+        let mut p = args.out.clone().into_os_string();
+        p.push(ext);
+        PathBuf::from(p)
+    };
+    let (private, public) = (with(".key"), with(".pub"));
+    for p in [&private, &public] {
+        if p.exists() {
+            return Err(Error::invalid("exists already; keygen never overwrites a key").in_file(p));
+        }
+    }
+    let key = mlf_build::__private::pack_sign::SigningKey::generate();
+    write_new(&private, key.to_pem().as_bytes(), true)?;
+    write_new(&public, mlf_build::__private::pack_sign::public_to_pem(&key.public()).as_bytes(), false)?;
+    eprintln!(
+        "wrote {} (private: sign packs with `cargo mlf pack --sign {}`; keep it secret) and {} (public: `pack_key` of the model)",
+        private.display(),
+        private.display(),
+        public.display()
+    );
+    Ok(())
+}
+
+/// Writes a new file (refusing an existing one), readable by its owner only when `secret`.
+fn write_new(path: &std::path::Path, data: &[u8], secret: bool) -> Result<(), Error> {
+    use std::io::Write as _;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    if secret {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        o.mode(0o600);
+    }
+    let _ = secret;
+    let mut f = o.open(path).in_file(path)?;
+    f.write_all(data).in_file(path)
 }

@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The crates a generated crate reaches, with a source file that must match the checkout's.
-const PACKAGED: [(&str, &str); 4] = [
+const PACKAGED: [(&str, &str); 5] = [
     ("mlf-runtime", "src/lib.rs"),
     ("mlf-macros", "src/lib.rs"),
     ("mlf-build", "src/lib.rs"),
     ("mlf-kmodel", "src/lib.rs"),
+    ("mlf-pack", "src/lib.rs"),
 ];
 
 fn text(b: &[u8]) -> String {

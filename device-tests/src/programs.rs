@@ -41,6 +41,9 @@ pub struct Program {
     /// A file of the package's `OUT_DIR` written into the parameter partition
     /// (`device_support::partition`, at 0x0030_0000) before the program starts.
     pub partition: Option<&'static str>,
+    /// More files of the package's `OUT_DIR` written into flash, each at its address (the
+    /// slots of an A/B program).
+    pub slots: &'static [(&'static str, u32)],
 }
 
 const fn program(name: &'static str, about: &'static str, package: &'static str, bin: &'static str) -> Program {
@@ -55,6 +58,7 @@ const fn program(name: &'static str, about: &'static str, package: &'static str,
         c: true,
         peer: None,
         partition: None,
+        slots: &[],
     }
 }
 
@@ -92,6 +96,17 @@ pub const PROGRAMS: &[Program] = &[
             partition: Some("kws_flash-params.tar"),
             ..program("kws-flash", "KWS int8, graph, params streamed via FlashArchive", "flash-params", "kws-flash")
         }),
+    ),
+    vs(
+        "digits",
+        Program {
+            slots: &[
+                ("digits_slots-a.tar", 0x30_0000),
+                ("digits_slots-b.tar", 0x34_0000),
+                ("digits_slots-c.tar", 0x38_0000),
+            ],
+            ..program("digits-slots", "digits, lazy params via signed A/B Slots", "flash-params", "digits-slots")
+        },
     ),
     shared(Program { c: false, ..program("iris-v4-m4", "iris kmodel V4", "kmodels", "iris-v4") }),
     vs(
@@ -165,6 +180,13 @@ pub fn run_program(p: &Program) -> Outcome {
         assert!(image.is_file(), "{}: {} was not made by the build", p.name, image.display());
         extra.push("-device".into());
         extra.push(format!("loader,file={},addr=0x300000,force-raw=on", image.display()).into());
+    }
+    for (file, addr) in p.slots {
+        let out = built.out_dir.as_ref().unwrap_or_else(|| panic!("{}: no build-script output", p.name));
+        let image = out.join(file);
+        assert!(image.is_file(), "{}: {} was not made by the build", p.name, image.display());
+        extra.push("-device".into());
+        extra.push(format!("loader,file={},addr={addr:#x},force-raw=on", image.display()).into());
     }
     let run = qemu::run(p.machine, &built.elf, &extra, Duration::from_secs(600));
     let report = Report::parse(&run.stdout);

@@ -104,6 +104,21 @@ fn parameters_read_through_flash_archive_from_the_partition() {
     }
 }
 
+/// Issue 29: weights a device can update. The digits program opens the newer of two signed packs
+/// in A/B slots, falls back to the older one for every byte of the newer one's header flipped in
+/// turn and for one flipped weight byte (each naming the newer slot as refused), refuses a newer
+/// pack signed with another key, and reproduces its vectors from the fallback.
+#[test]
+fn ab_slots_fall_back_from_a_damaged_or_foreign_newer_pack() {
+    let Some(o) = check("ab_slots_on_cortex_m4", "digits-slots") else { return };
+    let s = summary(&o);
+    assert_eq!(s.number("flips_fallen_back"), Some(1025), "{}", o.run.stdout);
+    assert_eq!(s.number("cases"), Some(10));
+    for key in ["open_signed_instructions", "open_unsigned_instructions", "xxh64_per_kib"] {
+        assert!(s.number(key).is_some_and(|n| n > 0), "{key}: {}", o.run.stdout);
+    }
+}
+
 #[test]
 fn an_empty_partition_is_a_clear_failure() {
     let p = programs::find("digits-flash");

@@ -1,7 +1,9 @@
 //! Parameter packs on arbitrary bytes, read by every reader of packs: the build side's
 //! (`cargo mlf inspect`, `pack`), the host runtime's (`PackedArchive`) and the device's
-//! (`FlashArchive`). None may panic, and they must agree: every parameter the build side
-//! accepts is the same bytes on the device; whatever a runtime reader delivers, the other does.
+//! (`FlashArchive::new`, and `mlf_pack::check` with the covered entries, which
+//! `FlashArchive::open` indexes). None may panic, and they must agree: every parameter the build
+//! side accepts is the same bytes on the device; whatever a runtime reader delivers, the other
+//! does.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mlf_runtime::params::{FlashArchive, PackedArchive, ParamRef, ParamSource};
@@ -15,6 +17,15 @@ fuzz_target!(|data: &[u8]| {
     let Ok(entries) = mlf_build::__private::read::param_pack::check_folder(&archive) else { return };
     // The build side accepted the pack and every parameter: so must the device and the host.
     let flash = flash.expect("FlashArchive refuses a pack inspect accepts");
+    // What `FlashArchive::open` reads: the checked pack's covered entries, the same members.
+    let checked = mlf_pack::check(data, None, None).expect("the pack check refuses a pack inspect accepts");
+    for entry in checked.entries(data) {
+        let entry = entry.expect("a covered entry refused that inspect accepts");
+        let name = String::from_utf8_lossy(&entry.name.bytes().collect::<Vec<u8>>()).into_owned();
+        if entry.is_file {
+            assert_eq!(archive.get(&name).map(|b| b.as_slice()), Some(entry.data), "open and inspect read {name} apart");
+        }
+    }
     let mut packed = packed.expect("PackedArchive refuses a pack inspect accepts");
     for e in &entries {
         let id = intern(&e.id);

@@ -95,7 +95,7 @@ pub use build::model::{Built, Model};
 #[cfg(feature = "build")]
 pub use build::script::{compile_listed, compile_listed_or_exit};
 #[cfg(feature = "build")]
-pub use build::split_folder::pack_folder;
+pub use build::split_folder::{PackOptions, pack_folder, pack_folder_with};
 #[cfg(feature = "build")]
 pub use read::ReadOptions;
 
@@ -140,6 +140,9 @@ pub mod __private {
     pub use crate::support::dtype::DTypeCode;
     pub use crate::support::files;
     pub use crate::support::{bytes, names, size};
+    /// Pack signing keys (`cargo mlf keygen`).
+    #[cfg(feature = "cli")]
+    pub use mlf_pack::sign as pack_sign;
 
     /// The model description's types.
     pub mod model {

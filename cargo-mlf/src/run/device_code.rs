@@ -88,7 +88,7 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
         writes.push(quote!(device::write_output(#i, ::mlf_runtime::as_bytes(&out.#f[..]));));
     }
     let source = quote! {
-        let mut source = ::mlf_runtime::params::FlashArchive::new(device::params())
+        let mut source = ::mlf_runtime::params::FlashArchive::open(device::params(), &model::PACK)
             .unwrap_or_else(|e| device::fail("the parameter partition", e));
     };
     let (param_setup, run_extra) = match placement {

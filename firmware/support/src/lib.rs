@@ -7,6 +7,7 @@
 //! - [`check`]: decodes reference vectors and compares outputs (integers exactly, floats bit by
 //!   bit and within a tolerance);
 //! - [`overhead`]: the kernels alone and a TVM-style executor over the same kernels;
+//! - [`params`]: a parameter source counting the bytes read;
 //! - [`Report`]: prints one `mlf-device …` line per case and a summary line through semihosting
 //!   and ends QEMU with the status (0 when every case passed); the `device-tests` crate parses
 //!   these lines.
@@ -19,6 +20,7 @@ pub mod count;
 pub mod math;
 pub mod out;
 pub mod overhead;
+pub mod params;
 #[cfg(machine = "mps2")]
 pub mod partition;
 mod report;

@@ -3,9 +3,9 @@
 
 use semihosting::io::Write;
 
-/// A line of at most 320 bytes (longer text is cut).
+/// A line of at most 512 bytes (longer text is cut).
 pub struct Line {
-    buf: [u8; 320],
+    buf: [u8; 512],
     len: usize,
 }
 
@@ -18,7 +18,7 @@ impl Default for Line {
 impl Line {
     /// An empty line.
     pub const fn new() -> Line {
-        Line { buf: [0; 320], len: 0 }
+        Line { buf: [0; 512], len: 0 }
     }
 
     /// Appends text.

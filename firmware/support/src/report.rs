@@ -26,6 +26,7 @@ pub struct Report {
     overflowed: bool,
     stated_stack: Option<usize>,
     overhead: Option<(u64, u64, Option<u64>)>,
+    measured: [(&'static str, u64); 8],
 }
 
 impl Report {
@@ -43,6 +44,7 @@ impl Report {
             overflowed: false,
             stated_stack: None,
             overhead: None,
+            measured: [("", 0); 8],
         }
     }
 
@@ -97,6 +99,14 @@ impl Report {
         self.overhead = Some((run, kernels, peer));
     }
 
+    /// Records a figure of the program's own (`key=n` in the summary; at most 8, more are
+    /// dropped).
+    pub fn measured(&mut self, key: &'static str, n: u64) {
+        if let Some(slot) = self.measured.iter_mut().find(|(k, _)| k.is_empty()) {
+            *slot = (key, n);
+        }
+    }
+
     /// Prints an error that stops the program and ends it: `what` (one word, such as `run`)
     /// failed, with what the runtime's error says when there is one.
     pub fn fail(&self, what: &str, error: Option<&mlf_runtime::Error>) -> ! {
@@ -133,6 +143,9 @@ impl Report {
         }
         if let Some(first) = &self.first_run {
             line.count("first_run_instructions", first.instructions);
+        }
+        for (key, n) in self.measured.iter().filter(|(k, _)| !k.is_empty()) {
+            line.count(key, *n);
         }
         line.print();
         exit(if ok { 0 } else { 1 })

@@ -38,6 +38,13 @@ impl Program {
         Program { text }
     }
 
+    /// The module of the build step's `placement` (`"resident"`, `"lazy"` …: needed when the
+    /// build script builds the model with several placements).
+    pub fn params(mut self, placement: &str) -> Program {
+        self.text = self.text.replacen(");\n", &format!(", params = {placement:?});\n"), 1);
+        self
+    }
+
     /// The cases of `dir/vectors/manifest.json` (at most `limit`) as `CASES`, with inputs and
     /// outputs in manifest order, and the manifest's float tolerance as `TOLERANCE`.
     pub fn cases(mut self, dir: &Path, limit: usize) -> Program {

@@ -73,6 +73,9 @@ pub struct ModelEntry {
     /// `true` lets the C compiler contract `a*b+c` into fused multiply-adds; by default the
     /// model's C is compiled with `-ffp-contract=off` (see [`crate::Model::fp_contract`]).
     pub fp_contract: Option<bool>,
+    /// External parameters: the Ed25519 public key (PEM, relative to `Cargo.toml`) parameter
+    /// packs must be signed with (see [`crate::Model::pack_key`]).
+    pub pack_key: Option<PathBuf>,
     /// Where a kmodel's KPU layers run, as its `include_model!(…, kpu = …)` says: `"device-model"`
     /// (the default) or `"k210"`; the report and budgets count that backend's memory.
     pub kpu: Option<crate::model::Kpu>,

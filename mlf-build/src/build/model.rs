@@ -40,6 +40,7 @@ pub struct Model {
     name: Option<String>,
     params: Placement,
     split_dir: Option<PathBuf>,
+    pack_key: Option<PathBuf>,
     fp_contract: bool,
     rustflags: Option<Vec<String>>,
     max_static: u64,
@@ -107,6 +108,7 @@ impl Model {
             name: None,
             params: Placement::Embedded,
             split_dir: None,
+            pack_key: None,
             fp_contract: false,
             rustflags: None,
             max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
@@ -142,6 +144,16 @@ impl Model {
     /// `dir` (what `cargo mlf split` does); by default nothing is written for them.
     pub fn split_dir(mut self, dir: impl Into<PathBuf>) -> Model {
         self.split_dir = Some(dir.into());
+        self
+    }
+
+    /// With external parameters, makes the generated module accept only parameter packs signed
+    /// with the private key of the Ed25519 public key in `pem` (a PEM file, `-----BEGIN PUBLIC
+    /// KEY-----`, as `cargo mlf keygen` or `openssl pkey -pubout` write it): the key is compiled
+    /// into the module's `PACK`, and `FlashArchive::open` and `Slots::open` refuse a pack that is
+    /// unsigned or signed with another key. `pack_key = "…"` in `[package.metadata.mlf.models]`.
+    pub fn pack_key(mut self, pem: impl Into<PathBuf>) -> Model {
+        self.pack_key = Some(pem.into());
         self
     }
 
@@ -316,12 +328,25 @@ impl Model {
         if !self.params.is_external() {
             return Ok((None, None));
         }
-        let (rewritten, split) = backend::of(desc).split_params(job)?;
+        let (rewritten, mut split) = backend::of(desc).split_params(job)?;
+        split.binding.digest = crate::plan::split::model_digest(desc, &split.files);
+        split.binding.key = self.pack_key.as_deref().map(read_public_key).transpose()?;
         if let Some(d) = &self.split_dir {
             write_folder(d, desc, &split)?;
         }
         Ok((rewritten, Some(split)))
     }
+}
+
+/// The Ed25519 public key in the PEM file `path`.
+fn read_public_key(path: &Path) -> Result<[u8; 32]> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from(e).in_file(path).at("pack_key"))?;
+    mlf_pack::sign::public_from_pem(&text).ok_or_else(|| {
+        Error::invalid(
+            "is not an Ed25519 public key in PEM (-----BEGIN PUBLIC KEY-----); `cargo mlf keygen` writes one",
+        )
+        .in_file(path)
+    })
 }
 
 /// Writes the generated module and its side file (which `include_model!` finds), and, in a

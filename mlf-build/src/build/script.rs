@@ -155,6 +155,9 @@ impl ModelEntry {
         if let Some(limit) = self.max_static {
             m = m.max_static_bytes(limit.bytes());
         }
+        if let Some(key) = &self.pack_key {
+            m = m.pack_key(crate_dir.join(key));
+        }
         if let Some(module) = &self.module {
             m = m.module(module.clone());
         }

@@ -35,6 +35,7 @@ pub fn configure_json(desc: &ModelDesc, split: &Split) -> serde_json::Value {
         "format": "mlf-params",
         "version": 1,
         "model": desc.name,
+        "digest": crate::plan::split::digest_hex(&split.binding.digest),
         "source": desc.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         "params": params,
     })
@@ -80,17 +81,43 @@ pub fn write_folder(dir: &Path, desc: &ModelDesc, split: &Split) -> Result<()> {
     Ok(())
 }
 
+/// How [`pack_folder_with`] writes a pack.
+#[derive(Clone, Debug, Default)]
+pub struct PackOptions {
+    /// The sequence number the pack header records (A/B slots: `Slots::open` takes the pack with
+    /// the larger one).
+    pub sequence: u64,
+    /// The Ed25519 private key (PEM, PKCS#8: `cargo mlf keygen`, `openssl genpkey -algorithm
+    /// ed25519`) to sign the pack with; `None` writes an unsigned pack.
+    pub sign_with: Option<std::path::PathBuf>,
+}
+
+/// [`pack_folder_with`] with the default options: sequence 0, unsigned.
+pub fn pack_folder(dir: &Path, out: &Path) -> Result<usize> {
+    pack_folder_with(dir, out, &PackOptions::default())
+}
+
 /// Packs a split folder (`configure.json`, the parameter files it names, `code/`) into one tar
 /// at `out`, after checking it as `cargo mlf inspect` does; a file in `params/` that
-/// `configure.json` does not name, or any entry besides `SPLIT_ENTRIES`, is refused. Members
-/// are written in a stable order with fixed metadata, as plain ustar headers (no PAX or GNU
-/// extensions, so the device reader, which knows none, reads exactly what a host reader does).
-pub fn pack_folder(dir: &Path, out: &Path) -> Result<usize> {
+/// `configure.json` does not name, or any entry besides `SPLIT_ENTRIES`, is refused. The pack
+/// starts with its header (`mlf-pack-header`: the sequence, the bytes it covers, the model digest
+/// of `configure.json`, the xxh64 of the rest) and ends with an Ed25519 signature when a key is
+/// given; members are written in a stable order with fixed metadata, as plain ustar headers (no
+/// PAX or GNU extensions, so the device reader, which knows none, reads exactly what a host
+/// reader does). Returns the number of files packed.
+pub fn pack_folder_with(dir: &Path, out: &Path, options: &PackOptions) -> Result<usize> {
     let archive = Archive::open(dir)?;
     let entries = check_folder(&archive)?;
+    let digest = config_digest(&archive)?.ok_or_else(|| {
+        Error::invalid(
+            "has no model digest (a split made by an older mlf): split the model again, so that the pack can be bound to its code",
+        )
+        .in_member("configure.json")
+        .in_file(dir)
+    })?;
+    let key = options.sign_with.as_deref().map(read_private_key).transpose()?;
     let named: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.file.as_str()).collect();
-    let mut b = tar::Builder::new(Vec::new());
-    let mut n = 0;
+    let mut members = Vec::new();
     for name in archive.names() {
         let ok = name == "configure.json" || named.contains(name) || name.starts_with("code/");
         if !ok {
@@ -101,20 +128,37 @@ pub fn pack_folder(dir: &Path, out: &Path) -> Result<usize> {
             .in_member(name.to_string())
             .in_file(dir));
         }
-        let data = archive.get(name).expect("listed");
-        let mut h = tar::Header::new_ustar();
-        h.set_path(name).map_err(|e| {
-            Error::invalid(format!("the name does not fit a plain ustar header: {e}")).in_member(name.to_string())
-        })?;
-        h.set_size(data.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_entry_type(tar::EntryType::Regular);
-        h.set_cksum();
-        b.append(&h, data.as_slice()).map_err(|e| Error::from(e).in_member(name.to_string()))?;
-        n += 1;
+        members.push((name, archive.get(name).expect("listed").as_slice()));
     }
-    let bytes = b.into_inner().map_err(Error::from)?;
+    let opts = mlf_pack::write::PackOptions { sequence: options.sequence, digest, key: key.as_ref() };
+    let bytes = mlf_pack::write::write_pack(&members, &opts).map_err(|e| Error::invalid(e).in_file(dir))?;
     write_file(out, &bytes)?;
-    Ok(n)
+    Ok(members.len())
+}
+
+/// The model digest `configure.json` records (`None` for a split made before it did).
+pub fn config_digest(archive: &Archive) -> Result<Option<[u8; 32]>> {
+    let Some(cfg) = archive.get("configure.json") else { return Ok(None) };
+    let value: serde_json::Value = serde_json::from_slice(cfg.as_slice()).unwrap_or_default();
+    let Some(hex) = value.get("digest").and_then(|d| d.as_str()) else { return Ok(None) };
+    let bad = || Error::invalid(format!("`digest` is not 64 hex digits: {hex:?}")).in_member("configure.json");
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(bad().in_file(archive.path()));
+    }
+    let mut d = [0u8; 32];
+    for (i, b) in d.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad().in_file(archive.path()))?;
+    }
+    Ok(Some(d))
+}
+
+/// The Ed25519 private key in the PEM file `path`.
+fn read_private_key(path: &Path) -> Result<mlf_pack::sign::SigningKey> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from(e).in_file(path))?;
+    mlf_pack::sign::SigningKey::from_pem(&text).ok_or_else(|| {
+        Error::invalid(
+            "is not an Ed25519 private key in PEM (PKCS#8, -----BEGIN PRIVATE KEY-----); `cargo mlf keygen` writes one",
+        )
+        .in_file(path)
+    })
 }

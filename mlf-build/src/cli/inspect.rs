@@ -223,12 +223,31 @@ fn param_pack_report(archive: &crate::read::archive::Archive) -> Result<(Value, 
         .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string))
         .unwrap_or_default();
     let mut table = format!(
-        "file         {}\nformat       mlf external parameters ({}), model `{model}`\nparameters   {} files, {total} bytes, every size and hash checked\ncode         {}\n\n",
+        "file         {}\nformat       mlf external parameters ({}), model `{model}`\nparameters   {} files, {total} bytes, every size and hash checked\ncode         {}\n",
         path.display(),
         if archive.kind() == crate::read::archive::ArchiveKind::Tar { "packed archive" } else { "split folder" },
         entries.len(),
         if targets.is_empty() { "none".to_string() } else { targets.join(", ") }
     );
+    let digest = crate::build::split_folder::config_digest(archive)?.map(|d| crate::plan::split::digest_hex(&d));
+    // read_pack checked the header against the pack's bytes already.
+    let header = archive
+        .get(crate::read::param_pack::HEADER_MEMBER)
+        .and_then(|b| b.as_slice().try_into().ok().and_then(|b| mlf_pack::PackHeader::fields(b).ok()));
+    table.push_str(&format!("digest       {}\n", digest.as_deref().unwrap_or("none (split by an older mlf)")));
+    if let Some(h) = &header {
+        table.push_str(&format!(
+            "header       sequence {}, {} bytes covered, {}\n",
+            h.sequence,
+            h.length,
+            if h.signed { "signed (Ed25519)" } else { "unsigned" }
+        ));
+        table.push('\n');
+    } else if archive.kind() == crate::read::archive::ArchiveKind::Tar {
+        table.push_str("header       none (packed by an older mlf: FlashArchive::open refuses it)\n\n");
+    } else {
+        table.push('\n');
+    }
     table.push_str(&format!("  {:<18} {:<9} {:<18} {:>9}  names\n", "identifier", "dtype", "shape", "bytes"));
     for e in &entries {
         table.push_str(&format!(
@@ -241,7 +260,8 @@ fn param_pack_report(archive: &crate::read::archive::Archive) -> Result<(Value, 
         ));
     }
     Ok((
-        json!({"format": "mlf-params", "model": model, "count": entries.len(), "bytes": total, "params": entries, "code_targets": targets}),
+        json!({"format": "mlf-params", "model": model, "digest": digest, "count": entries.len(), "bytes": total, "params": entries, "code_targets": targets,
+               "header": header.map(|h| json!({"sequence": h.sequence, "length": h.length, "signed": h.signed, "digest": crate::plan::split::digest_hex(&h.digest)}))}),
         table,
     ))
 }

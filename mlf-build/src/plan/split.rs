@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::ModelDesc;
 use crate::support::bytes::Bytes;
 use crate::support::dtype::DType;
 use crate::support::hash::{id_for, xxh64};
@@ -49,6 +50,43 @@ pub struct Split {
     /// Read-only data sections taken out of LLVM objects, if any (their files come first in
     /// [`Split::files`]).
     pub objects: Option<ObjectSections>,
+    /// What binds a pack of these files to the code: the model digest ([`model_digest`]) and the
+    /// public key packs must be signed with, if any.
+    pub binding: PackBinding,
+}
+
+/// What the generated module requires of a parameter pack (its `PACK`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackBinding {
+    /// The model digest: interface and parameter table.
+    pub digest: [u8; 32],
+    /// The Ed25519 public key packs must be signed with (`None`: not checked).
+    pub key: Option<[u8; 32]>,
+}
+
+/// The model digest of `desc` split into `files`: its inputs and outputs (name, dtype, shape, in
+/// order) and its parameter table (identifier, bytes, xxh64 of each file, in order). A pack
+/// records the digest of the split it was made from, the generated module carries its own, and a
+/// pack whose digest is another (another model, another version, the same shape with other
+/// weights) is refused when it is opened. The module's name and the placement are not part of it:
+/// one pack serves the model resident, streamed or lazily loaded, under any name.
+pub fn model_digest(desc: &ModelDesc, files: &[ParamFile]) -> [u8; 32] {
+    let mut parts: Vec<Vec<u8>> = vec![b"mlf-model-digest 1".to_vec()];
+    for (what, tensors) in [("input", &desc.inputs), ("output", &desc.outputs)] {
+        for t in tensors {
+            let shape: Vec<String> = t.shape.iter().map(u64::to_string).collect();
+            parts.push(format!("{what} {} {} [{}]", t.name, t.dtype, shape.join(",")).into_bytes());
+        }
+    }
+    for f in files {
+        parts.push(format!("param {} {} {:016x}", f.id, f.bytes(), f.xxh64).into_bytes());
+    }
+    mlf_pack::sign::digest(parts.iter().map(Vec::as_slice))
+}
+
+/// A digest in hex (as `configure.json` and `cargo mlf inspect` show it).
+pub fn digest_hex(d: &[u8; 32]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Read-only data sections taken out of a model's LLVM objects: every relocation that reached

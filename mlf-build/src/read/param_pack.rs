@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::archive::{Archive, ArchiveKind, normalise_member_name};
+use super::archive::{Archive, ArchiveKind};
 use super::json::{self, J};
 use crate::error::{Error, ErrorKind, Result};
 use crate::support::bytes::Bytes;
@@ -96,105 +96,91 @@ pub fn check_folder(archive: &Archive) -> Result<Vec<ConfigEntry>> {
 }
 
 /// Reads a packed parameter archive by **the pack rule**, the rule every reader of packs applies
-/// (`mlf_runtime::params::FlashArchive` on a device, `PackedArchive` on a host, `cargo mlf
-/// inspect`, and `cargo mlf pack`, which writes nothing else): plain ustar (or v7) headers with
-/// valid checksums, ended by a zero block or the end of the data; regular files and
-/// directories only — PAX extended headers, GNU long names, links and devices are refused, since
-/// a reader that ignored them would read another member than one that applied them; no name
-/// twice. Errors name the member.
+/// with the same code (`mlf_pack::tar`: `mlf_runtime::params::FlashArchive` on a device,
+/// `PackedArchive` on a host, `cargo mlf inspect`, and `cargo mlf pack`, which writes nothing
+/// else): plain ustar (or v7) headers with valid checksums, ended by a zero block or the end of
+/// the data; regular files and directories only — PAX extended headers, GNU long names, links
+/// and devices are refused, since a reader that ignored them would read another member than one
+/// that applied them; one name rule (`mlf_pack::tar::member_name`: leading `.` components
+/// dropped, any other name that is not plain refused); no name twice. A pack with a header
+/// (`mlf-pack-header`) is checked against it: the bytes it covers, their hash, nothing but the
+/// signature after them. Errors name the member.
 pub fn read_pack(path: &Path, data: Bytes) -> Result<Archive> {
     let bytes = data.as_slice();
     let mut members = BTreeMap::new();
-    let mut pos = 0usize;
-    let at = |pos: usize| format!("header at offset {pos}");
-    while pos < bytes.len() {
-        let header = bytes.get(pos..pos + 512).ok_or_else(|| {
-            Error::new(ErrorKind::CorruptTar(format!("the pack ends inside the {}", at(pos)))).in_file(path)
-        })?;
-        if header.iter().all(|&b| b == 0) {
-            break;
+    let mut entries = mlf_pack::tar::entries(bytes);
+    loop {
+        let pos = entries.offset();
+        let entry = match entries.next() {
+            None => break,
+            Some(Ok(e)) => e,
+            Some(Err(e)) => return Err(pack_error(path, bytes, pos, e)),
+        };
+        if !entry.is_file {
+            continue;
         }
-        let name = pack_member_name(header);
-        let member = |e: Error| e.in_member(name.clone()).in_file(path);
-        if !pack_checksum_ok(header) {
-            return Err(member(Error::new(ErrorKind::CorruptTar(format!("the {} has a wrong checksum", at(pos))))));
-        }
-        let size = pack_octal(&header[124..136])
-            .ok_or_else(|| member(Error::new(ErrorKind::CorruptTar(format!("the {} has no valid size", at(pos))))))?;
-        let start = pos + 512;
-        let end = start.checked_add(size).filter(|&e| e <= bytes.len()).ok_or_else(|| {
-            member(Error::new(ErrorKind::CorruptTar(format!(
-                "the member claims {size} bytes at offset {start}, past the end of the pack ({} bytes)",
-                bytes.len()
-            ))))
-        })?;
-        pos = start.saturating_add(size.div_ceil(512).saturating_mul(512)).min(bytes.len());
-        match header[156] {
-            b'0' | 0 => {}
-            b'5' => continue,
-            t => {
-                return Err(member(Error::invalid(format!(
-                    "is a tar entry of type {:?} ({}); a parameter pack holds plain ustar files only, so every \
-                     reader (the device's too) reads the same members",
-                    t as char,
-                    match t {
-                        b'x' | b'g' => "a PAX extended header",
-                        b'L' | b'K' => "a GNU long name",
-                        b'1' | b'2' => "a link",
-                        _ => "not a regular file",
-                    }
-                ))));
-            }
-        }
-        let Some(normal) = normalise_member_name(&name).map_err(member)? else { continue };
-        if normal != name.trim_start_matches("./") {
-            return Err(member(Error::invalid("is not a plain member name (no `//`, `\\` or `./` inside)")));
-        }
-        let slice = data.slice(start..end).expect("range checked above");
-        if members.insert(normal, slice).is_some() {
-            return Err(member(Error::invalid(
+        let name = String::from_utf8_lossy(&entry.name.bytes().collect::<Vec<u8>>()).into_owned();
+        let start = entry.data_at();
+        let slice = data.slice(start..start + entry.data.len()).expect("a member's range is inside the pack");
+        if members.insert(name.clone(), slice).is_some() {
+            return Err(Error::invalid(
                 "occurs more than once; a parameter pack names every member once (no first or last copy)",
-            )));
+            )
+            .in_member(name)
+            .in_file(path));
         }
+    }
+    if mlf_pack::PackHeader::of(bytes).ok().flatten().is_some() || members.contains_key(HEADER_MEMBER) {
+        mlf_pack::check(bytes, None, None).map_err(|e| {
+            Error::invalid(format!("{} ({})", e.what(), "the pack header, or what it covers"))
+                .in_member(HEADER_MEMBER)
+                .in_file(path)
+        })?;
     }
     Ok(Archive::from_members(path, ArchiveKind::Tar, members))
 }
 
-/// The member name of a pack header: the POSIX ustar prefix and name fields (GNU headers have no
-/// prefix field), leading `./` kept.
-fn pack_member_name(header: &[u8]) -> String {
-    let field =
-        |f: &[u8]| String::from_utf8_lossy(&f[..f.iter().position(|&b| b == 0).unwrap_or(f.len())]).into_owned();
+/// The name of the pack's header member.
+pub const HEADER_MEMBER: &str = mlf_pack::header::HEADER_MEMBER;
+
+/// The error of the header at `pos`, naming the member as its header spells it.
+fn pack_error(path: &Path, bytes: &[u8], pos: usize, e: mlf_pack::TarError) -> Error {
+    use mlf_pack::TarError as T;
+    let at = format!("header at offset {pos}");
+    let raw = bytes.get(pos..).and_then(|r| r.first_chunk::<512>()).map(raw_member_name).unwrap_or_default();
+    let member = |e: Error| if raw.is_empty() { e.in_file(path) } else { e.in_member(raw.clone()).in_file(path) };
+    match e {
+        T::HeaderTruncated => Error::new(ErrorKind::CorruptTar(format!("the pack ends inside the {at}"))).in_file(path),
+        T::Checksum => member(Error::new(ErrorKind::CorruptTar(format!("the {at} has a wrong checksum")))),
+        T::Size => member(Error::new(ErrorKind::CorruptTar(format!("the {at} has no valid size")))),
+        T::DataTruncated { size } => member(Error::new(ErrorKind::CorruptTar(format!(
+            "the member claims {size} bytes at offset {}, past the end of the pack ({} bytes)",
+            pos + 512,
+            bytes.len()
+        )))),
+        T::EntryType(t) => member(Error::invalid(format!(
+            "is a tar entry of type {:?} ({}); a parameter pack holds plain ustar files only, so every \
+             reader (the device's too) reads the same members",
+            t as char,
+            e.what()
+        ))),
+        T::Name => member(Error::invalid(
+            "is not a plain member name (leading `./` only: no empty, `.` or `..` component, no `\\`)",
+        )),
+        T::Duplicate | T::NotFound => member(Error::invalid(e.what())),
+    }
+}
+
+/// The member name of a pack header as written (the POSIX ustar prefix and name fields; GNU
+/// headers have no prefix field), for messages.
+fn raw_member_name(header: &[u8; 512]) -> String {
+    let field = |f: &[u8]| String::from_utf8_lossy(mlf_pack::tar::field(f)).into_owned();
     let name = field(&header[..100]);
     if &header[257..263] == b"ustar\0" {
         let prefix = field(&header[345..500]);
-        let prefix = prefix.trim_start_matches("./");
         if !prefix.is_empty() {
             return format!("{prefix}/{name}");
         }
     }
     name
-}
-
-fn pack_octal(field: &[u8]) -> Option<usize> {
-    let mut n: usize = 0;
-    let mut seen = false;
-    for &b in field {
-        match b {
-            b'0'..=b'7' => {
-                n = n.checked_mul(8)?.checked_add((b - b'0') as usize)?;
-                seen = true;
-            }
-            b' ' | 0 if !seen => {}
-            b' ' | 0 => break,
-            _ => return None,
-        }
-    }
-    seen.then_some(n)
-}
-
-fn pack_checksum_ok(header: &[u8]) -> bool {
-    let sum: usize =
-        header.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { 32 } else { b as usize }).sum();
-    pack_octal(&header[148..156]) == Some(sum)
 }

@@ -138,14 +138,14 @@ impl PackedArchive {
         let path = path.into();
         let shown = path.display().to_string();
         let mut members = HashMap::new();
-        for entry in super::tar::entries(&data) {
-            let entry = entry.map_err(|e| ParamError::new(super::flash::kind_of(e), "", &shown))?;
+        for entry in mlf_pack::tar::entries(&data) {
+            let entry = entry.map_err(|e| ParamError::new(super::pack::kind_of(e), "", &shown))?;
             if !entry.is_file {
                 continue; // directories are not members
             }
-            // Names are compared as bytes, as the device compares them.
-            let name = entry.full_name();
-            let start = entry.data.as_ptr() as usize - data.as_ptr() as usize;
+            // Names are read by the device's name rule and compared as bytes, as it compares them.
+            let name: Vec<u8> = entry.name.bytes().collect();
+            let start = entry.data_at();
             if members.insert(name.clone(), start..start + entry.data.len()).is_some() {
                 let name = String::from_utf8_lossy(&name);
                 return Err(ParamError::new(ParamErrorKind::Duplicate, "", &format!("{shown}: {name}")));

@@ -1,9 +1,11 @@
 //! External parameters: weights kept outside the program image, named in the generated code only
 //! by a short content-derived identifier, and read at run time through a [`ParamSource`].
 //!
-//! Sources: [`FlashArchive`] (a packed archive in memory or a flash partition, `no_std`), and with
-//! `std`, [`Folder`] (a split folder with its `configure.json`) and [`PackedArchive`] (the packed
-//! tar on disk). Every read is checked against the size and the xxh64 hash the generated code
+//! Sources: [`FlashArchive`] (a packed archive in memory or a flash partition, `no_std`),
+//! [`Slots`] (the newer valid pack of two flash slots), and with `std`, [`Folder`] (a split
+//! folder with its `configure.json`) and [`PackedArchive`] (the packed tar on disk). A pack is
+//! checked once when it is opened against the generated module's [`Pack`]: its header, the
+//! digest binding it to the code, and its signature when the code carries a public key. Every read is checked against the size and the xxh64 hash the generated code
 //! carries. A model whose parameters are loaded lazily records which files it has read in a
 //! [`Loaded`] set.
 
@@ -13,13 +15,17 @@ mod flash;
 #[cfg(feature = "std")]
 mod folder;
 mod loaded;
-mod tar;
+mod pack;
+mod slots;
 
 pub use flash::FlashArchive;
 #[cfg(feature = "std")]
 pub use folder::{Folder, PackedArchive};
 pub(crate) use loaded::Bits;
 pub use loaded::Loaded;
+pub use mlf_pack::PackHeader;
+pub use pack::Pack;
+pub use slots::{NoValidSlot, Slot, Slots};
 
 /// A parameter as the generated code knows it: identifier, size, hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +69,22 @@ pub enum ParamErrorKind {
     Io,
     /// [`Model::load`](crate) was not called before `run` (resident placement).
     NotLoaded,
+    /// The pack header (`mlf-pack-header`) is missing, damaged or of another format.
+    PackHeader,
+    /// The pack was split from another model, or another version of this one: the first 4 bytes
+    /// of each digest (`cargo mlf inspect` shows a pack's whole digest; the generated module's
+    /// `PACK.digest` is the code's).
+    ModelMismatch {
+        /// The digest the pack records.
+        pack: u32,
+        /// The digest the code carries.
+        code: u32,
+    },
+    /// The code requires signed packs and the pack is not signed.
+    Unsigned,
+    /// The pack's signature is not valid for the code's public key (signed by someone else, or
+    /// changed since).
+    BadSignature,
 }
 
 /// A parameter error: what, which identifier, and which path (file, member or configuration).
@@ -111,10 +133,22 @@ impl core::fmt::Display for ParamError {
             ParamErrorKind::Duplicate => "parameter archive holds the member more than once",
             ParamErrorKind::Io => "reading the parameter failed",
             ParamErrorKind::NotLoaded => "parameters not loaded (call Model::load first)",
+            ParamErrorKind::PackHeader => {
+                "parameter pack header missing or damaged (pack it again with `cargo mlf pack`)"
+            }
+            ParamErrorKind::ModelMismatch { .. } => "parameter pack made for another model or version",
+            ParamErrorKind::Unsigned => "parameter pack not signed (this code accepts signed packs only)",
+            ParamErrorKind::BadSignature => "parameter pack signature not valid for this code's public key",
         };
         write!(f, "{what}: identifier {:?}, path {:?}", self.id.as_str(), self.path.as_str())?;
         if let ParamErrorKind::SizeMismatch { expected, found } = self.kind {
             write!(f, " ({found} bytes, expected {expected})")?;
+        }
+        if let ParamErrorKind::ModelMismatch { pack, code } = self.kind {
+            write!(
+                f,
+                " (the pack's model digest {pack:08x}…, this code's {code:08x}…: split the model this code was built from, and pack it)"
+            )?;
         }
         Ok(())
     }

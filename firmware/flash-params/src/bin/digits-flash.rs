@@ -6,6 +6,7 @@
 #![no_main]
 
 use device_support::check::{compare, decode};
+use device_support::params::Counting;
 use device_support::{Report, entry, measure, partition};
 use mlf_runtime::params::FlashArchive;
 
@@ -14,11 +15,17 @@ include!(concat!(env!("OUT_DIR"), "/digits_flash.rs"));
 #[entry]
 fn main() -> ! {
     let mut report = Report::start("digits_flash");
-    let Ok(mut source) = FlashArchive::new(partition::params()) else { report.fail("partition-has-no-archive", None) };
+    let Ok(mut source) = FlashArchive::open(partition::params(), &digits_flash::PACK) else {
+        report.fail("partition-has-no-archive", None)
+    };
     let Some(mut model) = digits_flash::Model::take() else { report.fail("take", None) };
-    if let Err(e) = model.load(&mut source) {
+    let mut counting = Counting { inner: &mut source, bytes: 0 };
+    let (loaded, load) = measure(|| model.load(&mut counting));
+    if let Err(e) = loaded {
         report.fail("load", Some(&e));
     }
+    report.measured("load_instructions", load.instructions);
+    report.measured("param_bytes_loaded", counting.bytes);
     for case in &CASES {
         let Some(pixels) = decode::<f32, 64>(case.inputs[0]) else { report.fail("input-size", None) };
         let (out, cost) = measure(|| model.run(&digits_flash::Inputs { pixels: &pixels }));
