@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compile::{self, CompileJob, write_if_changed};
-use super::layout::{Layout, fingerprint};
+use super::layout::{Layout, Stamp};
 use super::libraries::UserLibraries;
 use super::measure::measure_library;
 use super::runnable;
@@ -360,7 +360,7 @@ fn write_module(
     cargo_metadata: bool,
 ) -> Result<()> {
     write_if_changed(&layout.rust_file(), render::text(tokens, header)?.as_bytes())?;
-    let (side_file, side) = layout.side_file_for(module, &fingerprint(canonical)?, summary);
+    let (side_file, side) = layout.side_file_for(module, &Stamp::of(canonical)?, summary);
     write_if_changed(&side_file, &side)?;
     if cargo_metadata {
         println!("cargo::rustc-env={}=1", layout.built_env());
