@@ -22,8 +22,8 @@ use super::measure::measure_library;
 use super::runnable;
 use super::split_folder::write_folder;
 use crate::backend::{self, Generate, Toolchain};
+use crate::codegen::render;
 use crate::codegen::tvm::ParamCode;
-use crate::codegen::{IncludePath, render};
 use crate::error::{Context, Error, Result};
 use crate::model::{ModelDesc, Placement};
 use crate::plan::params::object_offsets;
@@ -254,13 +254,15 @@ impl Model {
             configure: self.configure.as_deref(),
             libs: &self.libs,
             object_sections: Default::default(),
+            params_asm: None,
         };
         // External parameters: the split, and the model whose C no longer holds them when they
         // were in it (a constant pool, constant arrays, linked parameters): the C compiled and
         // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
-        let param_files = if split.is_none() { write_embedded_params(code_desc, &layout)? } else { Vec::new() };
+        let (param_files, params_asm) =
+            if split.is_none() { write_embedded_params(code_desc, &layout, &prefix)? } else { (Vec::new(), None) };
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
@@ -270,8 +272,8 @@ impl Model {
         // The C first: the module states the stack its frames need. Sections taken out of LLVM
         // objects: their relocations retargeted to the parameter region.
         let object_sections = params.split().map(|s| object_offsets(s, code_desc.plan_align())).unwrap_or_default();
-        let library =
-            compile::compile(&CompileJob { desc: code_desc, object_sections, ..job.clone() }).in_file(&canonical)?;
+        let library = compile::compile(&CompileJob { desc: code_desc, object_sections, params_asm, ..job.clone() })
+            .in_file(&canonical)?;
         let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         // Bounded before anything is generated: the plan's figures against the limit.
@@ -377,21 +379,34 @@ fn header(desc: &ModelDesc, file_name: &str, mlf_module: Option<&str>, params: P
     ]
 }
 
-/// Writes every parameter the C does not hold into the model's folder (the module embeds them
-/// from there) and returns, for each parameter, the file `include_bytes!` reads, or `None` when
-/// the C holds it.
-fn write_embedded_params(desc: &ModelDesc, layout: &Layout) -> Result<Vec<Option<IncludePath>>> {
-    let mut files = Vec::new();
-    for p in &desc.params {
+/// Writes every parameter the C does not hold into the model's folder, and the assembly that
+/// embeds them from there (`.incbin`, compiled with the model's C: the bytes never pass through
+/// rustc); returns, for each parameter, the symbol the assembly defines it under, or `None`
+/// when the C holds it, and the assembly file (`None` when nothing is embedded).
+fn write_embedded_params(
+    desc: &ModelDesc,
+    layout: &Layout,
+    prefix: &str,
+) -> Result<(Vec<Option<String>>, Option<std::path::PathBuf>)> {
+    let mut symbols = Vec::new();
+    let mut embedded = Vec::new();
+    for (k, p) in desc.params.iter().enumerate() {
         if p.linked.is_some() {
-            files.push(None);
+            symbols.push(None);
             continue;
         }
-        let (file, in_out_dir) = layout.param_file(&names::sanitize(&p.name));
+        let (file, _) = layout.param_file(&names::sanitize(&p.name));
         write_if_changed(&file, &p.data)?;
-        files.push(Some(IncludePath::out_dir(in_out_dir)));
+        let symbol = format!("{prefix}param{k}_{}", names::sanitize(&p.name));
+        embedded.push((symbol.clone(), file, p.bytes()));
+        symbols.push(Some(symbol));
     }
-    Ok(files)
+    if embedded.is_empty() {
+        return Ok((symbols, None));
+    }
+    let asm = layout.work_dir().join("src").join("mlf_params.S");
+    write_if_changed(&asm, super::embed::assembly(&embedded)?.as_bytes())?;
+    Ok((symbols, Some(asm)))
 }
 
 impl Toolchain for CompileJob<'_> {
