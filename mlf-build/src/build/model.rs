@@ -261,16 +261,14 @@ impl Model {
         // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
-        let (param_files, params_asm) =
-            if split.is_none() { write_embedded_params(code_desc, &layout, &prefix)? } else { (Vec::new(), None) };
+        let (param_files, params_asm) = write_embedded_params(code_desc, &layout, &prefix, split.is_none())?;
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
             (Placement::Lazy, Some(split)) => ParamCode::Lazy(split),
             _ => ParamCode::Embedded(&param_files),
         };
-        // The C first: the module states the stack its frames need. Sections taken out of LLVM
-        // objects: their relocations retargeted to the parameter region.
+        // The C first (the module states its frames' stack); LLVM objects' taken sections retargeted.
         let object_sections = params.split().map(|s| object_offsets(s, code_desc.plan_align())).unwrap_or_default();
         let library = compile::compile(&CompileJob { desc: code_desc, object_sections, params_asm, ..job.clone() })
             .in_file(&canonical)?;
@@ -382,12 +380,17 @@ fn header(desc: &ModelDesc, file_name: &str, mlf_module: Option<&str>, params: P
 /// Writes every parameter the C does not hold into the model's folder, and the assembly that
 /// embeds them from there (`.incbin`, compiled with the model's C: the bytes never pass through
 /// rustc); returns, for each parameter, the symbol the assembly defines it under, or `None`
-/// when the C holds it, and the assembly file (`None` when nothing is embedded).
+/// when the C holds it, and the assembly file (`None` when nothing is embedded). Writes nothing
+/// unless `embed` (the parameters are embedded, not external).
 fn write_embedded_params(
     desc: &ModelDesc,
     layout: &Layout,
     prefix: &str,
+    embed: bool,
 ) -> Result<(Vec<Option<String>>, Option<std::path::PathBuf>)> {
+    if !embed {
+        return Ok((Vec::new(), None));
+    }
     let mut symbols = Vec::new();
     let mut embedded = Vec::new();
     for (k, p) in desc.params.iter().enumerate() {
