@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub mod derived;
+pub mod synth;
 
 /// The workspace root (the folder holding the top-level `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {

@@ -177,6 +177,11 @@ fn expand(args: &Args) -> Result<proc_macro2::TokenStream, String> {
 
 fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     let path = path.to_path_buf();
+    // A model the build step built, unchanged since (its stamp matches): a TVM model, and the
+    // macro reads none of its bytes (a model of hundreds of MiB, on every expansion).
+    if built_and_unchanged(args, &path) {
+        return mlf(args, &path);
+    }
     // The first bytes tell a kmodel from a TVM model; what a tar holds is the build step's to
     // read (it says what is wrong with a tar that is not a model).
     let kind = mlf_build::__private::sniff(&path).map_err(|e| e.to_string())?;
@@ -187,6 +192,18 @@ fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, Str
         FileKind::Params => Err(not_a_model(&path, "a TVM parameter file")),
         FileKind::ParamPack => Err(not_a_model(&path, "a folder or archive of external parameters (cargo mlf split)")),
     }
+}
+
+/// Whether the build step built the model at `path` (with this call's placement, or its only
+/// one) and its stamp still matches: compared by file sizes and times alone.
+fn built_and_unchanged(args: &Args, path: &Path) -> bool {
+    let Some(out_dir) = std::env::var_os("OUT_DIR") else { return false };
+    if args.kpu.is_some() {
+        return false;
+    }
+    let pkg = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    let module = args.module.as_ref().map(LitStr::value);
+    mlf_build::__private::locate(Path::new(&out_dir), &pkg, path, module.as_deref(), args.params).is_ok()
 }
 
 /// The error for a file mlf reads that is not a model (`what` says what it is).

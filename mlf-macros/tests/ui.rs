@@ -8,18 +8,21 @@
 
 use std::path::Path;
 
-use mlf_build::__private::Layout;
+use mlf_build::__private::{Layout, Stamp};
 use mlf_build::Placement;
 
 /// An `OUT_DIR` in which the build step generated a module for the digits model from another
-/// version of the file (its fingerprint differs), with parameters embedded.
+/// version of the file (its size, time and fingerprint differ), with parameters embedded.
 fn out_dir_with_a_stale_module(root: &Path) -> std::path::PathBuf {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-out-dir");
     let _ = std::fs::remove_dir_all(&out);
     let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
     // trybuild compiles the cases in a package named after this one.
     let layout = Layout::new(&out, "mlf-macros-tests", &model, None, Placement::Embedded);
-    let (side, contents) = layout.side_file_for("digits", "0000000000000000", "an older digits model");
+    let mut stamp = Stamp::of(&model).unwrap();
+    stamp.files[0].size += 1;
+    stamp.fingerprint = "0000000000000000".into();
+    let (side, contents) = layout.side_file_for("digits", &stamp, "an older digits model");
     std::fs::create_dir_all(side.parent().unwrap()).unwrap();
     std::fs::write(&side, contents).unwrap();
     std::fs::write(layout.rust_file(), "").unwrap();
@@ -34,8 +37,7 @@ fn out_dir_with_a_built_module(root: &Path) -> (std::path::PathBuf, String) {
     let _ = std::fs::remove_dir_all(&out);
     let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
     let layout = Layout::new(&out, "mlf-macros-tests", &model, None, Placement::Embedded);
-    let fingerprint = mlf_build::__private::fingerprint(&model).unwrap();
-    let (side, contents) = layout.side_file_for("digits", &fingerprint, "the digits model");
+    let (side, contents) = layout.side_file_for("digits", &Stamp::of(&model).unwrap(), "the digits model");
     std::fs::create_dir_all(side.parent().unwrap()).unwrap();
     std::fs::write(&side, contents).unwrap();
     std::fs::write(layout.rust_file(), "").unwrap();
@@ -49,11 +51,11 @@ fn out_dir_built_streamed(root: &Path) -> (std::path::PathBuf, String) {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-out-dir-streamed");
     let _ = std::fs::remove_dir_all(&out);
     let model = root.join("../examples/digits/model/digits.tar").canonicalize().unwrap();
-    let fingerprint = mlf_build::__private::fingerprint(&model).unwrap();
+    let stamp = Stamp::of(&model).unwrap();
     let mut streamed_env = String::new();
     for placement in [Placement::Embedded, Placement::Streamed] {
         let layout = Layout::new(&out, "mlf-macros-tests", &model, None, placement);
-        let (side, contents) = layout.side_file_for("digits", &fingerprint, "the digits model");
+        let (side, contents) = layout.side_file_for("digits", &stamp, "the digits model");
         std::fs::create_dir_all(side.parent().unwrap()).unwrap();
         std::fs::write(&side, contents).unwrap();
         std::fs::write(layout.rust_file(), "").unwrap();

@@ -90,6 +90,8 @@ pub struct CompileJob<'a> {
     /// External parameters taken out of the LLVM objects: for each object member, its taken
     /// sections (index in its section table, offset in the parameter region). Empty otherwise.
     pub object_sections: BTreeMap<String, Vec<(usize, u64)>>,
+    /// The assembly that embeds the parameters (`.incbin`), assembled into the library.
+    pub params_asm: Option<PathBuf>,
 }
 
 /// Writes the shared headers, the model's own headers and the rename header into `job.dir`, and
@@ -198,6 +200,10 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         .flag_if_supported("-fstack-usage");
     for (_, f) in &files {
         build.file(f);
+    }
+    if let Some(asm) = &job.params_asm {
+        files.push(("(mlf embedded parameters)".to_string(), asm.clone()));
+        build.file(asm);
     }
     for o in &objects {
         build.object(o);

@@ -7,7 +7,7 @@
 //!
 //! - `OUT_DIR/mlf/<key>.rs`: the generated module;
 //! - `OUT_DIR/mlf/<key>.json`: the side file ([`Located`]'s module name and summary, and the
-//!   fingerprint of the model file the module was generated from);
+//!   [`Stamp`] of the model file the module was generated from);
 //! - `OUT_DIR/mlf/<key>.report.json`: the memory report, when the crate lists budgets;
 //! - `OUT_DIR/mlf/<key>/`: the C sources, headers, objects and library, and embedded
 //!   parameter files (`params/<name>.bin`).
@@ -85,9 +85,9 @@ impl Layout {
     }
 
     /// The side file's path and contents for a module named `module` generated from a model
-    /// whose [`fingerprint`] is `fingerprint`, summarised by `summary`.
-    pub fn side_file_for(&self, module: &str, fingerprint: &str, summary: &str) -> (PathBuf, Vec<u8>) {
-        let side = SideFile { module: module.into(), fingerprint: fingerprint.into(), summary: summary.into() };
+    /// stamped `stamp`, summarised by `summary`.
+    pub fn side_file_for(&self, module: &str, stamp: &Stamp, summary: &str) -> (PathBuf, Vec<u8>) {
+        let side = SideFile { module: module.into(), stamp: stamp.clone(), summary: summary.into() };
         (self.side_file(), serde_json::to_string_pretty(&side).expect("JSON of strings").into_bytes())
     }
 }
@@ -97,8 +97,8 @@ impl Layout {
 struct SideFile {
     /// Default module name.
     module: String,
-    /// Fingerprint of the model file when the module was generated.
-    fingerprint: String,
+    /// The model file when the module was generated.
+    stamp: Stamp,
     /// One-line description for the module's documentation.
     summary: String,
 }
@@ -117,6 +117,64 @@ fn key(package: &str, canonical: &Path, module: Option<&str>, placement: Placeme
     match placement {
         Placement::Embedded => format!("{name}-{h:016x}"),
         p => format!("{name}-{h:016x}-{p}"),
+    }
+}
+
+/// What the build step records of the model it built, for `include_model!` to tell whether the
+/// model changed since without reading it: each file's size and modification time, and the
+/// [`fingerprint`] of its bytes, consulted only when a size or time differs (a file touched but
+/// not changed is still the model the module was generated from).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// [`fingerprint`] of the model's bytes.
+    pub fingerprint: String,
+    /// The model's files (one, named `""`, for a model file; every file of a model directory).
+    pub files: Vec<FileStamp>,
+}
+
+/// The size and modification time of one file of a model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Its path below the model directory (`""` for a model file).
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// Modification time: seconds and nanoseconds since the Unix epoch (0 when the file system
+    /// records none).
+    pub modified: (u64, u32),
+}
+
+impl Stamp {
+    /// The stamp of the model file or directory at `path`: its files' sizes and times, then its
+    /// bytes' fingerprint (the times are taken first, so a file written while it is read shows
+    /// up as changed the next time).
+    pub fn of(path: &Path) -> Result<Stamp> {
+        let files = file_stamps(path)?;
+        Ok(Stamp { fingerprint: fingerprint(path)?, files })
+    }
+
+    /// Whether the model at `path` is still the one stamped: without reading it when no file's
+    /// size or time changed, else by its fingerprint.
+    pub fn matches(&self, path: &Path) -> Result<bool> {
+        if file_stamps(path)? == self.files {
+            return Ok(true);
+        }
+        Ok(fingerprint(path)? == self.fingerprint)
+    }
+}
+
+/// The sizes and times of the model file or every file of the model directory at `path`.
+fn file_stamps(path: &Path) -> Result<Vec<FileStamp>> {
+    let stamp = |name: String, file: &Path| -> Result<FileStamp> {
+        let meta = std::fs::metadata(file).map_err(|e| Error::from(e).in_file(file))?;
+        let since = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        let modified = since.map_or((0, 0), |d| (d.as_secs(), d.subsec_nanos()));
+        Ok(FileStamp { name, size: meta.len(), modified })
+    };
+    if path.is_dir() {
+        files_below(path)?.into_iter().map(|(name, file)| stamp(name, &file)).collect()
+    } else {
+        Ok(vec![stamp(String::new(), path)?])
     }
 }
 
@@ -238,7 +296,7 @@ pub fn locate(
             .map_err(|e| NotLocated::Unreadable(Error::invalid(e.to_string()).in_file(chosen.side_file())))?,
         _ => return Err(NotLocated::NotBuilt),
     };
-    if fingerprint(&canonical).map_err(NotLocated::Unreadable)? != side.fingerprint {
+    if !side.stamp.matches(&canonical).map_err(NotLocated::Unreadable)? {
         return Err(NotLocated::Stale);
     }
     Ok(Located {
@@ -248,4 +306,70 @@ pub fn locate(
         rust_file: chosen.rust_file(),
         built_env: chosen.built_env(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set_modified(path: &Path, t: std::time::SystemTime) {
+        std::fs::File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+    }
+
+    /// A model file, the module the build step generated for it, and the file's time.
+    fn built(dir: &Path, bytes: &[u8]) -> (PathBuf, std::time::SystemTime) {
+        let model = dir.join("model.tar");
+        std::fs::write(&model, bytes).unwrap();
+        let model = model.canonicalize().unwrap();
+        let layout = Layout::new(dir, "pkg", &model, None, Placement::Embedded);
+        std::fs::create_dir_all(layout.work_dir()).unwrap();
+        std::fs::write(layout.rust_file(), "").unwrap();
+        let (side, contents) = layout.side_file_for("m", &Stamp::of(&model).unwrap(), "a model");
+        std::fs::write(side, contents).unwrap();
+        (model.clone(), std::fs::metadata(&model).unwrap().modified().unwrap())
+    }
+
+    fn locate_in(dir: &Path, model: &Path) -> std::result::Result<Located, NotLocated> {
+        locate(dir, "pkg", model, None, Some(Placement::Embedded))
+    }
+
+    #[test]
+    fn an_unchanged_stamp_reads_no_byte_of_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let (model, time) = built(dir.path(), b"first version");
+        assert!(locate_in(dir.path(), &model).is_ok());
+        // Other bytes of the same size under the same time: the stamp alone is compared, so
+        // locate does not see them (had it read the file, it would call the module stale).
+        std::fs::write(&model, b"other version").unwrap();
+        set_modified(&model, time);
+        assert!(locate_in(dir.path(), &model).is_ok());
+        // Any other time makes it look at the bytes, which changed.
+        set_modified(&model, time + std::time::Duration::from_secs(1));
+        assert!(matches!(locate_in(dir.path(), &model), Err(NotLocated::Stale)));
+    }
+
+    #[test]
+    fn a_touched_model_is_still_the_same_a_changed_one_is_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let (model, time) = built(dir.path(), b"the model");
+        set_modified(&model, time + std::time::Duration::from_secs(5));
+        assert!(locate_in(dir.path(), &model).is_ok());
+        std::fs::write(&model, b"the model, longer").unwrap();
+        assert!(matches!(locate_in(dir.path(), &model), Err(NotLocated::Stale)));
+    }
+
+    #[test]
+    fn a_directory_is_stamped_file_by_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("model");
+        std::fs::create_dir_all(model.join("codegen")).unwrap();
+        std::fs::write(model.join("metadata.json"), "{}").unwrap();
+        std::fs::write(model.join("codegen/lib.c"), "int x;").unwrap();
+        let stamp = Stamp::of(&model).unwrap();
+        let names: Vec<&str> = stamp.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["codegen/lib.c", "metadata.json"]);
+        assert!(stamp.matches(&model).unwrap());
+        std::fs::write(model.join("codegen/lib.c"), "int y = 1;").unwrap();
+        assert!(!stamp.matches(&model).unwrap());
+    }
 }

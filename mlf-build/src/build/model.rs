@@ -16,14 +16,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::compile::{self, CompileJob, write_if_changed};
-use super::layout::{Layout, fingerprint};
+use super::layout::{Layout, Stamp};
 use super::libraries::UserLibraries;
 use super::measure::measure_library;
 use super::runnable;
 use super::split_folder::write_folder;
 use crate::backend::{self, Generate, Toolchain};
+use crate::codegen::render;
 use crate::codegen::tvm::ParamCode;
-use crate::codegen::{IncludePath, render};
 use crate::error::{Context, Error, Result};
 use crate::model::{ModelDesc, Placement};
 use crate::plan::params::object_offsets;
@@ -254,24 +254,24 @@ impl Model {
             configure: self.configure.as_deref(),
             libs: &self.libs,
             object_sections: Default::default(),
+            params_asm: None,
         };
         // External parameters: the split, and the model whose C no longer holds them when they
         // were in it (a constant pool, constant arrays, linked parameters): the C compiled and
         // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
-        let param_files = if split.is_none() { write_embedded_params(code_desc, &layout)? } else { Vec::new() };
+        let (param_files, params_asm) = write_embedded_params(code_desc, &layout, &prefix, split.is_none())?;
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
             (Placement::Lazy, Some(split)) => ParamCode::Lazy(split),
             _ => ParamCode::Embedded(&param_files),
         };
-        // The C first: the module states the stack its frames need. Sections taken out of LLVM
-        // objects: their relocations retargeted to the parameter region.
+        // The C first (the module states its frames' stack); LLVM objects' taken sections retargeted.
         let object_sections = params.split().map(|s| object_offsets(s, code_desc.plan_align())).unwrap_or_default();
-        let library =
-            compile::compile(&CompileJob { desc: code_desc, object_sections, ..job.clone() }).in_file(&canonical)?;
+        let library = compile::compile(&CompileJob { desc: code_desc, object_sections, params_asm, ..job.clone() })
+            .in_file(&canonical)?;
         let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         // Bounded before anything is generated: the plan's figures against the limit.
@@ -360,7 +360,7 @@ fn write_module(
     cargo_metadata: bool,
 ) -> Result<()> {
     write_if_changed(&layout.rust_file(), render::text(tokens, header)?.as_bytes())?;
-    let (side_file, side) = layout.side_file_for(module, &fingerprint(canonical)?, summary);
+    let (side_file, side) = layout.side_file_for(module, &Stamp::of(canonical)?, summary);
     write_if_changed(&side_file, &side)?;
     if cargo_metadata {
         println!("cargo::rustc-env={}=1", layout.built_env());
@@ -377,21 +377,39 @@ fn header(desc: &ModelDesc, file_name: &str, mlf_module: Option<&str>, params: P
     ]
 }
 
-/// Writes every parameter the C does not hold into the model's folder (the module embeds them
-/// from there) and returns, for each parameter, the file `include_bytes!` reads, or `None` when
-/// the C holds it.
-fn write_embedded_params(desc: &ModelDesc, layout: &Layout) -> Result<Vec<Option<IncludePath>>> {
-    let mut files = Vec::new();
-    for p in &desc.params {
+/// Writes every parameter the C does not hold into the model's folder, and the assembly that
+/// embeds them from there (`.incbin`, compiled with the model's C: the bytes never pass through
+/// rustc); returns, for each parameter, the symbol the assembly defines it under, or `None`
+/// when the C holds it, and the assembly file (`None` when nothing is embedded). Writes nothing
+/// unless `embed` (the parameters are embedded, not external).
+fn write_embedded_params(
+    desc: &ModelDesc,
+    layout: &Layout,
+    prefix: &str,
+    embed: bool,
+) -> Result<(Vec<Option<String>>, Option<std::path::PathBuf>)> {
+    if !embed {
+        return Ok((Vec::new(), None));
+    }
+    let mut symbols = Vec::new();
+    let mut embedded = Vec::new();
+    for (k, p) in desc.params.iter().enumerate() {
         if p.linked.is_some() {
-            files.push(None);
+            symbols.push(None);
             continue;
         }
-        let (file, in_out_dir) = layout.param_file(&names::sanitize(&p.name));
+        let (file, _) = layout.param_file(&names::sanitize(&p.name));
         write_if_changed(&file, &p.data)?;
-        files.push(Some(IncludePath::out_dir(in_out_dir)));
+        let symbol = format!("{prefix}param{k}_{}", names::sanitize(&p.name));
+        embedded.push((symbol.clone(), file, p.bytes()));
+        symbols.push(Some(symbol));
     }
-    Ok(files)
+    if embedded.is_empty() {
+        return Ok((symbols, None));
+    }
+    let asm = layout.work_dir().join("src").join("mlf_params.S");
+    write_if_changed(&asm, super::embed::assembly(&embedded)?.as_bytes())?;
+    Ok((symbols, Some(asm)))
 }
 
 impl Toolchain for CompileJob<'_> {

@@ -9,7 +9,7 @@ use quote::quote;
 
 use super::render::{blank, comment};
 use super::skeleton::{self, Field};
-use super::{IncludePath, ident, lit, usize_lit};
+use super::{ident, lit, usize_lit};
 use crate::error::Result;
 use crate::model::{ModelDesc, Placement, TensorInfo};
 use crate::plan::split::{ObjectSections, Split};
@@ -66,21 +66,36 @@ pub fn shape_statics<'a>(
     (items, map)
 }
 
-/// The embedded copy of parameter bytes: `static <name>: Aligned<N> = Aligned(*include_bytes!(…))`.
-pub fn embedded_param(name: &Ident, path: &IncludePath, bytes: u64, doc: &str) -> TokenStream {
-    let (path, n) = (path.tokens(), lit(bytes));
+/// The embedded copy of parameter bytes, defined outside Rust by the assembly the build step
+/// compiles with the model's C (`.incbin` of the parameter's file into read-only data, aligned
+/// to 64, under the symbol `symbol`), so that rustc never holds the bytes: the extern static
+/// `<name>_BYTES` and `static <name>: &Aligned<N>`, the safe reference the module uses.
+pub fn embedded_param(name: &Ident, symbol: &str, bytes: u64, doc: &str) -> TokenStream {
+    let n = lit(bytes);
+    let extern_name = ident(&format!("{name}_BYTES"));
+    let extern_doc = format!(" The bytes of [`{name}`], defined by the build step's assembly.");
+    let safety = comment(format!(
+        "SAFETY: the build step's assembly defines `{symbol}` as exactly these {bytes} bytes (the parameter's \
+         file), 64-byte aligned, in read-only data that nothing writes."
+    ));
     quote! {
+        unsafe extern "C" {
+            #[doc = #extern_doc]
+            #[link_name = #symbol]
+            static #extern_name: ::mlf_runtime::Aligned<#n>;
+        }
+        #safety
         #[doc = #doc]
-        static #name: ::mlf_runtime::Aligned<#n> = ::mlf_runtime::Aligned(*include_bytes!(#path));
+        static #name: &::mlf_runtime::Aligned<#n> = unsafe { &#extern_name };
     }
 }
 
 /// Where a generated module finds its parameters.
 #[derive(Clone, Copy, Debug)]
 pub enum ParamCode<'a> {
-    /// In the program image: for each parameter of the model (by index), the file its aligned
-    /// bytes are embedded from, or `None` when the C already holds it.
-    Embedded(&'a [Option<IncludePath>]),
+    /// In the program image: for each parameter of the model (by index), the symbol the build
+    /// step's assembly defines its aligned bytes under, or `None` when the C already holds it.
+    Embedded(&'a [Option<String>]),
     /// Loaded once from these files into a static region (`Model::load`).
     Resident(&'a Split),
     /// Read from these files just before each call that uses them.

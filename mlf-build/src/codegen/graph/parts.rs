@@ -161,7 +161,7 @@ impl Params {
         match params {
             ParamCode::Embedded(files) => {
                 for (k, p) in desc.params.iter().enumerate() {
-                    if let Some(Some(path)) = files.get(k) {
+                    if let Some(Some(symbol)) = files.get(k) {
                         let id = ident(&format!("PARAM_{}", names::const_ident(&p.name)));
                         let doc = format!(
                             " Parameter `{}`: {} {:?}, {} bytes, used in place.",
@@ -170,7 +170,7 @@ impl Params {
                             p.shape,
                             p.bytes()
                         );
-                        out.statics.push(tvm::embedded_param(&id, path, p.bytes(), &doc));
+                        out.statics.push(tvm::embedded_param(&id, symbol, p.bytes(), &doc));
                         out.embedded.insert(k, id);
                     }
                 }
