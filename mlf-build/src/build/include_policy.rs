@@ -89,8 +89,15 @@ fn check_file(member: &str, text: &str, folder: Folder, dir: &str, reach: &Reach
                 _ => {}
             }
         }
-        if line.text.contains("_Pragma") && line.text.contains("dependency") {
-            return refuse("_Pragma(\"… dependency …\") makes the compiler look at another file".into());
+        // Operators a macro can build (`_Pragma("GCC dependency …")` from a stringified argument)
+        // or that look at a host file (`__has_include("/etc/shadow")`): no model's C uses them.
+        for (word, why) in [
+            ("_Pragma", "_Pragma can build a pragma (GCC dependency …) that makes the compiler look at another file"),
+            ("__has_include", "__has_include makes the compiler look for a file, which may be a host file"),
+        ] {
+            if line.text.contains(word) {
+                return refuse(format!("{why}; a model's C may not use it"));
+            }
         }
         for s in &line.strings {
             let lower = s.to_ascii_lowercase();
@@ -226,6 +233,28 @@ impl Chars {
         }
     }
 
+    /// A raw string's delimiter, contents and end (after its opening `"`), read as GCC reads them:
+    /// without line splices; the lines it spans are counted, its contents returned.
+    fn raw_literal(&mut self, text: &mut String) -> String {
+        let start = self.i;
+        let open = self.b[start..].iter().take(17).position(|c| *c == '(');
+        let Some(open) = open else {
+            // Not a raw string GCC accepts (it reports the error): read as an ordinary one.
+            return self.literal('"', text);
+        };
+        let mut close: Vec<char> = vec![')'];
+        close.extend(&self.b[start..start + open]);
+        close.push('"');
+        let body = start + open + 1;
+        let end = self.b[body..].windows(close.len()).position(|w| w == close.as_slice()).map(|p| body + p);
+        let stop = end.map_or(self.b.len(), |e| e + close.len());
+        let lit: String = self.b[body..end.unwrap_or(self.b.len())].iter().collect();
+        self.physical += self.b[start..stop].iter().filter(|c| **c == '\n').count();
+        self.i = stop;
+        text.push('"');
+        lit
+    }
+
     /// A string or character literal (after its opening `quote`): pushed to `text`, its
     /// contents returned.
     fn literal(&mut self, quote: char, text: &mut String) -> String {
@@ -252,9 +281,18 @@ impl Chars {
     }
 }
 
-/// The logical lines of `text`.
+/// Whether a `"` after `text` opens a raw string: `text` ends with the prefix `R`, `u8R`, `uR`,
+/// `UR` or `LR`, itself not the end of a longer identifier.
+fn raw_prefix(text: &str) -> bool {
+    let Some(before) = text.strip_suffix('R') else { return false };
+    let before = ["u8", "u", "U", "L", ""].iter().find_map(|p| before.strip_suffix(p)).unwrap_or(before);
+    !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$' || !c.is_ascii())
+}
+
+/// The logical lines of `text`. A carriage return alone ends a line, as it does for GCC.
 fn logical_lines(text: &str) -> Vec<Line> {
-    let mut chars = Chars { b: replace_trigraphs(text).chars().collect(), i: 0, physical: 1, pending: None };
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut chars = Chars { b: replace_trigraphs(&text).chars().collect(), i: 0, physical: 1, pending: None };
     let mut lines = Vec::new();
     let mut cur = Line { number: 1, text: String::new(), strings: Vec::new() };
     while let Some(c) = chars.next() {
@@ -276,6 +314,13 @@ fn logical_lines(text: &str) -> Vec<Line> {
                 }
                 None => cur.text.push('/'),
             },
+            '"' if raw_prefix(&cur.text) => {
+                // A raw string (`R"x(…)x"`, which GCC accepts in C): it may span lines and hold
+                // what looks like a comment or a quote.
+                cur.text.push(c);
+                let lit = chars.raw_literal(&mut cur.text);
+                cur.strings.push(lit);
+            }
             '"' | '\'' => {
                 cur.text.push(c);
                 let lit = chars.literal(c, &mut cur.text);
@@ -383,6 +428,31 @@ mod tests {
             assert!(e.contains(&format!("codegen/host/src/lib0.c: line {line}: ")), "{text:?}: {e}");
             assert!(e.contains(why), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn directives_hidden_by_what_gcc_reads_differently_are_found() {
+        for (text, line, why) in [
+            // A raw string holding `/*`: GCC ends it on its line; a lexer without raw strings sees
+            // a comment swallowing the include.
+            ("const char *s = R\"x(\"/*)x\";\n#include \"/etc/passwd\"\n// */\n", 2, "absolute path"),
+            ("const char *s = u8R\"(\"/*)\";\n\n#include \"/dev/zero\"\n// */\n", 3, "absolute path"),
+            // A raw string over lines, then the include.
+            ("const char *s = R\"d(\n/*\n)d\";\n#include \"/etc/passwd\"\n", 4, "absolute path"),
+            // A carriage return alone ends a line for GCC.
+            ("int a; /* x */\r#include \"/etc/passwd\"\r", 2, "absolute path"),
+            ("#if __has_include(\"/etc/shadow\")\n#endif\n", 1, "__has_include"),
+            ("#define P(x) _Pragma(#x)\nP(GCC dependency \"/etc/passwd\")\n", 1, "_Pragma"),
+            ("const char *s = R\"(.in\\143bin)\";\nconst char *t = R\"(.incbin)\";\n", 2, "assembler directive"),
+        ] {
+            let e = check_src(text).unwrap_err();
+            assert!(e.contains(&format!("codegen/host/src/lib0.c: line {line}: ")), "{text:?}: {e}");
+            assert!(e.contains(why), "{text:?}: {e}");
+        }
+        // A raw string's contents are not directives.
+        check_src("const char *s = R\"x(\n#include \"/etc/passwd\"\n)x\";\nint after;\n").unwrap();
+        // `FOOR"…"` is an identifier then a string, not a raw string.
+        check_src("#define FOOR \"a\"\nconst char *s = FOOR\"(\";\n").unwrap();
     }
 
     #[test]
