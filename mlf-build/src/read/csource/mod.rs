@@ -8,12 +8,14 @@
 
 mod interval;
 mod items;
+mod pool_access;
 mod pool_lets;
 mod refs;
 mod stores;
 mod tokens;
 mod uses;
 
+pub use pool_access::{PoolReach, pool_reach};
 pub use pool_lets::{PoolLet, pool_lets};
 pub use stores::{KernelStores, kernel_stores};
 pub use tokens::parse_c_int;

@@ -9,6 +9,7 @@ mod crosscheck;
 mod extents;
 mod graph;
 mod outputs;
+pub mod usmp_reach;
 
 pub use extents::{StoreCounts, kernel_stores_fit};
 
