@@ -25,7 +25,16 @@ pub(super) fn read_code(
             continue;
         }
         let text = bytes.as_str().in_member(member)?;
-        code.sources.push(CSource { member: member.to_string(), bytes: bytes.clone(), scan: CFile::scan(text) });
+        let scan = CFile::scan(text);
+        if let Some(at) = scan.unclosed {
+            let line = text.get(..at).map_or(0, |t| t.matches('\n').count()) + 1;
+            return Err(Error::invalid(
+                "the { opened here is never closed: the C ends inside a block (the file is truncated)",
+            )
+            .in_member(member)
+            .at(format!("line {line}")));
+        }
+        code.sources.push(CSource { member: member.to_string(), bytes: bytes.clone(), scan });
     }
     for (member, bytes) in archive.files_in("codegen/host/lib", &[".o", ".obj"]) {
         if mine(member) {
