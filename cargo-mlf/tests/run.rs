@@ -458,3 +458,17 @@ fn split_of_a_kmodel_says_why_not() {
     assert!(err.contains("fc.kmodel\nhelp: split takes TVM models (MLF archives)"), "{err}");
     assert!(!err.contains("Model::compile"), "{err}");
 }
+
+/// `--module NAME` on an archive with several modules: the runner's build script builds that
+/// module and its `main.rs` includes the same one (both modules of the two-module archive are the
+/// digits MLP, so each reproduces the digits vectors).
+#[test]
+fn run_module_builds_and_runs_the_named_module_of_several() {
+    let root = mlf_fixtures::workspace_root();
+    let model = root.join("model-tests/models/two-modules.tar");
+    let vectors = root.join("examples/digits/model");
+    for module in ["other", "default"] {
+        let ran = run_cases_with(&model, &vectors, &["--module".as_ref(), module.as_ref()]);
+        assert_eq!(ran.cases, 10, "{module}");
+    }
+}
