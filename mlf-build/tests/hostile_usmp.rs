@@ -1,7 +1,8 @@
 //! USMP pools held to what the kernels touch (issue 25, class 2): archives derived from the
 //! repository's digits AOT USMP archive whose workspace pool is declared smaller than the kernels
 //! index (in the C alone, or in the C, the header and the metadata together) are refused before
-//! anything is built, naming the member and the pool; every USMP fixture still reads.
+//! anything is built, naming the member and the pool; every USMP fixture still reads. Class 5 too:
+//! a `tvmgen_default_run` that differs from the interface header's prototype or structs.
 
 use mlf_build::__private::read::mlf::usmp_reach;
 use mlf_fixtures::{edit_member, replace_once, tar_members, workspace_root, write_members};
@@ -123,4 +124,61 @@ fn a_constant_pool_shorter_than_what_its_kernels_read_is_refused_when_taken_out(
     });
     let e = build(&m).unwrap_err();
     assert!(e.contains("reaches 9640 bytes into global_const_workspace, which is 9616"), "{e}");
+}
+
+/// Issue 25, class 5: the AOT entry mlf calls is held to the interface header.
+#[test]
+fn an_aot_entry_that_differs_from_its_header_is_refused() {
+    let lib0 = "codegen/host/src/default_lib0.c";
+    let run = "int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_default_outputs* outputs)";
+    open(&usmp()).unwrap();
+    // An extra parameter.
+    let mut m = usmp();
+    edit_member(&mut m, lib0, |t| {
+        replace_once(
+            t,
+            run,
+            "int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_default_outputs* outputs, int32_t* extra)",
+        )
+    });
+    let e = open(&m).unwrap_err();
+    assert!(
+        e.contains("default_lib0.c")
+            && e.contains("tvmgen_default_outputs*, int32_t*)")
+            && e.contains("tvmgen_default.h"),
+        "{e}"
+    );
+    // Its own inputs struct, with more members than the header's (without the header).
+    let mut m = usmp();
+    edit_member(&mut m, lib0, |t| {
+        let t = replace_once(
+            t,
+            "#include <tvmgen_default.h>",
+            "struct tvmgen_default_inputs { void* pixels; void* more[64]; };\nstruct tvmgen_default_outputs { void* output; };",
+        );
+        t
+    });
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("default_lib0.c") && e.contains("without including tvmgen_default.h"), "{e}");
+    // Its own struct beside the header, renamed around it by the preprocessor.
+    let mut m = usmp();
+    edit_member(&mut m, lib0, |t| {
+        replace_once(
+            t,
+            "#include <tvmgen_default.h>",
+            "#include <tvmgen_default.h>\n#define tvmgen_default_inputs evil_inputs\nstruct tvmgen_default_inputs { void* pixels; void* more[64]; };",
+        )
+    });
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("defines struct tvmgen_default_inputs"), "{e}");
+    let mut m = usmp();
+    edit_member(&mut m, lib0, |t| {
+        replace_once(
+            t,
+            "#include <tvmgen_default.h>",
+            "#include <tvmgen_default.h>\n#  define tvmgen_default_outputs evil",
+        )
+    });
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("#define or #undef of a tvmgen_ name"), "{e}");
 }

@@ -42,6 +42,9 @@ pub(super) fn read_aot(
         &mut blockers,
     )?;
     desc.blockers.extend(blockers);
+    if let (AotCall::CInterface { .. }, Some((member, f))) = (&call, &run) {
+        super::aot_entry::check(desc, (member, f), header.as_ref(), &header_name, &cm)?;
+    }
     desc.fact("AOT entry", style.clone(), "C source definitions");
 
     // --- USMP pools inside the C --------------------------------------------------------------
