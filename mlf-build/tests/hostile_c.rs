@@ -101,3 +101,41 @@ fn the_controlled_search_path_still_finds_every_targets_c_library() {
             .unwrap_or_else(|e| panic!("{target}: {e}"));
     }
 }
+
+/// The digits AOT archive with `c` appended to its kernels, built for the host: the error.
+fn refused(c: &str) -> String {
+    let mut m = derived::digits_aot_c();
+    mlf_fixtures::edit_member(&mut m, KERNELS, |t| format!("{t}\n{c}\n"));
+    let dir = tempfile::tempdir().unwrap();
+    write_members(dir.path(), &m);
+    let out = tempfile::tempdir().unwrap();
+    mlf_build::Model::open(dir.path())
+        .build_into(dir.path(), out.path(), "hostile", HOST, HOST, false)
+        .expect_err(&format!("{c}: must be refused"))
+        .to_string()
+}
+
+/// Issue 25, class 3: the objects mlf compiles are checked as compiled — no code that runs at
+/// program load or exit, no symbol that would be the whole program's.
+#[test]
+fn load_time_code_and_symbols_outside_the_prefix_are_refused_as_compiled() {
+    if !has_host_cc() {
+        eprintln!("skipping: no host C compiler (cc)");
+        return;
+    }
+    for (c, why) in [
+        ("volatile int mlf_v;\n__attribute__((constructor)) static void mlf_c(void) { mlf_v = 1; }", "starts or ends"),
+        ("volatile int mlf_v;\n__attribute__((destructor)) static void mlf_d(void) { mlf_v = 2; }", "starts or ends"),
+        (
+            "volatile int mlf_v;\nstatic void mlf_g(void) { mlf_v = 3; }\n__attribute__((used, section(\".init_array\"))) static void (*mlf_p)(void) = mlf_g;",
+            "starts or ends",
+        ),
+        (
+            "void* mlf_memcpy(void* d, const void* s, unsigned long n) __asm__(\"memcpy\");\nvoid* mlf_memcpy(void* d, const void* s, unsigned long n) { return d; }",
+            "global symbol memcpy",
+        ),
+    ] {
+        let e = refused(c);
+        assert!(e.contains(why) && e.contains("lib"), "{c}: {e}");
+    }
+}

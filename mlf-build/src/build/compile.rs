@@ -211,8 +211,13 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
     if let Err(e) = build.try_compile(&job.lib_name) {
         return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("obj")));
     }
+    // The library as compiled: no compressed section, no relocation outside its section, no
+    // load-time code, no global symbol without the model's prefix.
+    let lib = job.dir.join("obj").join(format!("lib{}.a", job.lib_name));
+    let bytes = std::fs::read(&lib).map_err(|e| Error::from(e).in_file(&lib))?;
+    crate::read::object_check::check_library(&format!("lib{}.a", job.lib_name), &bytes, &job.prefix)?;
     compile_user_code(job)?;
-    Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
+    Ok(lib)
 }
 
 /// The folders the model's C may read from besides the compiler's own: the folder mlf lays the

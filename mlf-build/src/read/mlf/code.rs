@@ -38,6 +38,7 @@ pub(super) fn read_code(
     }
     for (member, bytes) in archive.files_in("codegen/host/lib", &[".o", ".obj"]) {
         if mine(member) {
+            crate::read::object_check::check(member, bytes, None)?;
             code.objects.push(ObjectFile { member: member.to_string(), bytes: bytes.clone() });
         }
     }
