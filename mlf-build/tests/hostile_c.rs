@@ -139,3 +139,44 @@ fn load_time_code_and_symbols_outside_the_prefix_are_refused_as_compiled() {
         assert!(e.contains(why) && e.contains("lib"), "{c}: {e}");
     }
 }
+
+/// Sets field `at` (offset in the section header: 24 sh_offset, 32 sh_size) of the first section
+/// named `.rodata…` of the ELF64 object `bytes` to `value`; returns the section's name.
+fn damage_rodata(bytes: &mut [u8], at: usize, value: u64) -> String {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(&bytes[..]).unwrap();
+    let s = file.sections().find(|s| s.name().is_ok_and(|n| n.starts_with(".rodata")) && s.size() > 1024).unwrap();
+    let (index, name) = (s.index().0, s.name().unwrap().to_string());
+    let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
+    let entsize = u16::from_le_bytes(bytes[0x3a..0x3c].try_into().unwrap()) as usize;
+    let field = shoff + index * entsize + at;
+    bytes[field..field + 8].copy_from_slice(&value.to_le_bytes());
+    name
+}
+
+/// Issue 25, class 6: with external parameters a damaged object is named with its section, as
+/// with embedded ones — not taken for code that holds no constants.
+#[test]
+fn a_damaged_object_is_named_with_its_section_when_parameters_are_external() {
+    if !has_host_cc() {
+        eprintln!("skipping: no host C compiler (cc)");
+        return;
+    }
+    let m = derived::with_c_as_objects(derived::digits_aot_c(), "cc", &["-O2", "-fPIC"], |n| {
+        !n.ends_with("default_lib0.c")
+    });
+    for (at, value) in [(32, 1u64 << 40), (24, 1u64 << 40)] {
+        let mut m = m.clone();
+        let (_, obj) = m.iter_mut().find(|(n, _)| n.ends_with("default_lib1.o")).unwrap();
+        let section = damage_rodata(obj, at, value);
+        let dir = tempfile::tempdir().unwrap();
+        write_members(dir.path(), &m);
+        let out = tempfile::tempdir().unwrap();
+        let e = mlf_build::Model::open(dir.path())
+            .params(mlf_build::Placement::Resident)
+            .build_into(dir.path(), out.path(), "hostile", HOST, HOST, false)
+            .expect_err("a damaged object")
+            .to_string();
+        assert!(e.contains("default_lib1.o") && e.contains(&section) && !e.contains("no constants"), "{e}");
+    }
+}
