@@ -312,3 +312,23 @@ fn leading_dot_names_are_one_member_for_every_reader() {
         assert_eq!(buf, A, "{what}");
     }
 }
+
+/// Issue 25, class 6: an error of the whole pack or of `configure.json` names the path, not an
+/// empty identifier.
+#[test]
+fn pack_level_errors_name_no_empty_identifier() {
+    let no_config = tar_of(&[("params/x.bin", b'0', A)]);
+    let mem: &[u8] = &no_config;
+    let mut damaged = tar_of(&[("configure.json", b'0', b"{}"), ("params/x.bin", b'0', A)]);
+    damaged[100] ^= 1;
+    let mem2: &[u8] = &damaged;
+    for e in [
+        FlashArchive::new(mem).map(drop).unwrap_err(),
+        PackedArchive::from_bytes("p.tar", no_config.clone()).map(drop).unwrap_err(),
+        FlashArchive::new(mem2).map(drop).unwrap_err(),
+        PackedArchive::from_bytes("p.tar", damaged.clone()).map(drop).unwrap_err(),
+    ] {
+        let s = e.to_string();
+        assert!(!s.contains("identifier \"\"") && s.contains("path"), "{s}");
+    }
+}
