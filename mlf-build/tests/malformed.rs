@@ -484,3 +484,15 @@ fn every_reader_of_c_takes_truncated_text_without_panicking() {
         }
     }
 }
+
+#[test]
+fn over_long_member_names_are_refused_naming_the_member() {
+    // Issue 25, class 6: the error named the OUT_DIR path the write failed in.
+    let mut m = digits_members();
+    let long = format!("codegen/host/src/{}.c", "k".repeat(300));
+    let c = get(&m, "codegen/host/src/default_lib1.c");
+    remove(&mut m, "codegen/host/src/default_lib1.c");
+    set(&mut m, &long, c);
+    let e = read_members(&m).to_string();
+    assert!(e.contains("codegen/host/src/kkkk") && e.contains("at most 200 bytes") && !e.contains("OUT_DIR"), "{e}");
+}
