@@ -151,12 +151,11 @@ fn an_aot_entry_that_differs_from_its_header_is_refused() {
     // Its own inputs struct, with more members than the header's (without the header).
     let mut m = usmp();
     edit_member(&mut m, lib0, |t| {
-        let t = replace_once(
+        replace_once(
             t,
             "#include <tvmgen_default.h>",
             "struct tvmgen_default_inputs { void* pixels; void* more[64]; };\nstruct tvmgen_default_outputs { void* output; };",
-        );
-        t
+        )
     });
     let e = open(&m).unwrap_err();
     assert!(e.contains("default_lib0.c") && e.contains("without including tvmgen_default.h"), "{e}");

@@ -459,7 +459,7 @@ fn c_that_ends_inside_a_block_is_refused_naming_file_and_line() {
     let name = "codegen/host/src/default_lib1.c";
     let text = String::from_utf8(get(&m, name)).unwrap();
     let cut = text.find('{').unwrap() + 1;
-    set(&mut m, name, text[..cut].as_bytes().to_vec());
+    set(&mut m, name, text.as_bytes()[..cut].to_vec());
     let e = read_members(&m);
     assert_located(&e, name);
     assert!(e.to_string().contains("truncated"), "{e}");
