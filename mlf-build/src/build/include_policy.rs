@@ -289,9 +289,12 @@ fn raw_prefix(text: &str) -> bool {
     !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$' || !c.is_ascii())
 }
 
-/// The logical lines of `text`. A carriage return alone ends a line, as it does for GCC.
+/// The logical lines of `text`. A carriage return alone ends a line, a NUL is whitespace and a
+/// byte order mark at the start is skipped, as they are for GCC (`\0#include …` is a directive to
+/// it); a byte order mark elsewhere is taken as whitespace too (a directive the compiler would
+/// not see is refused all the same).
 fn logical_lines(text: &str) -> Vec<Line> {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = text.replace("\r\n", "\n").replace('\r', "\n").replace(['\0', '\u{feff}'], " ");
     let mut chars = Chars { b: replace_trigraphs(&text).chars().collect(), i: 0, physical: 1, pending: None };
     let mut lines = Vec::new();
     let mut cur = Line { number: 1, text: String::new(), strings: Vec::new() };
@@ -441,6 +444,11 @@ mod tests {
             ("const char *s = R\"d(\n/*\n)d\";\n#include \"/etc/passwd\"\n", 4, "absolute path"),
             // A carriage return alone ends a line for GCC.
             ("int a; /* x */\r#include \"/etc/passwd\"\r", 2, "absolute path"),
+            // GCC ignores a NUL (with a warning the build hides): the line is a directive.
+            ("int a;\n\0#include \"/etc/passwd\"\n", 2, "absolute path"),
+            ("int a;\n\0\0 # \0 include \"/etc/passwd\"\n", 2, "absolute path"),
+            // GCC skips a byte order mark at the start of the file.
+            ("\u{feff}#include \"/etc/passwd\"\n", 1, "absolute path"),
             ("#if __has_include(\"/etc/shadow\")\n#endif\n", 1, "__has_include"),
             ("#define P(x) _Pragma(#x)\nP(GCC dependency \"/etc/passwd\")\n", 1, "_Pragma"),
             ("const char *s = R\"(.in\\143bin)\";\nconst char *t = R\"(.incbin)\";\n", 2, "assembler directive"),
