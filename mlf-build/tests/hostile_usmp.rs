@@ -181,3 +181,30 @@ fn an_aot_entry_that_differs_from_its_header_is_refused() {
     let e = open(&m).unwrap_err();
     assert!(e.contains("#define or #undef of a tvmgen_ name"), "{e}");
 }
+
+#[test]
+fn a_pointer_into_the_pool_passed_to_a_kernel_is_held_to_what_the_kernel_touches() {
+    let lib1 = "codegen/host/src/default_lib1.c";
+    // The dense kernel writes 10 floats through T_add: from 160 that ends at 200, past 196.
+    let mut m = usmp();
+    edit_member(&mut m, lib1, |t| {
+        replace_once(
+            t,
+            "void* sid_2_let = (&(global_workspace_1_var[128]));",
+            "void* sid_2_let = (&(global_workspace_1_var[160]));",
+        )
+    });
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("tvmgen_default___tvm_main__ reaches 200 bytes into global_workspace, which is 196"), "{e}");
+    // Passed on inside an expression: not followed, refused.
+    let mut m = usmp();
+    edit_member(&mut m, lib1, |t| {
+        replace_once(
+            t,
+            "tvmgen_default_fused_nn_softmax(sid_2_let,",
+            "tvmgen_default_fused_nn_softmax(((float*)sid_2_let) + 40,",
+        )
+    });
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("passes sid_2_let") && e.contains("expression"), "{e}");
+}

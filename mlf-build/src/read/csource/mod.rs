@@ -15,9 +15,9 @@ mod stores;
 mod tokens;
 mod uses;
 
-pub use pool_access::{PoolReach, pool_reach};
+pub use pool_access::{PoolReach, param_reach, pool_reach};
 pub use pool_lets::{PoolLet, pool_lets};
-pub use stores::{KernelStores, kernel_stores};
+pub use stores::{KernelStores, elem_bytes, kernel_stores};
 pub use tokens::parse_c_int;
 
 use crate::model::CFile;

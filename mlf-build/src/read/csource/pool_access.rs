@@ -37,35 +37,8 @@ pub fn pool_reach(text: &str, pools: &[&str]) -> PoolReach {
         let follow = once(&l.local) && !lets.contains_key(&l.local);
         lets.insert(l.local.clone(), follow.then(|| (l.pool.clone(), l.offset)));
     }
-    let mut loops: HashMap<String, Option<i64>> = HashMap::new();
-    let mut locals: HashMap<String, Option<(usize, usize)>> = HashMap::new();
-    for i in 0..toks.len() {
-        match &toks[i] {
-            Tok::Ident(k) if k == "for" => {
-                if let Some((v, n)) = canonical_for(&toks, i) {
-                    let ok = n >= 1 && names.decls(&v) == 1 && names.changes(&v) == 1 && !loops.contains_key(&v);
-                    loops.insert(v, ok.then_some(n - 1));
-                }
-            }
-            Tok::Ident(t)
-                if matches!(t.as_str(), "int32_t" | "int64_t" | "int") && i > 0 && toks[i - 1] != Tok::Punct('(') =>
-            {
-                if let (Some(Tok::Ident(n)), Some(Tok::Punct('='))) = (toks.get(i + 1), toks.get(i + 2)) {
-                    let semi = toks[i + 2..].iter().position(|t| *t == Tok::Punct(';')).map(|k| i + 2 + k);
-                    let ok = once(n) && !locals.contains_key(n);
-                    locals.insert(n.clone(), semi.filter(|_| ok).map(|s| (i + 3, s)));
-                }
-            }
-            _ => {}
-        }
-    }
-    let lookup = |n: &str| -> Option<Binding> {
-        match (locals.get(n), loops.get(n)) {
-            (Some(Some((s, e))), None) => Some(Binding::Expr(*s, *e)),
-            (None, Some(Some(hi))) => Some(Binding::Var(*hi)),
-            _ => None,
-        }
-    };
+    let scope = Scope::of(&toks, &names);
+    let lookup = |n: &str| scope.lookup(n);
     let mut out = PoolReach::default();
     for (pool, offset) in lets.values().flatten() {
         let r = out.reach.entry(pool.clone()).or_default();
@@ -115,6 +88,85 @@ pub fn pool_reach(text: &str, pools: &[&str]) -> PoolReach {
         }
     }
     out
+}
+
+/// Loop variables and locals standing for an expression, as the evaluator looks them up: each
+/// declared once and never changed (a loop variable but by its `++v`).
+struct Scope {
+    loops: HashMap<String, Option<i64>>,
+    locals: HashMap<String, Option<(usize, usize)>>,
+}
+
+impl Scope {
+    fn of(toks: &[Tok], names: &Names) -> Scope {
+        let once = |n: &str| names.decls(n) == 1 && names.changes(n) == 0;
+        let mut loops: HashMap<String, Option<i64>> = HashMap::new();
+        let mut locals: HashMap<String, Option<(usize, usize)>> = HashMap::new();
+        for i in 0..toks.len() {
+            match &toks[i] {
+                Tok::Ident(k) if k == "for" => {
+                    if let Some((v, n)) = canonical_for(toks, i) {
+                        let ok = n >= 1 && names.decls(&v) == 1 && names.changes(&v) == 1 && !loops.contains_key(&v);
+                        loops.insert(v, ok.then_some(n - 1));
+                    }
+                }
+                Tok::Ident(t)
+                    if matches!(t.as_str(), "int32_t" | "int64_t" | "int")
+                        && i > 0
+                        && toks[i - 1] != Tok::Punct('(') =>
+                {
+                    if let (Some(Tok::Ident(n)), Some(Tok::Punct('='))) = (toks.get(i + 1), toks.get(i + 2)) {
+                        let semi = toks[i + 2..].iter().position(|t| *t == Tok::Punct(';')).map(|k| i + 2 + k);
+                        let ok = once(n) && !locals.contains_key(n);
+                        locals.insert(n.clone(), semi.filter(|_| ok).map(|s| (i + 3, s)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Scope { loops, locals }
+    }
+
+    fn lookup(&self, n: &str) -> Option<Binding> {
+        match (self.locals.get(n), self.loops.get(n)) {
+            (Some(Some((s, e))), None) => Some(Binding::Expr(*s, *e)),
+            (None, Some(Some(hi))) => Some(Binding::Var(*hi)),
+            _ => None,
+        }
+    }
+}
+
+/// How far the function definition `text` reaches through its pointer parameter `param` (whose
+/// element has `declared` bytes, `None` for `void*`): the lowest byte (negative: before the
+/// pointer, as padding kernels index under a guard) and the end of the furthest access, every
+/// access `param[index]` or `((T*)param)[index]` bounded as in [`pool_reach`]. `None` when an
+/// access cannot be bounded or the parameter is used any other way (passed on, copied, offset),
+/// which would take the reach out of sight.
+pub fn param_reach(text: &str, param: &str, declared: Option<u64>) -> Option<(i64, u64)> {
+    let (toks, _) = tokenize(text, &mut Vec::new());
+    let body = toks.iter().position(|t| *t == Tok::Punct('{'))?;
+    let names = Names::count(&toks);
+    let scope = Scope::of(&toks, &names);
+    let lookup = |n: &str| scope.lookup(n);
+    let (mut low, mut reach) = (0i64, 0u64);
+    for i in body..toks.len() {
+        if toks[i] != Tok::Ident(param.to_string()) {
+            continue;
+        }
+        let (elem, open) = if toks.get(i + 1) == Some(&Tok::Punct('[')) {
+            (declared, i + 1)
+        } else {
+            let ty = i.checked_sub(5).and_then(|s| cast_access(&toks, s)).filter(|(_, n)| *n == param);
+            (elem_bytes(ty?.0), i + 2)
+        };
+        let close = skip_group(&toks, open);
+        let r = hull(&toks, open + 1, close.checked_sub(1)?, &lookup)?;
+        let elem = elem?;
+        low = low.min(r.lo.checked_mul(i64::try_from(elem).ok()?)?);
+        let end = u64::try_from(r.hi.max(0)).ok()?.checked_add(1)?.checked_mul(elem)?;
+        reach = reach.max(end);
+    }
+    Some((low, reach))
 }
 
 /// `((T*)NAME)[` at `i`: `T` and `NAME`.
@@ -175,5 +227,22 @@ mod tests {
             "  void* w_let = (&(global_workspace_5_var[0]));\n  for (int32_t i = 0; i < 8; ++i) {\n    ((float*)w_let)[(i - 4)] = 0.0f;\n  }",
         );
         assert_eq!(r.below.get("global_workspace_5_var"), Some(&1), "{r:?}");
+    }
+
+    #[test]
+    fn a_parameters_reach_counts_every_access_and_gives_up_when_it_escapes() {
+        let k = |body: &str| format!("int32_t k(float* p0, float* out) {{\n{body}\n  return 0;\n}}\n");
+        let r = param_reach(
+            &k(
+                "  for (int32_t i = 0; i < 10; ++i) {\n    out[i] = ((i < 1) ? 0.0f : p0[(i - 1)]);\n    ((int8_t*)p0)[(i + 50)] = 0;\n  }",
+            ),
+            "p0",
+            Some(4),
+        );
+        assert_eq!(r, Some((-4, 60)));
+        assert_eq!(param_reach(&k("  out[0] = 1.0f;"), "p0", Some(4)), Some((0, 0)));
+        for body in ["  float* q = p0;\n  q[3] = 0;", "  g(p0);", "  p0[n] = 0;"] {
+            assert_eq!(param_reach(&k(body), "p0", Some(4)), None, "{body}");
+        }
     }
 }

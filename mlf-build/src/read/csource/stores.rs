@@ -327,7 +327,7 @@ fn handle_data(rhs: &[Tok]) -> Option<&str> {
 }
 
 /// Bytes of a C element type TVM stores through.
-pub(super) fn elem_bytes(ty: &str) -> Option<u64> {
+pub fn elem_bytes(ty: &str) -> Option<u64> {
     match ty {
         "int8_t" | "uint8_t" | "char" | "bool" => Some(1),
         "int16_t" | "uint16_t" | "half" => Some(2),

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::model::{ModelDesc, UsmpPools};
-use crate::read::csource::pool_reach;
+use crate::model::{CFunction, ModelDesc, UsmpPools};
+use crate::read::csource::{elem_bytes, param_reach, pool_lets, pool_reach};
 
 /// USMP pool parameters of an AOT function (`global_workspace_1_var`, `global_const_workspace_0_var`).
 pub(crate) fn is_pool_param(name: &str) -> bool {
@@ -49,7 +49,12 @@ pub fn furthest(desc: &ModelDesc) -> Result<BTreeMap<bool, (u64, String, String)
                 ))
                 .in_member(s.member.clone()));
             }
-            for (pool, bytes) in r.reach {
+            let mut reach = r.reach;
+            for (pool, bytes) in passed_on(desc, f, body, &pools).map_err(|e| e.in_member(s.member.clone()))? {
+                let e = reach.entry(pool).or_default();
+                *e = (*e).max(bytes);
+            }
+            for (pool, bytes) in reach {
                 let e = out.entry(is_constant(&pool)).or_insert((0, String::new(), String::new()));
                 if bytes > e.0 {
                     *e = (bytes, f.name.clone(), s.member.clone());
@@ -94,4 +99,76 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// Where the pointers into pools that function `f` (its definition `body`) passes to other
+/// functions reach: for each call argument that is a pointer bound into a pool
+/// (`void* sid_1_let = (&(global_workspace_1_var[128]));`), its offset plus how far the callee
+/// reaches through that parameter ([`param_reach`]). A callee the C does not define, or whose
+/// reach cannot be bounded, is refused.
+fn passed_on(desc: &ModelDesc, f: &CFunction, body: &str, pools: &[&str]) -> Result<Vec<(String, u64)>> {
+    let lets: BTreeMap<String, (String, u64)> = pool_lets(body)
+        .into_iter()
+        .filter(|l| pools.contains(&l.pool.as_str()))
+        .map(|l| (l.local, (l.pool, l.offset)))
+        .collect();
+    let mut out = Vec::new();
+    for call in &f.calls {
+        for (k, arg) in call.args.iter().enumerate() {
+            let words = arg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            let Some(name) = words.filter(|w| lets.contains_key(*w)).next() else { continue };
+            let (pool, offset) = &lets[name];
+            let refuse = |why: &str| {
+                Err(Error::unsupported(format!(
+                    "{} passes {name} (at {offset} in {pool}) to {}, {why}; a pointer into a pool must be \
+                     shown to stay inside it",
+                    f.name, call.callee
+                )))
+            };
+            if arg.trim() != name {
+                // An access `((T*)name)[i]` inside the argument is counted where it stands; the
+                // pointer itself passed on inside an expression is not followed.
+                if !only_accessed(arg, name) {
+                    return refuse("as an expression mlf does not follow");
+                }
+                continue;
+            }
+            let Some((src, callee)) = desc.code.definition(&call.callee) else {
+                return refuse("which the C does not define");
+            };
+            let Some(param) = callee.params.get(k) else { return refuse("which takes fewer parameters") };
+            if is_pool_param(&param.name) {
+                continue;
+            }
+            let text = src.bytes.as_str().ok().and_then(|t| {
+                let item = src.scan.items.iter().find(|i| i.is_function_definition && i.name == callee.name)?;
+                t.get(item.range.clone())
+            });
+            let declared = elem_bytes(param.ty.trim_end_matches(|c: char| c == '*' || c.is_whitespace()).trim());
+            // The lowest byte is not held to the pool's start: padding kernels index before
+            // their input under a guard (`(1 <= i) ? p0[i - 41] : 0`) the evaluator does not read.
+            let Some((_, bytes)) = text.and_then(|t| param_reach(t, &param.name, declared)) else {
+                return refuse(&format!("whose accesses through {} mlf cannot bound", param.name));
+            };
+            out.push((pool.clone(), offset.saturating_add(bytes)));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether every occurrence of the word `name` in `arg` is the pointer of an access
+/// `((T*)name)[…]`.
+fn only_accessed(arg: &str, name: &str) -> bool {
+    let mut from = 0;
+    while let Some(p) = arg[from..].find(name) {
+        let at = from + p;
+        from = at + name.len();
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let word = !arg[..at].ends_with(ident) && !arg[from..].starts_with(ident);
+        let after: String = arg[from..].chars().filter(|c| !c.is_whitespace()).take(2).collect();
+        if word && after != ")[" {
+            return false;
+        }
+    }
+    true
 }
