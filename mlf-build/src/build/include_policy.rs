@@ -64,6 +64,19 @@ pub(crate) fn check(desc: &ModelDesc) -> Result<()> {
 }
 
 fn check_file(member: &str, text: &str, folder: Folder, dir: &str, reach: &Reachable) -> Result<()> {
+    // A trigraph is read one way by a compiler that applies them (`-trigraphs`, a strict `-std`)
+    // and another by one that does not (`??/` at a line's end splices the line or not): no
+    // reading of the text can be both, so a model's C may not hold one.
+    let trigraph = text.lines().position(|l| {
+        l.match_indices("??").any(|(k, _)| l[k + 2..].starts_with(['=', '/', '\'', '(', ')', '!', '<', '>', '-']))
+    });
+    if let Some(k) = trigraph {
+        return Err(Error::unsupported(
+            "a trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-): compilers read it differently; a model's C may not hold one",
+        )
+        .in_member(member.to_string())
+        .at(format!("line {}", k + 1)));
+    }
     for line in logical_lines(text) {
         let refuse = |why: String| {
             Err(Error::unsupported(why).in_member(member.to_string()).at(format!("line {}", line.number)))
@@ -195,10 +208,17 @@ impl Chars {
         }
         loop {
             let c = *self.b.get(self.i)?;
-            let splice = match (c, self.b.get(self.i + 1), self.b.get(self.i + 2)) {
-                ('\\', Some('\n'), _) => 2,
-                ('\\', Some('\r'), Some('\n')) => 3,
-                _ => 0,
+            // `\` then a line end is a splice; GCC splices over spaces and tabs before the line
+            // end too (with a warning the build hides).
+            let splice = if c == '\\' {
+                let blanks =
+                    self.b[self.i + 1..].iter().take_while(|b| matches!(b, ' ' | '\t' | '\x0b' | '\x0c')).count();
+                match self.b.get(self.i + 1 + blanks) {
+                    Some('\n') => blanks + 2,
+                    _ => 0,
+                }
+            } else {
+                0
             };
             if splice == 0 {
                 self.i += 1;
@@ -420,7 +440,8 @@ mod tests {
             ("#inc\\\nlude \"/etc/passwd\"\n", 1, "absolute path"),
             ("# /* hidden */ include \"/etc/passwd\"\n", 1, "absolute path"),
             ("%:include \"/etc/passwd\"\n", 1, "absolute path"),
-            ("??=include \"/etc/passwd\"\n", 1, "absolute path"),
+            ("??=include \"/etc/passwd\"\n", 1, "trigraph"),
+            ("const char *s = \"abc??/\n\";/*\n#include \"/etc/passwd\"\n// */\n", 1, "trigraph"),
             ("#include_next </etc/passwd>\n", 1, "absolute path"),
             ("#import \"/etc/passwd\"\n", 1, "absolute path"),
             ("/* a\n comment */\n#embed \"/etc/passwd\"\n", 3, "#embed"),
@@ -447,6 +468,8 @@ mod tests {
             // GCC ignores a NUL (with a warning the build hides): the line is a directive.
             ("int a;\n\0#include \"/etc/passwd\"\n", 2, "absolute path"),
             ("int a;\n\0\0 # \0 include \"/etc/passwd\"\n", 2, "absolute path"),
+            // A splice over trailing blanks (GCC's): the string goes on, `/*` is inside it.
+            ("const char* s = \"abc\\  \n/*\";\n#include \"/etc/passwd\"\n// */\n", 3, "absolute path"),
             // GCC skips a byte order mark at the start of the file.
             ("\u{feff}#include \"/etc/passwd\"\n", 1, "absolute path"),
             ("#if __has_include(\"/etc/shadow\")\n#endif\n", 1, "__has_include"),
