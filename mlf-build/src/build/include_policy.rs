@@ -107,6 +107,9 @@ fn check_file(member: &str, text: &str, folder: Folder, dir: &str, reach: &Reach
         for (word, why) in [
             ("_Pragma", "_Pragma can build a pragma (GCC dependency …) that makes the compiler look at another file"),
             ("__has_include", "__has_include makes the compiler look for a file, which may be a host file"),
+            // Pasting could build either name (`__has_ ## include`) where no check sees it.
+            ("##", "token pasting (##) can build names the check cannot see, such as __has_include"),
+            ("%:%:", "token pasting (%:%:) can build names the check cannot see, such as __has_include"),
         ] {
             if line.text.contains(word) {
                 return refuse(format!("{why}; a model's C may not use it"));
@@ -473,6 +476,7 @@ mod tests {
             // GCC skips a byte order mark at the start of the file.
             ("\u{feff}#include \"/etc/passwd\"\n", 1, "absolute path"),
             ("#if __has_include(\"/etc/shadow\")\n#endif\n", 1, "__has_include"),
+            ("#define P(a, b) a ## b\n#if P(__has_, include)(\"/etc/shadow\")\n#endif\n", 1, "token pasting"),
             ("#define P(x) _Pragma(#x)\nP(GCC dependency \"/etc/passwd\")\n", 1, "_Pragma"),
             ("const char *s = R\"(.in\\143bin)\";\nconst char *t = R\"(.incbin)\";\n", 2, "assembler directive"),
         ] {
