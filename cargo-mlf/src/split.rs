@@ -100,8 +100,18 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
     }
     let code = args.out.join(&code_rel);
     let files = std::fs::read_dir(args.out.join("params")).map(|d| d.count()).unwrap_or(0);
+    // What stayed in the code: constants too small to take out (a reference would cost as much).
+    let kept = match (files, built.param_bytes_kept_in_code) {
+        (_, 0) => String::new(),
+        (0, k) => format!(
+            "; nothing to take out: all {k} bytes of constants stayed in the code (each under {} bytes, \
+             which a reference would cost as much as)",
+            mlf_build::__private::plan::split::ArrayTable::THRESHOLD
+        ),
+        (_, k) => format!("; {k} bytes of small constants stayed in the code"),
+    };
     eprintln!(
-        "split {}: {files} parameter files ({} bytes) in {}, configure.json, code for {target} in {} (module `{}`, {:?} placement: {} bytes of RAM for parameters, {} bytes of arena)",
+        "split {}: {files} parameter files ({} bytes) in {}, configure.json, code for {target} in {} (module `{}`, {:?} placement: {} bytes of RAM for parameters, {} bytes of arena){kept}",
         model.display(),
         built.external_param_bytes,
         args.out.join("params").display(),

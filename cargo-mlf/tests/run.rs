@@ -459,3 +459,47 @@ fn split_of_a_kmodel_says_why_not() {
     assert!(err.contains("fc.kmodel\nhelp: split takes TVM models (MLF archives)"), "{err}");
     assert!(!err.contains("Model::compile"), "{err}");
 }
+
+/// `--module NAME` on an archive with several modules: the runner's build script builds that
+/// module and its `main.rs` includes the same one (both modules of the two-module archive are the
+/// digits MLP, so each reproduces the digits vectors).
+#[test]
+fn run_module_builds_and_runs_the_named_module_of_several() {
+    let root = mlf_fixtures::workspace_root();
+    let model = root.join("model-tests/models/two-modules.tar");
+    let vectors = root.join("examples/digits/model");
+    for module in ["other", "default"] {
+        let ran = run_cases_with(&model, &vectors, &["--module".as_ref(), module.as_ref()]);
+        assert_eq!(ran.cases, 10, "{module}");
+    }
+}
+
+/// Issue 25, class 6: a model whose constants are all too small to take out splits with nothing
+/// to take out and says how many bytes stayed in the code.
+#[test]
+fn split_with_nothing_to_take_out_says_what_stayed_in_the_code() {
+    let t = tempfile::tempdir().unwrap();
+    let mut m = mlf_fixtures::derived::digits_aot_c();
+    mlf_fixtures::edit_member(&mut m, mlf_fixtures::derived::KERNELS, |text| {
+        // Every constant array cut to 4 floats (16 bytes, under the threshold).
+        text.lines()
+            .map(|l| match (l.starts_with("static const float"), l.find('['), l.find(']')) {
+                (true, Some(a), Some(b)) => format!("{}[4]{}", &l[..a], &l[b + 1..]),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let model = t.path().join("small");
+    mlf_fixtures::write_members(&model, &m);
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "split"])
+        .arg(&model)
+        .arg("-o")
+        .arg(t.path().join("split"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("0 parameter files") && stderr.contains("nothing to take out: all 64 bytes"), "{stderr}");
+}

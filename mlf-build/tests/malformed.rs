@@ -443,3 +443,56 @@ fn constant_array_sizes_that_overflow_are_refused() {
     assert!(matches!(e.kind, ErrorKind::Invalid(ref s) if s.contains("tvmgen_default_fused_constant_1")), "{e}");
     assert_located(&e, "codegen/host/src/default_lib1.c");
 }
+
+#[test]
+fn c_that_ends_inside_a_block_is_refused_naming_file_and_line() {
+    // Found by fuzzing the csource target: the scanner panicked (exit 101 from inspect and run).
+    let lines = get(&digits_members(), "codegen/host/src/default_lib1.c").iter().filter(|b| **b == b'\n').count();
+    for (extra, line) in [("int f(void) {", lines + 1), ("\nint f(void) {\n  if (1) {\n", lines + 2)] {
+        let e = read_members(&with_c(extra));
+        assert_located(&e, "codegen/host/src/default_lib1.c");
+        let s = e.to_string();
+        assert!(s.contains(&format!("line {line}")) && s.contains("truncated"), "{extra:?}: {s}");
+    }
+    // The whole file cut inside its first function.
+    let mut m = digits_members();
+    let name = "codegen/host/src/default_lib1.c";
+    let text = String::from_utf8(get(&m, name)).unwrap();
+    let cut = text.find('{').unwrap() + 1;
+    set(&mut m, name, text.as_bytes()[..cut].to_vec());
+    let e = read_members(&m);
+    assert_located(&e, name);
+    assert!(e.to_string().contains("truncated"), "{e}");
+}
+
+#[test]
+fn every_reader_of_c_takes_truncated_text_without_panicking() {
+    use mlf_build::__private::read::{csource, header::InterfaceHeader};
+    let aot =
+        mlf_fixtures::tar_members(&mlf_fixtures::workspace_root().join("mlf-build/tests/models/digits-aot-usmp.tar"));
+    for (name, bytes) in aot.iter().filter(|(n, _)| n.ends_with(".c") || n.ends_with(".h")) {
+        let text = String::from_utf8_lossy(bytes);
+        let step = (text.len() / 400).max(1);
+        for cut in (0..text.len()).step_by(step).filter(|c| text.is_char_boundary(*c)) {
+            let t = &text[..cut];
+            let f = mlf_build::__private::model::CFile::scan(t);
+            let _ = csource::kernel_stores(t);
+            let _ = csource::pool_reach(t, &["global_workspace_1_var", "global_const_workspace_0_var"]);
+            let _ = f.exported_symbols().count();
+            let _ = InterfaceHeader::parse(t, "default");
+            let _ = name;
+        }
+    }
+}
+
+#[test]
+fn over_long_member_names_are_refused_naming_the_member() {
+    // Issue 25, class 6: the error named the OUT_DIR path the write failed in.
+    let mut m = digits_members();
+    let long = format!("codegen/host/src/{}.c", "k".repeat(300));
+    let c = get(&m, "codegen/host/src/default_lib1.c");
+    remove(&mut m, "codegen/host/src/default_lib1.c");
+    set(&mut m, &long, c);
+    let e = read_members(&m).to_string();
+    assert!(e.contains("codegen/host/src/kkkk") && e.contains("at most 200 bytes") && !e.contains("OUT_DIR"), "{e}");
+}

@@ -259,3 +259,76 @@ fn special_files_are_refused() {
     assert!(PackedArchive::open(t.path().join("fifo.tar")).is_err());
     assert!(PackedArchive::open("/dev/zero").is_err());
 }
+
+/// Issue 25, class 4: members named with leading `.` components — `./params/<id>.bin`, or the
+/// ustar prefix `.` (or `./params`) before the name — are the same members for every reader of
+/// packs: the build side's (`cargo mlf inspect`, `pack`), the host's (`PackedArchive`) and the
+/// device's (`FlashArchive`).
+#[cfg(not(miri))]
+#[test]
+fn leading_dot_names_are_one_member_for_every_reader() {
+    let a = pref(A);
+    let member = format!("params/{}.bin", a.id);
+    let cfg = format!(
+        "{{\"format\": \"mlf-params\", \"version\": 1, \"params\": {{\"{}\": {{\"file\": \"{member}\", \"bytes\": 8, \"xxh64\": \"{:016x}\", \"dtype\": \"uint8\", \"shape\": [8]}}}}}}",
+        a.id, a.xxh64
+    );
+    let with_prefix = |prefix: &str, name: &str| {
+        let mut h = header(name, b'0', A.len());
+        h[345..345 + prefix.len()].copy_from_slice(prefix.as_bytes());
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| b as u32).sum();
+        h[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        h
+    };
+    for (prefix, name) in [
+        ("", format!("./{member}")),
+        (".", member.clone()),
+        ("./", member.clone()),
+        ("./params", format!("{}.bin", a.id)),
+    ] {
+        let mut bytes = tar_of(&[("./configure.json", b'0', cfg.as_bytes())]);
+        bytes.truncate(bytes.len() - 1024);
+        bytes.extend_from_slice(&with_prefix(prefix, &name));
+        bytes.extend_from_slice(A);
+        bytes.resize(bytes.len().div_ceil(512) * 512 + 1024, 0);
+        let what = format!("prefix {prefix:?}, name {name:?}");
+        let built = mlf_build::__private::read::param_pack::read_pack(
+            Path::new("p.tar"),
+            mlf_build::__private::bytes::Bytes::new(bytes.clone()),
+        )
+        .unwrap_or_else(|e| panic!("{what}: inspect: {e}"));
+        let entries = mlf_build::__private::read::param_pack::check_folder(&built)
+            .unwrap_or_else(|e| panic!("{what}: inspect: {e}"));
+        assert_eq!(entries.len(), 1, "{what}");
+        assert_eq!(built.get(&entries[0].file).map(|b| b.as_slice()), Some(A), "{what}: inspect");
+        let mem: &[u8] = &bytes;
+        let flash = FlashArchive::new(mem).unwrap_or_else(|e| panic!("{what}: FlashArchive: {e}"));
+        assert_eq!(flash.bytes(&a).unwrap_or_else(|e| panic!("{what}: FlashArchive: {e}")), A, "{what}");
+        let mut buf = [0u8; 8];
+        PackedArchive::from_bytes("p.tar", bytes.clone())
+            .and_then(|mut p| p.load(&a, &mut buf))
+            .unwrap_or_else(|e| panic!("{what}: PackedArchive: {e}"));
+        assert_eq!(buf, A, "{what}");
+    }
+}
+
+/// Issue 25, class 6: an error of the whole pack or of `configure.json` names the path, not an
+/// empty identifier.
+#[test]
+fn pack_level_errors_name_no_empty_identifier() {
+    let no_config = tar_of(&[("params/x.bin", b'0', A)]);
+    let mem: &[u8] = &no_config;
+    let mut damaged = tar_of(&[("configure.json", b'0', b"{}"), ("params/x.bin", b'0', A)]);
+    damaged[100] ^= 1;
+    let mem2: &[u8] = &damaged;
+    for e in [
+        FlashArchive::new(mem).map(drop).unwrap_err(),
+        PackedArchive::from_bytes("p.tar", no_config.clone()).map(drop).unwrap_err(),
+        FlashArchive::new(mem2).map(drop).unwrap_err(),
+        PackedArchive::from_bytes("p.tar", damaged.clone()).map(drop).unwrap_err(),
+    ] {
+        let s = e.to_string();
+        assert!(!s.contains("identifier \"\"") && s.contains("path"), "{s}");
+    }
+}

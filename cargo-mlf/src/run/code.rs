@@ -96,9 +96,21 @@ fn element(t: &TensorInfo) -> Result<(Ident, Literal), Error> {
     Ok((Ident::new(ty, Span::call_site()), Literal::u64_unsuffixed(t.dtype.elem_bytes())))
 }
 
-/// The runner's `main.rs`: usage `<output dir> <input file>… [<params folder or archive>]`.
-pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement) -> Result<String, Error> {
+/// `, module = "NAME"` for `include_model!` when the runner builds one MLF module of several (the
+/// build script's `.module(NAME)`), else nothing.
+pub fn module_option(module: Option<&str>) -> TokenStream {
+    module.map(|m| quote!(, module = #m)).unwrap_or_default()
+}
+
+/// The runner's `main.rs`: usage `<output dir> <input file>… [<params folder or archive>]`, for
+/// `model` and the MLF `module` its build script builds.
+pub fn main_rs(
+    desc: &ModelDesc,
+    (model, module): (&Path, Option<&str>),
+    placement: Placement,
+) -> Result<String, Error> {
     let model_path = model.display().to_string();
+    let module_opt = module_option(module);
     let mut reads = Vec::new();
     let mut fields = Vec::new();
     for (i, t) in desc.inputs.iter().enumerate() {
@@ -146,7 +158,7 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement) -> Result<S
     file(quote! {
         #![doc = #doc]
 
-        mlf_runtime::include_model!(#model_path, name = model);
+        mlf_runtime::include_model!(#model_path, name = model #module_opt);
         #blank
         #helpers
         #blank

@@ -66,9 +66,15 @@ fn input(i: usize, t: &TensorInfo) -> Result<(TokenStream, TokenStream), Error> 
     Ok((decl, read))
 }
 
-/// The device program's `main.rs`.
-pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: bool) -> Result<String, Error> {
+/// The device program's `main.rs`, for `model` and the MLF `module` its build script builds.
+pub fn main_rs(
+    desc: &ModelDesc,
+    (model, module): (&Path, Option<&str>),
+    placement: Placement,
+    is_kmodel: bool,
+) -> Result<String, Error> {
     let model_path = model.display().to_string();
+    let module_opt = super::code::module_option(module);
     let params_opt = placement.is_external().then(|| {
         let p = format!("{placement:?}").to_ascii_lowercase();
         quote!(, params = #p)
@@ -130,7 +136,7 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
 
         #device_mod
         #blank
-        ::mlf_runtime::include_model!(#model_path, name = model #params_opt);
+        ::mlf_runtime::include_model!(#model_path, name = model #module_opt #params_opt);
         #blank
         #(#decls)*
         #blank

@@ -60,11 +60,11 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
         Some(m) => {
             template::render_dir(&template::RUN_DEVICE, &dir, &vars)?;
             let extra = device_code::build_rs_machine(m, placement.is_external());
-            (extra, device_code::main_rs(desc, model, placement, is_kmodel)?)
+            (extra, device_code::main_rs(desc, (model, module), placement, is_kmodel)?)
         }
         None => {
             template::render_dir(&template::RUN, &dir, &vars)?;
-            (TokenStream::new(), code::main_rs(desc, model, placement)?)
+            (TokenStream::new(), code::main_rs(desc, (model, module), placement)?)
         }
     };
     let build_rs = code::build_rs(model, is_kmodel, (module, libs), placement, split_dir.as_deref(), build_extra)?;

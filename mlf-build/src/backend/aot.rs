@@ -103,6 +103,9 @@ impl Backend for AotBackend<'_> {
     }
 
     fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
+        // A damaged object is an error naming its member and section, not an object without
+        // constants (which `external_refusal` would say the code is).
+        super::object_sections::take_out_sections(&self.desc.code.objects, Split::default())?;
         if let Some(why) = self.external_refusal() {
             return Err(Error::unsupported(format!("parameters cannot be external: {why}")));
         }

@@ -28,6 +28,27 @@ pub(super) fn take_out_constant_pool(
         .ok_or_else(|| Error::missing("the definition of global_const_workspace"))?;
     let text = src.bytes.as_str().map_err(|e| e.in_member(src.member.clone()))?;
     let pool = toolchain.static_bytes(&src.member, text, &["global_const_workspace"])?.remove(0);
+    // The pool as compiled (padded to its alignment) must hold what metadata records and what
+    // the kernels read.
+    let recorded = desc.memory.constants_bytes;
+    if (pool.len() as u64) < recorded {
+        return Err(Error::invalid(format!(
+            "global_const_workspace compiles to {} bytes but metadata.json records {recorded} \
+             (constants_size_bytes); the archive is inconsistent — export it again",
+            pool.len()
+        ))
+        .in_member(src.member.clone()));
+    }
+    if let Some((reach, f, member)) = crate::read::mlf::usmp_reach::furthest(desc)?.remove(&true) {
+        if reach > pool.len() as u64 {
+            return Err(Error::unsupported(format!(
+                "{f} reads {reach} bytes into global_const_workspace, which compiles to {} bytes; \
+                 it would read past the parameters",
+                pool.len()
+            ))
+            .in_member(member));
+        }
+    }
     // The pools `run` passes to the main, in its order.
     let run_item = src
         .scan

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::compiler_view::{self, Allowed};
 use super::includes::HEADERS;
 use super::libraries::{UserLibraries, library_name};
 use super::runnable;
@@ -198,24 +199,38 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         .flag_if_supported("-fno-strict-aliasing")
         // One `.su` file per object with every function's frame (gcc and clang).
         .flag_if_supported("-fstack-usage");
-    for (_, f) in &files {
-        build.file(f);
-    }
-    if let Some(asm) = &job.params_asm {
-        files.push(("(mlf embedded parameters)".to_string(), asm.clone()));
-        build.file(asm);
-    }
     for o in &objects {
         build.object(o);
     }
     if let Some(f) = job.configure {
         f(&mut build);
     }
+    // Compiled to assembly with the compiler's view checked, then assembled.
+    let allowed = Allowed::of(&build, &allowed_dirs(job))?;
+    for asm in compiler_view::assembly(&build, &files, &job.dir.join("obj").join("asm"), &allowed)? {
+        build.file(asm);
+    }
+    // mlf's own assembly (`.incbin` of the parameter files it wrote into the output folder):
+    // written by mlf, not by the archive, so it is not held to the archive's policy.
+    if let Some(asm) = &job.params_asm {
+        build.file(asm);
+    }
     if let Err(e) = build.try_compile(&job.lib_name) {
         return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("obj")));
     }
+    // The library as compiled: no compressed section, no relocation outside its section, no
+    // load-time code, no global symbol without the model's prefix.
+    let lib = job.dir.join("obj").join(format!("lib{}.a", job.lib_name));
+    let bytes = std::fs::read(&lib).map_err(|e| Error::from(e).in_file(&lib))?;
+    crate::read::object_check::check_library(&format!("lib{}.a", job.lib_name), &bytes, &job.prefix)?;
     compile_user_code(job)?;
-    Ok(job.dir.join("obj").join(format!("lib{}.a", job.lib_name)))
+    Ok(lib)
+}
+
+/// The folders the model's C may read from besides the compiler's own: the folder mlf lays the
+/// model's sources and headers out in, and the user's include folders.
+fn allowed_dirs(job: &CompileJob<'_>) -> Vec<PathBuf> {
+    std::iter::once(job.dir.clone()).chain(job.libs.include_dirs.iter().cloned()).collect()
 }
 
 /// The user's C sources, compiled into a library of their own (for the target, with the user's
@@ -332,9 +347,14 @@ pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symb
     let src = job.dir.join("extract").join(file_name);
     write_if_changed(&src, text.as_bytes())?;
     let mut build = base_build(job, "extract-obj")?;
-    build.opt_level(0).cargo_metadata(false).cargo_warnings(false).file(&src);
+    build.opt_level(0).cargo_metadata(false).cargo_warnings(false);
     if let Some(f) = job.configure {
         f(&mut build);
+    }
+    let allowed = Allowed::of(&build, &allowed_dirs(job))?;
+    let files = [(member.to_string(), src)];
+    for asm in compiler_view::assembly(&build, &files, &job.dir.join("extract-obj").join("asm"), &allowed)? {
+        build.file(asm);
     }
     let what = symbols.first().copied().unwrap_or("constants");
     let objects = build

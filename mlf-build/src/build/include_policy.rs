@@ -64,6 +64,19 @@ pub(crate) fn check(desc: &ModelDesc) -> Result<()> {
 }
 
 fn check_file(member: &str, text: &str, folder: Folder, dir: &str, reach: &Reachable) -> Result<()> {
+    // A trigraph is read one way by a compiler that applies them (`-trigraphs`, a strict `-std`)
+    // and another by one that does not (`??/` at a line's end splices the line or not): no
+    // reading of the text can be both, so a model's C may not hold one.
+    let trigraph = text.lines().position(|l| {
+        l.match_indices("??").any(|(k, _)| l[k + 2..].starts_with(['=', '/', '\'', '(', ')', '!', '<', '>', '-']))
+    });
+    if let Some(k) = trigraph {
+        return Err(Error::unsupported(
+            "a trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-): compilers read it differently; a model's C may not hold one",
+        )
+        .in_member(member.to_string())
+        .at(format!("line {}", k + 1)));
+    }
     for line in logical_lines(text) {
         let refuse = |why: String| {
             Err(Error::unsupported(why).in_member(member.to_string()).at(format!("line {}", line.number)))
@@ -89,8 +102,18 @@ fn check_file(member: &str, text: &str, folder: Folder, dir: &str, reach: &Reach
                 _ => {}
             }
         }
-        if line.text.contains("_Pragma") && line.text.contains("dependency") {
-            return refuse("_Pragma(\"… dependency …\") makes the compiler look at another file".into());
+        // Operators a macro can build (`_Pragma("GCC dependency …")` from a stringified argument)
+        // or that look at a host file (`__has_include("/etc/shadow")`): no model's C uses them.
+        for (word, why) in [
+            ("_Pragma", "_Pragma can build a pragma (GCC dependency …) that makes the compiler look at another file"),
+            ("__has_include", "__has_include makes the compiler look for a file, which may be a host file"),
+            // Pasting could build either name (`__has_ ## include`) where no check sees it.
+            ("##", "token pasting (##) can build names the check cannot see, such as __has_include"),
+            ("%:%:", "token pasting (%:%:) can build names the check cannot see, such as __has_include"),
+        ] {
+            if line.text.contains(word) {
+                return refuse(format!("{why}; a model's C may not use it"));
+            }
         }
         for s in &line.strings {
             let lower = s.to_ascii_lowercase();
@@ -188,10 +211,17 @@ impl Chars {
         }
         loop {
             let c = *self.b.get(self.i)?;
-            let splice = match (c, self.b.get(self.i + 1), self.b.get(self.i + 2)) {
-                ('\\', Some('\n'), _) => 2,
-                ('\\', Some('\r'), Some('\n')) => 3,
-                _ => 0,
+            // `\` then a line end is a splice; GCC splices over spaces and tabs before the line
+            // end too (with a warning the build hides).
+            let splice = if c == '\\' {
+                let blanks =
+                    self.b[self.i + 1..].iter().take_while(|b| matches!(b, ' ' | '\t' | '\x0b' | '\x0c')).count();
+                match self.b.get(self.i + 1 + blanks) {
+                    Some('\n') => blanks + 2,
+                    _ => 0,
+                }
+            } else {
+                0
             };
             if splice == 0 {
                 self.i += 1;
@@ -226,6 +256,28 @@ impl Chars {
         }
     }
 
+    /// A raw string's delimiter, contents and end (after its opening `"`), read as GCC reads them:
+    /// without line splices; the lines it spans are counted, its contents returned.
+    fn raw_literal(&mut self, text: &mut String) -> String {
+        let start = self.i;
+        let open = self.b[start..].iter().take(17).position(|c| *c == '(');
+        let Some(open) = open else {
+            // Not a raw string GCC accepts (it reports the error): read as an ordinary one.
+            return self.literal('"', text);
+        };
+        let mut close: Vec<char> = vec![')'];
+        close.extend(&self.b[start..start + open]);
+        close.push('"');
+        let body = start + open + 1;
+        let end = self.b[body..].windows(close.len()).position(|w| w == close.as_slice()).map(|p| body + p);
+        let stop = end.map_or(self.b.len(), |e| e + close.len());
+        let lit: String = self.b[body..end.unwrap_or(self.b.len())].iter().collect();
+        self.physical += self.b[start..stop].iter().filter(|c| **c == '\n').count();
+        self.i = stop;
+        text.push('"');
+        lit
+    }
+
     /// A string or character literal (after its opening `quote`): pushed to `text`, its
     /// contents returned.
     fn literal(&mut self, quote: char, text: &mut String) -> String {
@@ -252,9 +304,21 @@ impl Chars {
     }
 }
 
-/// The logical lines of `text`.
+/// Whether a `"` after `text` opens a raw string: `text` ends with the prefix `R`, `u8R`, `uR`,
+/// `UR` or `LR`, itself not the end of a longer identifier.
+fn raw_prefix(text: &str) -> bool {
+    let Some(before) = text.strip_suffix('R') else { return false };
+    let before = ["u8", "u", "U", "L", ""].iter().find_map(|p| before.strip_suffix(p)).unwrap_or(before);
+    !before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$' || !c.is_ascii())
+}
+
+/// The logical lines of `text`. A carriage return alone ends a line, a NUL is whitespace and a
+/// byte order mark at the start is skipped, as they are for GCC (`\0#include …` is a directive to
+/// it); a byte order mark elsewhere is taken as whitespace too (a directive the compiler would
+/// not see is refused all the same).
 fn logical_lines(text: &str) -> Vec<Line> {
-    let mut chars = Chars { b: replace_trigraphs(text).chars().collect(), i: 0, physical: 1, pending: None };
+    let text = text.replace("\r\n", "\n").replace('\r', "\n").replace(['\0', '\u{feff}'], " ");
+    let mut chars = Chars { b: replace_trigraphs(&text).chars().collect(), i: 0, physical: 1, pending: None };
     let mut lines = Vec::new();
     let mut cur = Line { number: 1, text: String::new(), strings: Vec::new() };
     while let Some(c) = chars.next() {
@@ -276,6 +340,13 @@ fn logical_lines(text: &str) -> Vec<Line> {
                 }
                 None => cur.text.push('/'),
             },
+            '"' if raw_prefix(&cur.text) => {
+                // A raw string (`R"x(…)x"`, which GCC accepts in C): it may span lines and hold
+                // what looks like a comment or a quote.
+                cur.text.push(c);
+                let lit = chars.raw_literal(&mut cur.text);
+                cur.strings.push(lit);
+            }
             '"' | '\'' => {
                 cur.text.push(c);
                 let lit = chars.literal(c, &mut cur.text);
@@ -372,7 +443,8 @@ mod tests {
             ("#inc\\\nlude \"/etc/passwd\"\n", 1, "absolute path"),
             ("# /* hidden */ include \"/etc/passwd\"\n", 1, "absolute path"),
             ("%:include \"/etc/passwd\"\n", 1, "absolute path"),
-            ("??=include \"/etc/passwd\"\n", 1, "absolute path"),
+            ("??=include \"/etc/passwd\"\n", 1, "trigraph"),
+            ("const char *s = \"abc??/\n\";/*\n#include \"/etc/passwd\"\n// */\n", 1, "trigraph"),
             ("#include_next </etc/passwd>\n", 1, "absolute path"),
             ("#import \"/etc/passwd\"\n", 1, "absolute path"),
             ("/* a\n comment */\n#embed \"/etc/passwd\"\n", 3, "#embed"),
@@ -383,6 +455,39 @@ mod tests {
             assert!(e.contains(&format!("codegen/host/src/lib0.c: line {line}: ")), "{text:?}: {e}");
             assert!(e.contains(why), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn directives_hidden_by_what_gcc_reads_differently_are_found() {
+        for (text, line, why) in [
+            // A raw string holding `/*`: GCC ends it on its line; a lexer without raw strings sees
+            // a comment swallowing the include.
+            ("const char *s = R\"x(\"/*)x\";\n#include \"/etc/passwd\"\n// */\n", 2, "absolute path"),
+            ("const char *s = u8R\"(\"/*)\";\n\n#include \"/dev/zero\"\n// */\n", 3, "absolute path"),
+            // A raw string over lines, then the include.
+            ("const char *s = R\"d(\n/*\n)d\";\n#include \"/etc/passwd\"\n", 4, "absolute path"),
+            // A carriage return alone ends a line for GCC.
+            ("int a; /* x */\r#include \"/etc/passwd\"\r", 2, "absolute path"),
+            // GCC ignores a NUL (with a warning the build hides): the line is a directive.
+            ("int a;\n\0#include \"/etc/passwd\"\n", 2, "absolute path"),
+            ("int a;\n\0\0 # \0 include \"/etc/passwd\"\n", 2, "absolute path"),
+            // A splice over trailing blanks (GCC's): the string goes on, `/*` is inside it.
+            ("const char* s = \"abc\\  \n/*\";\n#include \"/etc/passwd\"\n// */\n", 3, "absolute path"),
+            // GCC skips a byte order mark at the start of the file.
+            ("\u{feff}#include \"/etc/passwd\"\n", 1, "absolute path"),
+            ("#if __has_include(\"/etc/shadow\")\n#endif\n", 1, "__has_include"),
+            ("#define P(a, b) a ## b\n#if P(__has_, include)(\"/etc/shadow\")\n#endif\n", 1, "token pasting"),
+            ("#define P(x) _Pragma(#x)\nP(GCC dependency \"/etc/passwd\")\n", 1, "_Pragma"),
+            ("const char *s = R\"(.in\\143bin)\";\nconst char *t = R\"(.incbin)\";\n", 2, "assembler directive"),
+        ] {
+            let e = check_src(text).unwrap_err();
+            assert!(e.contains(&format!("codegen/host/src/lib0.c: line {line}: ")), "{text:?}: {e}");
+            assert!(e.contains(why), "{text:?}: {e}");
+        }
+        // A raw string's contents are not directives.
+        check_src("const char *s = R\"x(\n#include \"/etc/passwd\"\n)x\";\nint after;\n").unwrap();
+        // `FOOR"…"` is an identifier then a string, not a raw string.
+        check_src("#define FOOR \"a\"\nconst char *s = FOOR\"(\";\n").unwrap();
     }
 
     #[test]

@@ -12,6 +12,8 @@ pub mod budget;
 #[cfg(feature = "build")]
 pub mod compile;
 #[cfg(feature = "build")]
+pub(crate) mod compiler_view;
+#[cfg(feature = "build")]
 pub(crate) mod embed;
 #[cfg(feature = "build")]
 pub(crate) mod include_policy;

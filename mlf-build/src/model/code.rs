@@ -222,6 +222,9 @@ pub struct CFile {
     pub linked_params: BTreeMap<u64, String>,
     /// The first line when it is a `// tvm target: …` comment.
     pub target_comment: Option<String>,
+    /// Where (byte offset) a top-level `{` opens that the text never closes: the file is
+    /// truncated (the scan stops there).
+    pub unclosed: Option<usize>,
 }
 
 impl CFile {

@@ -28,6 +28,8 @@ pub mod metadata;
 #[cfg(feature = "build")]
 pub mod mlf;
 #[cfg(feature = "build")]
+pub mod object_check;
+#[cfg(feature = "build")]
 pub mod param_pack;
 #[cfg(feature = "build")]
 pub mod params;

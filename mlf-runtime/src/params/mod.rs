@@ -140,7 +140,12 @@ impl core::fmt::Display for ParamError {
             ParamErrorKind::Unsigned => "parameter pack not signed (this code accepts signed packs only)",
             ParamErrorKind::BadSignature => "parameter pack signature not valid for this code's public key",
         };
-        write!(f, "{what}: identifier {:?}, path {:?}", self.id.as_str(), self.path.as_str())?;
+        // Errors of the whole pack or of `configure.json` concern no one parameter: no identifier.
+        if self.id.as_str().is_empty() {
+            write!(f, "{what}: path {:?}", self.path.as_str())?;
+        } else {
+            write!(f, "{what}: identifier {:?}, path {:?}", self.id.as_str(), self.path.as_str())?;
+        }
         if let ParamErrorKind::SizeMismatch { expected, found } = self.kind {
             write!(f, " ({found} bytes, expected {expected})")?;
         }

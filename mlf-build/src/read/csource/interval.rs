@@ -48,7 +48,15 @@ pub(super) enum Binding {
 
 /// The exact range of `toks[start..end]` (the whole of it must be one expression), or `None`.
 pub(super) fn bound(toks: &[Tok], start: usize, end: usize, lookup: &dyn Fn(&str) -> Option<Binding>) -> Option<Range> {
-    let mut e = Eval { toks, lookup, used: Vec::new(), steps: 0, depth: 0 };
+    let mut e = Eval { toks, lookup, used: Vec::new(), steps: 0, depth: 0, hull: false };
+    e.whole(start, end)
+}
+
+/// Bounds that hold for every value `toks[start..end]` takes, not necessarily attained: a
+/// variable may be used more than once, and a remainder by `c` of a non-negative operand lies in
+/// `0..c` (for holding accesses to a pool's size, where an over-estimate is safe).
+pub(super) fn hull(toks: &[Tok], start: usize, end: usize, lookup: &dyn Fn(&str) -> Option<Binding>) -> Option<Range> {
+    let mut e = Eval { toks, lookup, used: Vec::new(), steps: 0, depth: 0, hull: true };
     e.whole(start, end)
 }
 
@@ -58,6 +66,8 @@ struct Eval<'a> {
     used: Vec<String>,
     steps: usize,
     depth: usize,
+    /// Bounds that hold, not necessarily attained ([`hull`]).
+    hull: bool,
 }
 
 impl Eval<'_> {
@@ -68,7 +78,7 @@ impl Eval<'_> {
             return None;
         }
         let mut pos = start;
-        let r = self.shift(&mut pos, end)?;
+        let r = self.and(&mut pos, end)?;
         self.depth -= 1;
         (pos == end).then_some(r)
     }
@@ -83,6 +93,18 @@ impl Eval<'_> {
             Some(Tok::Punct(c)) => Some(*c),
             _ => None,
         }
+    }
+
+    /// `a & c` (hull only): `0..=min(a, c)` for a non-negative `a` and constant `c`.
+    fn and(&mut self, pos: &mut usize, end: usize) -> Option<Range> {
+        let mut acc = self.shift(pos, end)?;
+        while self.punct_at(*pos, end) == Some('&') && !matches!(self.punct_at(*pos + 1, end), Some('&' | '=')) {
+            *pos += 1;
+            let b = self.shift(pos, end)?;
+            let c = b.constant().filter(|c| self.hull && *c >= 0 && acc.lo >= 0)?;
+            acc = Range { lo: 0, hi: acc.hi.min(c), dense: false };
+        }
+        Some(acc)
     }
 
     fn shift(&mut self, pos: &mut usize, end: usize) -> Option<Range> {
@@ -130,6 +152,10 @@ impl Eval<'_> {
             acc = match op {
                 Some('*') => mul(acc, b)?,
                 Some('/') => div(acc, b.constant()?)?,
+                _ if self.hull => {
+                    let c = b.constant().filter(|c| *c > 0 && acc.lo >= 0)?;
+                    Range { lo: 0, hi: acc.hi.min(c - 1), dense: false }
+                }
                 _ => rem(acc, b.constant()?)?,
             };
         }
@@ -194,7 +220,7 @@ impl Eval<'_> {
     fn name(&mut self, name: &str) -> Option<Range> {
         match (self.lookup)(name)? {
             Binding::Var(hi) => {
-                if self.used.iter().any(|u| u == name) || hi < 0 {
+                if (!self.hull && self.used.iter().any(|u| u == name)) || hi < 0 {
                     return None;
                 }
                 self.used.push(name.to_string());

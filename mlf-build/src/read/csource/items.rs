@@ -70,6 +70,11 @@ pub(super) fn parse_items(toks: &[Tok], spans: &[(usize, usize)], file: &mut CFi
                 i += 1;
             }
             Tok::Punct('{') => {
+                if !closes(toks, i) {
+                    // The text ends inside this group: truncated; the reader refuses it.
+                    file.unclosed = spans.get(i).map(|s| s.0);
+                    return;
+                }
                 let end = skip_group(toks, i);
                 let (clean, _) = strip_attributes(&item);
                 let looks_like_function = matches!(clean.last(), Some(Tok::Punct(')')))
@@ -104,6 +109,22 @@ pub(super) fn parse_items(toks: &[Tok], spans: &[(usize, usize)], file: &mut CFi
             }
         }
     }
+}
+
+/// Whether the group opened at `i` is closed before the tokens end.
+fn closes(toks: &[Tok], i: usize) -> bool {
+    let mut depth = 0usize;
+    for t in &toks[i..] {
+        if super::tokens::is_open(t) {
+            depth += 1;
+        } else if super::tokens::is_close(t) {
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// The name of a function declarator: the identifier right before the first `(` at depth 0.

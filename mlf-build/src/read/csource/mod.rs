@@ -8,14 +8,16 @@
 
 mod interval;
 mod items;
+mod pool_access;
 mod pool_lets;
 mod refs;
 mod stores;
 mod tokens;
 mod uses;
 
+pub use pool_access::{PoolReach, param_reach, pool_reach};
 pub use pool_lets::{PoolLet, pool_lets};
-pub use stores::{KernelStores, kernel_stores};
+pub use stores::{KernelStores, elem_bytes, kernel_stores};
 pub use tokens::parse_c_int;
 
 use crate::model::CFile;
@@ -169,5 +171,19 @@ int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,struct tvmgen_de
         assert_eq!(main.param_uses[1].names, vec!["arg1", "output"]);
         assert_eq!(main.param_uses[1].declared, None);
         assert_eq!(main.calls[0].args, vec!["input", "output", "0"]);
+    }
+
+    #[test]
+    fn a_file_ending_inside_a_block_is_marked_where_the_block_opens() {
+        for (text, at) in [
+            ("int f(void) {", 12),
+            ("int g(void) { return 0; }\nint f(void) {\n  if (1) {\n  }\n", 38),
+            ("static int a[2] = {1,", 18),
+            ("int f(void) { { }", 12),
+        ] {
+            let f = CFile::scan(text);
+            assert_eq!(f.unclosed, Some(at), "{text:?}");
+        }
+        assert_eq!(CFile::scan("int f(void) { { } }\n").unclosed, None);
     }
 }

@@ -31,13 +31,13 @@ pub struct KernelStores {
 
 /// How often each name is declared and changed in a function.
 #[derive(Default)]
-struct Names {
+pub(super) struct Names {
     decls: HashMap<String, usize>,
     changes: HashMap<String, usize>,
 }
 
 impl Names {
-    fn count(toks: &[Tok]) -> Names {
+    pub(super) fn count(toks: &[Tok]) -> Names {
         let mut n = Names::default();
         let p = |k: usize| -> Option<char> {
             match toks.get(k) {
@@ -74,10 +74,10 @@ impl Names {
         }
         n
     }
-    fn decls(&self, name: &str) -> usize {
+    pub(super) fn decls(&self, name: &str) -> usize {
         self.decls.get(name).copied().unwrap_or(0)
     }
-    fn changes(&self, name: &str) -> usize {
+    pub(super) fn changes(&self, name: &str) -> usize {
         self.changes.get(name).copied().unwrap_or(0)
     }
 }
@@ -280,7 +280,7 @@ impl Scan<'_> {
 }
 
 /// `for (int32_t v = 0; v < N; ++v)` at `i`: the variable and `N`.
-fn canonical_for(toks: &[Tok], i: usize) -> Option<(String, i64)> {
+pub(super) fn canonical_for(toks: &[Tok], i: usize) -> Option<(String, i64)> {
     let t = toks.get(i..i + 15)?;
     let id = |k: usize| match &t[k] {
         Tok::Ident(x) => Some(x.as_str()),
@@ -327,7 +327,7 @@ fn handle_data(rhs: &[Tok]) -> Option<&str> {
 }
 
 /// Bytes of a C element type TVM stores through.
-fn elem_bytes(ty: &str) -> Option<u64> {
+pub fn elem_bytes(ty: &str) -> Option<u64> {
     match ty {
         "int8_t" | "uint8_t" | "char" | "bool" => Some(1),
         "int16_t" | "uint16_t" | "half" => Some(2),

@@ -42,10 +42,18 @@ pub(super) fn read_aot(
         &mut blockers,
     )?;
     desc.blockers.extend(blockers);
+    if let (AotCall::CInterface { .. }, Some((member, f))) = (&call, &run) {
+        super::aot_entry::check(desc, (member, f), header.as_ref(), &header_name, &cm)?;
+    }
     desc.fact("AOT entry", style.clone(), "C source definitions");
 
     // --- USMP pools inside the C --------------------------------------------------------------
     let usmp = recorded_usmp_pools(desc);
+    if let Some(u) = &usmp {
+        let in_header = header.as_ref().and_then(|h| h.workspace_size).map(|w| (w, header_name.as_str()));
+        let in_metadata = module.memory.cpu_main().map(|m| m.workspace_size_bytes);
+        super::usmp_reach::check(desc, u, in_header, in_metadata)?;
+    }
 
     // --- Inputs and outputs ---------------------------------------------------------------
     // The number of tensors the entry takes: the unpacked function's parameters (for a packed
@@ -124,10 +132,7 @@ fn recorded_usmp_pools(desc: &mut ModelDesc) -> Option<UsmpPools> {
     usmp
 }
 
-/// USMP pool parameters of an AOT main (`global_workspace_1_var`, `global_const_workspace_0_var`).
-fn is_pool_param(name: &str) -> bool {
-    name.ends_with("_var") && (name.contains("workspace") || name.contains("pool"))
-}
+use super::usmp_reach::is_pool_param;
 
 fn usmp_pools(desc: &ModelDesc) -> Option<UsmpPools> {
     let mut ws = None;

@@ -24,16 +24,29 @@ pub(super) fn read_code(
         if !mine(member) {
             continue;
         }
+        check_file_name(member)?;
         let text = bytes.as_str().in_member(member)?;
-        code.sources.push(CSource { member: member.to_string(), bytes: bytes.clone(), scan: CFile::scan(text) });
+        let scan = CFile::scan(text);
+        if let Some(at) = scan.unclosed {
+            let line = text.get(..at).map_or(0, |t| t.matches('\n').count()) + 1;
+            return Err(Error::invalid(
+                "the { opened here is never closed: the C ends inside a block (the file is truncated)",
+            )
+            .in_member(member)
+            .at(format!("line {line}")));
+        }
+        code.sources.push(CSource { member: member.to_string(), bytes: bytes.clone(), scan });
     }
     for (member, bytes) in archive.files_in("codegen/host/lib", &[".o", ".obj"]) {
         if mine(member) {
+            check_file_name(member)?;
+            crate::read::object_check::check(member, bytes, None)?;
             code.objects.push(ObjectFile { member: member.to_string(), bytes: bytes.clone() });
         }
     }
     for name in archive.names() {
         if let Some(rel) = name.strip_prefix("codegen/host/include/") {
+            check_file_name(name)?;
             code.headers.push((rel.to_string(), archive.get(name).expect("listed").clone()));
         }
     }
@@ -112,4 +125,22 @@ fn c_constants(sources: &[CSource], constants_size_bytes: u64) -> Result<Vec<CCo
         }
     }
     Ok(out)
+}
+
+/// The longest file name (one path component, in bytes) of a member the build writes out: file
+/// systems allow 255, and the build adds a little (`.o`, `.su`, a number).
+const MAX_FILE_NAME: usize = 200;
+
+/// Refuses a member whose file name (or a folder in its path) is too long to be written where the
+/// build lays it out, naming the member rather than the build folder the write would fail in.
+fn check_file_name(member: &str) -> Result<()> {
+    match member.split('/').find(|c| c.len() > MAX_FILE_NAME) {
+        Some(c) => Err(Error::unsupported(format!(
+            "a name of {} bytes in its path; the build writes the archive's code into files, whose names may \
+             have at most {MAX_FILE_NAME} bytes",
+            c.len()
+        ))
+        .in_member(crate::error::shown(member))),
+        None => Ok(()),
+    }
 }

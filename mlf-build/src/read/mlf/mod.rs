@@ -2,6 +2,7 @@
 //! layout of every metadata version and inferring what metadata does not record.
 
 mod aot;
+mod aot_entry;
 mod aot_io;
 mod aot_types;
 mod code;
@@ -9,6 +10,7 @@ mod crosscheck;
 mod extents;
 mod graph;
 mod outputs;
+pub mod usmp_reach;
 
 pub use extents::{StoreCounts, kernel_stores_fit};
 
