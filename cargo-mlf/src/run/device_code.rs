@@ -66,8 +66,15 @@ fn input(i: usize, t: &TensorInfo) -> Result<(TokenStream, TokenStream), Error> 
     Ok((decl, read))
 }
 
-/// The device program's `main.rs`.
-pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: bool) -> Result<String, Error> {
+/// The device program's `main.rs`; with `profile`, the measured run is profiled per operator
+/// (without it the program is exactly what it was, so its counts are too).
+pub fn main_rs(
+    desc: &ModelDesc,
+    model: &Path,
+    placement: Placement,
+    is_kmodel: bool,
+    profile: bool,
+) -> Result<String, Error> {
     let model_path = model.display().to_string();
     let params_opt = placement.is_external().then(|| {
         let p = format!("{placement:?}").to_ascii_lowercase();
@@ -118,6 +125,10 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
         " Runs {} once on the device and writes its outputs through semihosting (`cargo mlf run --target`).",
         model.display()
     );
+    let (profile_start, profile_report) = match profile {
+        true => (quote!(device::profile::start();), quote!(device::profile::report();)),
+        false => (quote!(), quote!()),
+    };
     let blank = render::blank();
     // The generated crate's support module (`src/device.rs`, written beside `main.rs`).
     let device_mod = quote!(
@@ -141,9 +152,11 @@ pub fn main_rs(desc: &ModelDesc, model: &Path, placement: Placement, is_kmodel: 
             let mut net = model::Model::take().unwrap_or_else(|| device::fail("take", "the model is already taken"));
             #param_setup
             #first_run
+            #profile_start
             let (out, cost) = device::measure(|| net.run(#inputs #run_extra));
             let out = out.unwrap_or_else(|e| device::fail("run", e));
             device::report("run", &cost);
+            #profile_report
             #stated
             #(#writes)*
             device::exit(0)
