@@ -36,8 +36,17 @@ fn path_with_cargo_mlf() -> std::ffi::OsString {
 /// `cargo run` in `dir`, as its user types it, with cargo-mlf on the PATH and the device tests'
 /// shared target folder.
 fn cargo_run(dir: &Path) -> Output {
+    cargo_run_with(dir, &[])
+}
+
+/// [`cargo_run`] with more arguments (`--features profile`).
+fn cargo_run_with(dir: &Path, extra: &[&str]) -> Output {
     let mut cmd = Command::new(tools::cargo());
-    cmd.arg("run").current_dir(dir).env("PATH", path_with_cargo_mlf()).env("CARGO_TARGET_DIR", tools::target_dir());
+    cmd.arg("run")
+        .args(extra)
+        .current_dir(dir)
+        .env("PATH", path_with_cargo_mlf())
+        .env("CARGO_TARGET_DIR", tools::target_dir());
     for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET"] {
         cmd.env_remove(var);
     }
@@ -268,4 +277,26 @@ fn k210_template_on_the_k210_kpu_links_for_riscv64gc_without_kpu_ram() {
     // The KPU driver is linked in: its code makes the program larger.
     let flash = |r: &serde_json::Value| r["flash"].as_u64().unwrap();
     assert!(flash(&k210_fw) > 0, "{k210_fw}");
+}
+
+/// `cargo run --features profile` in the firmware crate: the cycle-counter hook prints one line
+/// per operator (QEMU does not model DWT CYCCNT, so the cycles read 0 there) and the model still
+/// reproduces its reference.
+#[test]
+fn firmware_template_profile_feature_prints_one_line_per_operator() {
+    let test = "firmware_template_profile_feature";
+    if !tools::require(test, &[Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("digits-fw");
+    let out = new_crate(&dir, &["--template", "firmware"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = cargo_run_with(&dir, &["--features", "profile"]);
+    assert!(run.status.success(), "{}\n{}", text(&run.stdout), text(&run.stderr));
+    let stdout = text(&run.stdout);
+    let ops: Vec<&str> = stdout.lines().filter(|l| l.starts_with("operator ")).collect();
+    assert_eq!(ops.len(), 3, "{stdout}");
+    assert!(ops[0].starts_with("operator 0 Cpu tvmgen_default_fused_") && ops[0].ends_with(" cycles"), "{stdout}");
+    assert!(stdout.contains("largest output at index 2"), "{stdout}");
 }

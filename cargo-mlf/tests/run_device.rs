@@ -324,3 +324,27 @@ fn constants_inside_objects_on_cortex_m4_and_rv64() {
         }
     }
 }
+
+/// `--profile` on the Cortex-M4F: one row per graph call, the dominant operator named, the
+/// operators' sum within the run; the run without `--profile` (the program without the hook)
+/// counts fewer instructions, by no more than the hook's cost.
+#[test]
+fn digits_profile_on_cortex_m4_has_one_row_per_operator() {
+    if !arm("digits_profile_on_cortex_m4", THUMBV7EM, false) {
+        return;
+    }
+    let (model, dir) = digits();
+    let json = work_dir().join("digits-profile.json");
+    let profiled: [&OsStr; 3] = ["--profile".as_ref(), "--profile-json".as_ref(), json.as_os_str()];
+    let (_, on) = run_cases(&model, &dir, THUMBV7EM, &profiled, 1);
+    let (_, off) = run_cases(&model, &dir, THUMBV7EM, &[], 1);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ops = doc["operators"].as_array().unwrap();
+    assert_eq!(ops.len(), 3, "{doc}");
+    assert!(ops.iter().all(|o| o["name"].as_str().unwrap().starts_with("tvmgen_default_fused_")), "{doc}");
+    let sum: u64 = ops.iter().map(|o| o["instructions"].as_u64().unwrap()).sum();
+    assert_eq!(doc["run_instructions"].as_u64(), Some(on.instructions));
+    assert!(sum <= on.instructions && sum * 10 >= on.instructions * 9, "sum {sum} of {}", on.instructions);
+    // The hook costs a few hundred instructions per run; without it the run is cheaper.
+    assert!(off.instructions < on.instructions && on.instructions - off.instructions < 200 * 3, "{off:?} {on:?}");
+}

@@ -33,6 +33,8 @@ mod exec;
 mod float;
 pub mod kpu;
 mod nnil;
+#[cfg(feature = "profile")]
+pub mod profile;
 pub mod reader;
 mod types;
 mod views;

@@ -93,6 +93,9 @@ pub use error::{Error, Message};
 /// Kendryte K210 kmodels: parser, interpreter and KPU emulation (the `mlf-kmodel` crate, shared
 /// with `mlf-build` so that the build and the run use one parser).
 pub use mlf_kmodel as kmodel;
+/// The per-operator profiling hook (feature `profile`; see `docs/profiling.md`).
+#[cfg(feature = "profile")]
+pub use mlf_kmodel::profile;
 
 #[cfg(feature = "macros")]
 pub use mlf_macros::include_model;

@@ -24,6 +24,36 @@ pub struct Measured {
     pub overflowed: bool,
 }
 
+/// One operator of a profiled run (`mlf-run op index=… unit=… instructions=… name=…`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Op {
+    /// Its index in the run.
+    pub index: u64,
+    /// Its name (a TVM function, a kmodel layer).
+    pub name: String,
+    /// `cpu` or `kpu`.
+    pub unit: String,
+    /// Instructions between the hook's two counter reads.
+    pub instructions: u64,
+}
+
+impl Op {
+    /// Reads the words after `op` (the name is last and may hold anything but a line break).
+    fn parse(rest: &str) -> Option<Op> {
+        let (head, name) = rest.split_once(" name=")?;
+        let mut op = Op { name: name.to_string(), ..Op::default() };
+        for (k, v) in head.split_whitespace().filter_map(|w| w.split_once('=')) {
+            match k {
+                "index" => op.index = v.parse().ok()?,
+                "unit" => op.unit = v.to_string(),
+                "instructions" => op.instructions = v.parse().ok()?,
+                _ => {}
+            }
+        }
+        Some(op)
+    }
+}
+
 /// What the program reported.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -33,6 +63,10 @@ pub struct Report {
     pub first_run: Option<Measured>,
     /// The stack the model's module states one run needs (`STACK_BYTES`; TVM modules).
     pub stated_stack: Option<u64>,
+    /// The measured run's operators (`--profile`), in order.
+    pub ops: Vec<Op>,
+    /// Operators the program had no room to profile.
+    pub ops_missing: u64,
     /// The program's error.
     pub error: Option<String>,
     /// Anything else it printed.
@@ -50,6 +84,14 @@ impl Report {
             };
             if let Some(e) = rest.strip_prefix("error: ") {
                 r.error = Some(e.to_string());
+                continue;
+            }
+            if let Some(op) = rest.strip_prefix("op ").and_then(Op::parse) {
+                r.ops.push(op);
+                continue;
+            }
+            if let Some(v) = rest.strip_prefix("op_missing count=") {
+                r.ops_missing = v.trim().parse().unwrap_or_default();
                 continue;
             }
             if let Some(v) = rest.strip_prefix("stated stack=") {
@@ -253,6 +295,18 @@ mod tests {
         assert_eq!(r.other, ["hello"]);
         let r = Report::parse("mlf-run error: run: workspace exhausted\n");
         assert_eq!(r.error.as_deref(), Some("run: workspace exhausted"));
+        let r = Report::parse(
+            "mlf-run op index=0 unit=kpu instructions=120 name=k210_conv\n\
+             mlf-run op index=1 unit=cpu instructions=80 name=tvmgen_default_fused add\nmlf-run op_missing count=2\n",
+        );
+        let op = |index, unit: &str, instructions, name: &str| Op {
+            index,
+            unit: unit.into(),
+            instructions,
+            name: name.into(),
+        };
+        assert_eq!(r.ops, [op(0, "kpu", 120, "k210_conv"), op(1, "cpu", 80, "tvmgen_default_fused add")]);
+        assert_eq!((r.ops_missing, r.other.len()), (2, 0));
         assert_eq!(grouped(22_496_520), "22,496,520");
         assert_eq!(grouped(40), "40");
     }

@@ -66,12 +66,15 @@ fn input(i: usize, t: &TensorInfo) -> Result<(TokenStream, TokenStream), Error> 
     Ok((decl, read))
 }
 
-/// The device program's `main.rs`, for `model` and the MLF `module` its build script builds.
+/// The device program's `main.rs`, for `model` and the MLF `module` its build script builds;
+/// with `profile`, the measured run is profiled per operator (without it the program is exactly
+/// what it was, so its counts are too).
 pub fn main_rs(
     desc: &ModelDesc,
     (model, module): (&Path, Option<&str>),
     placement: Placement,
     is_kmodel: bool,
+    profile: bool,
 ) -> Result<String, Error> {
     let model_path = model.display().to_string();
     let module_opt = super::code::module_option(module);
@@ -124,6 +127,10 @@ pub fn main_rs(
         " Runs {} once on the device and writes its outputs through semihosting (`cargo mlf run --target`).",
         model.display()
     );
+    let (profile_start, profile_report) = match profile {
+        true => (quote!(device::profile::start();), quote!(device::profile::report();)),
+        false => (quote!(), quote!()),
+    };
     let blank = render::blank();
     // The generated crate's support module (`src/device.rs`, written beside `main.rs`).
     let device_mod = quote!(
@@ -147,9 +154,11 @@ pub fn main_rs(
             let mut net = model::Model::take().unwrap_or_else(|| device::fail("take", "the model is already taken"));
             #param_setup
             #first_run
+            #profile_start
             let (out, cost) = device::measure(|| net.run(#inputs #run_extra));
             let out = out.unwrap_or_else(|e| device::fail("run", e));
             device::report("run", &cost);
+            #profile_report
             #stated
             #(#writes)*
             device::exit(0)

@@ -26,6 +26,7 @@ mod device_code;
 mod inputs;
 pub mod machine;
 mod outputs;
+mod profile;
 mod runner;
 
 use machine::Machine;
@@ -101,6 +102,13 @@ pub struct Args {
     /// (QEMU; prints the instructions per inference and the stack high-water).
     #[arg(long, value_name = "TRIPLE")]
     target: Option<String>,
+    /// On a device: profile the run per operator (instructions, share of the run) and print a
+    /// table (docs/profiling.md).
+    #[arg(long, requires = "target")]
+    profile: bool,
+    /// With `--profile`: also write the profile as JSON to FILE.
+    #[arg(long, value_name = "FILE", requires = "profile")]
+    profile_json: Option<PathBuf>,
     /// On a device: stop QEMU after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     timeout: u64,
@@ -157,6 +165,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         libs: &libs,
         placement,
         release: args.release,
+        profile: args.profile,
         device,
     };
     let runner = build_runner(&spec, &work)?;
@@ -180,7 +189,15 @@ pub fn run(args: Args) -> Result<(), Error> {
         (None, false) => None,
     };
     match device {
-        Some(machine) => run_device(machine, &runner, staging.path(), from.as_deref(), args.timeout)?,
+        Some(machine) => {
+            let report = run_device(machine, &runner, staging.path(), from.as_deref(), args.timeout)?;
+            if args.profile {
+                profile::print(&report);
+                if let Some(path) = &args.profile_json {
+                    profile::write_json(machine, &report, path)?;
+                }
+            }
+        }
         None => run_host(&runner, &out_raw, &raw_inputs, from.as_deref(), &model)?,
     }
     outputs::write_outputs(&desc, &out_raw, output_dir(&args).as_deref(), args.raw, args.print_top)
@@ -233,7 +250,7 @@ fn run_device(
     staging: &Path,
     from: Option<&Path>,
     timeout: u64,
-) -> Result<(), Error> {
+) -> Result<device::Report, Error> {
     let qemu = machine.tools()?;
     let image = match from {
         Some(from) => {
@@ -244,7 +261,8 @@ fn run_device(
     };
     let report = device::run(machine, &qemu, &runner.exe, staging, image.as_deref(), Duration::from_secs(timeout))?;
     device::print(machine, &report, &runner.exe);
-    report.check_stack()
+    report.check_stack()?;
+    Ok(report)
 }
 
 /// Where `cargo mlf run` builds when `--build-dir` is not given, whatever the current folder:

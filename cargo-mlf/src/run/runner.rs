@@ -35,13 +35,15 @@ pub struct Spec<'a> {
     pub placement: Placement,
     /// Cargo's release profile.
     pub release: bool,
+    /// Profile each operator (device programs: `cargo mlf run --profile`).
+    pub profile: bool,
     /// The emulated device, or `None` for this computer.
     pub device: Option<&'static Machine>,
 }
 
 /// Writes the runner crate for `spec` under `work` and builds it.
 pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
-    let Spec { desc, model, module, libs, placement, release, device } = *spec;
+    let Spec { desc, model, module, libs, placement, release, profile, device } = *spec;
     // One crate per model, module, placement and device, named like the model's build output.
     let mut key = Layout::new(Path::new(""), "mlf-run", model, module, placement).key().to_string();
     if let Some(m) = device {
@@ -60,7 +62,7 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
         Some(m) => {
             template::render_dir(&template::RUN_DEVICE, &dir, &vars)?;
             let extra = device_code::build_rs_machine(m, placement.is_external());
-            (extra, device_code::main_rs(desc, (model, module), placement, is_kmodel)?)
+            (extra, device_code::main_rs(desc, (model, module), placement, is_kmodel, profile)?)
         }
         None => {
             template::render_dir(&template::RUN, &dir, &vars)?;
@@ -71,7 +73,7 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
     mlf_build::__private::write_if_changed(&dir.join("build.rs"), build_rs.as_bytes())?;
     mlf_build::__private::write_if_changed(&dir.join("src/main.rs"), main_rs.as_bytes())?;
     let target_dir = work.join("target");
-    cargo_build(&dir, &target_dir, model, release, device.map(|m| m.target))?;
+    cargo_build(&dir, &target_dir, model, (release, profile), device.map(|m| m.target))?;
     let mut exe = target_dir;
     if let Some(m) = device {
         exe.push(m.target);
@@ -84,13 +86,22 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
 /// Builds the runner crate in `dir` with cargo, into `target_dir`, for `target` (a device) or
 /// this computer, showing progress on stderr: a spinner with cargo's current step when stderr is
 /// a terminal, else one line saying what is built where.
-fn cargo_build(dir: &Path, target_dir: &Path, model: &Path, release: bool, target: Option<&str>) -> Result<(), Error> {
+fn cargo_build(
+    dir: &Path,
+    target_dir: &Path,
+    model: &Path,
+    (release, profile): (bool, bool),
+    target: Option<&str>,
+) -> Result<(), Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let first = if target_dir.exists() { "" } else { " (the first build takes about a minute)" };
     let mut build = Command::new(&cargo);
     build.arg("build").arg("--manifest-path").arg(dir.join("Cargo.toml")).arg("--target-dir").arg(target_dir);
     if release {
         build.arg("--release");
+    }
+    if profile {
+        build.arg("--features").arg("profile");
     }
     if let Some(t) = target {
         // The device program's link arguments come from its build.rs; flags set for this

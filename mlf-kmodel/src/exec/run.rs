@@ -77,6 +77,10 @@ pub fn run_on<B: KpuBackend + ?Sized>(
     let mut model_at = None;
     for (index, s) in steps.iter().enumerate() {
         let index = index as u32;
+        #[cfg(feature = "profile")]
+        let unit = if s.on_kpu() { crate::profile::Unit::Kpu } else { crate::profile::Unit::Cpu };
+        #[cfg(feature = "profile")]
+        crate::profile::before(index, s.name(), unit);
         match s {
             Step::V3(Layer::K210Conv { main_out, conv }) => {
                 let at = kpu_ready(kpu, m, &mut model_at)?;
@@ -98,6 +102,8 @@ pub fn run_on<B: KpuBackend + ?Sized>(
             }
             Step::Empty => return Err(KmodelError::BadCount { part: Part::LayerHeaders, count: index }),
         }
+        #[cfg(feature = "profile")]
+        crate::profile::after(index, s.name(), unit);
     }
     Ok(())
 }

@@ -174,6 +174,8 @@ impl Run {
     #[inline]
     pub(super) unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
         debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
+        #[cfg(feature = "profile")]
+        crate::profile::before(u32::from(index), c.name, crate::profile::Unit::Cpu);
         self.session.set_window(c.scratch.offset, c.scratch.len);
         let mut ret = TVMValue { v_int64: 0 };
         let mut ret_code: c_int = 0;
@@ -190,6 +192,8 @@ impl Run {
                 core::ptr::null_mut(),
             )
         };
+        #[cfg(feature = "profile")]
+        crate::profile::after(u32::from(index), c.name, crate::profile::Unit::Cpu);
         self.session.end_call(index, c.name, rc)
     }
 
@@ -372,6 +376,29 @@ pub(super) mod tests {
         // A second run with another input sees only its own input.
         let (out, _) = run_model(&[0.0; 4], &CALLS).unwrap();
         assert_eq!(out, [1.0, 3.0, 5.0, 7.0]);
+    }
+
+    #[cfg(feature = "profile")]
+    #[test]
+    fn the_profile_hook_sees_every_call_in_order() {
+        use crate::profile::{Edge, Event, Unit, clear_hook, set_hook};
+        use std::vec::Vec;
+        static SEEN: std::sync::Mutex<Vec<Event>> = std::sync::Mutex::new(Vec::new());
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        describe_input();
+        set_hook(|e| SEEN.lock().unwrap().push(*e));
+        let out = run_model(&[1.0, 2.0, 3.0, 4.0], &CALLS);
+        clear_hook();
+        assert_eq!(out.unwrap().0, [2.0, 5.0, 8.0, 11.0]);
+        let seen: Vec<(Edge, u32, &str)> = SEEN.lock().unwrap().iter().map(|e| (e.edge, e.index, e.name)).collect();
+        let names: Vec<&str> = CALLS.iter().map(|c| c.name).collect();
+        let want: Vec<(Edge, u32, &str)> = names
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| [(Edge::Before, i as u32, *n), (Edge::After, i as u32, *n)])
+            .collect();
+        assert_eq!(seen, want);
+        assert!(SEEN.lock().unwrap().iter().all(|e| e.unit == Unit::Cpu));
     }
 
     static SMALL_CALL: Call = Call::new(

@@ -14,6 +14,8 @@ mlf_runtime::include_model!("{{model_path}}", name = {{module}});
 {{static_inputs}}
 #[entry]
 fn main() -> ! {
+    #[cfg(feature = "profile")]
+    profile::start();
     match infer() {
         Ok(best) => {
             println!(
@@ -40,3 +42,55 @@ fn argmax<T: PartialOrd>(values: &[T]) -> usize {
     (0..values.len()).fold(0, |best, i| if values[i] > values[best] { i } else { best })
 }
 {{reference_helpers}}
+/// Cycles per operator (`cargo run --features profile`): mlf's runtime calls the hook before and
+/// after each operator; the hook reads the core's cycle counter — DWT CYCCNT on Cortex-M3/M4/M7
+/// (Cortex-M0 has none), `mcycle` on RISC-V — and prints each operator's cycles. On a board these
+/// are real cycles (flash wait states included). QEMU does not model CYCCNT (it reads 0 there):
+/// `cargo mlf run --target … --profile` counts instructions instead (docs/profiling.md).
+#[cfg(feature = "profile")]
+mod profile {
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    use mlf_runtime::profile::{Edge, Event, set_hook};
+
+    /// The counter at the last operator's start.
+    static START: AtomicU32 = AtomicU32::new(0);
+
+    /// The core's free-running cycle counter (its low 32 bits).
+    #[inline(always)]
+    fn cycles() -> u32 {
+        #[cfg(target_arch = "arm")]
+        return cortex_m::peripheral::DWT::cycle_count();
+        #[cfg(any(target_arch = "riscv32", target_arch = "riscv64"))]
+        {
+            let c: usize;
+            // SAFETY: reads the `mcycle` CSR; no memory is touched.
+            unsafe { core::arch::asm!("csrr {}, mcycle", out(reg) c, options(nomem, nostack)) };
+            return c as u32;
+        }
+    }
+
+    fn hook(e: &Event) {
+        let now = cycles();
+        match e.edge {
+            Edge::Before => START.store(now, Ordering::Relaxed),
+            Edge::After => {
+                let spent = now.wrapping_sub(START.load(Ordering::Relaxed));
+                // Printing takes far longer than most operators: on a board, store the figures in
+                // a static table here and print them after the run instead.
+                semihosting::println!("operator {} {:?} {}: {spent} cycles", e.index, e.unit, e.name);
+            }
+        }
+    }
+
+    /// Starts the cycle counter and installs the hook.
+    pub fn start() {
+        #[cfg(target_arch = "arm")]
+        if let Some(mut p) = cortex_m::Peripherals::take() {
+            // CYCCNT counts only with trace enabled (DEMCR.TRCENA).
+            p.DCB.enable_trace();
+            p.DWT.enable_cycle_counter();
+        }
+        set_hook(hook);
+    }
+}

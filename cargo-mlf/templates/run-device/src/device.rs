@@ -12,6 +12,9 @@
 //! - **Stack**: the free stack below the measuring frame is painted before the call (at most
 //!   [`PAINT_BYTES`]) and scanned after it for the deepest word written.
 //!
+//! - **Profile** (feature `profile`, `cargo mlf run --profile`): the runtime's hook reads the
+//!   same counter before and after each operator; one `mlf-run op …` line per operator.
+//!
 //! `build.rs` writes the machine's facts into `OUT_DIR/machine.rs`.
 
 use core::ffi::CStr;
@@ -318,4 +321,80 @@ pub fn fail_with(message: core::fmt::Arguments<'_>) -> ! {
 /// Ends the program: QEMU exits with `code`.
 pub fn exit(code: i32) -> ! {
     semihosting::process::exit(code)
+}
+
+/// Per-operator instructions (feature `profile`): the runtime's hook reads the counter before
+/// and after each operator of the measured run and adds the difference to the operator's row.
+#[cfg(feature = "profile")]
+pub mod profile {
+    use core::cell::UnsafeCell;
+
+    use mlf_runtime::profile::{Edge, Event, Unit, clear_hook, set_hook};
+
+    /// Operators profiled (later ones are counted as missing).
+    pub const MAX_OPS: usize = 256;
+
+    #[derive(Clone, Copy)]
+    struct Row {
+        ticks: u64,
+        name: &'static str,
+        kpu: bool,
+    }
+
+    struct Table {
+        start: u64,
+        rows: [Row; MAX_OPS],
+        count: usize,
+        missing: usize,
+    }
+
+    struct Shared(UnsafeCell<Table>);
+
+    // SAFETY: the program has one thread; the table is used by the hook (inside the run, never
+    // re-entered: an operator does not run a model) and by `start`/`report` outside the run.
+    unsafe impl Sync for Shared {}
+
+    const EMPTY: Row = Row { ticks: 0, name: "", kpu: false };
+    static TABLE: Shared = Shared(UnsafeCell::new(Table { start: 0, rows: [EMPTY; MAX_OPS], count: 0, missing: 0 }));
+
+    fn hook(e: &Event) {
+        let now = super::counter::ticks();
+        // SAFETY: see `Shared`: no other reference to the table is live while the hook runs.
+        let t = unsafe { &mut *TABLE.0.get() };
+        match e.edge {
+            Edge::Before => t.start = now,
+            Edge::After => match t.rows.get_mut(e.index as usize) {
+                Some(row) => {
+                    *row = Row { ticks: row.ticks + now.saturating_sub(t.start), name: e.name, kpu: e.unit == Unit::Kpu };
+                    t.count = t.count.max(e.index as usize + 1);
+                }
+                None => t.missing += 1,
+            },
+        }
+    }
+
+    /// Clears the table and installs the hook (just before the measured run).
+    pub fn start() {
+        // SAFETY: see `Shared`: no run is in progress.
+        unsafe { *TABLE.0.get() = Table { start: 0, rows: [EMPTY; MAX_OPS], count: 0, missing: 0 } };
+        set_hook(hook);
+    }
+
+    /// Removes the hook and prints one `mlf-run op` line per operator.
+    pub fn report() {
+        clear_hook();
+        // SAFETY: see `Shared`: the hook is removed, the run is over.
+        let t = unsafe { &*TABLE.0.get() };
+        for (i, r) in t.rows[..t.count].iter().enumerate() {
+            semihosting::println!(
+                "mlf-run op index={i} unit={} instructions={} name={}",
+                if r.kpu { "kpu" } else { "cpu" },
+                r.ticks * super::PER_TICK.0 / super::PER_TICK.1,
+                r.name
+            );
+        }
+        if t.missing > 0 {
+            semihosting::println!("mlf-run op_missing count={}", t.missing);
+        }
+    }
 }
