@@ -45,6 +45,7 @@ pub struct Model {
     rustflags: Option<Vec<String>>,
     max_static: u64,
     configure: Option<ConfigureCc>,
+    shared_arena: Option<String>,
     pub(super) libs: UserLibraries,
 }
 
@@ -113,6 +114,7 @@ impl Model {
             rustflags: None,
             max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
+            shared_arena: None,
             libs: UserLibraries::default(),
         }
     }
@@ -165,6 +167,16 @@ impl Model {
     /// entry does the same.
     pub fn fp_contract(mut self, allow: bool) -> Model {
         self.fp_contract = allow;
+        self
+    }
+
+    /// Puts the model's arena in the shared arena `name`, which the crate declares beside the
+    /// model's module with `mlf_runtime::shared_arena!(name: model, other, …)`: one static sized
+    /// to the largest of its models, used by one model at a time (`Model::take(&mut arena)`
+    /// borrows the arena's handle). `include_model!` must say the same (`arena = name`);
+    /// `arena = "name"` in the model's `[package.metadata.mlf]` entry does the same as this.
+    pub fn shared_arena(mut self, name: impl Into<String>) -> Model {
+        self.shared_arena = Some(name.into());
         self
     }
 
@@ -231,6 +243,13 @@ impl Model {
         cargo_metadata: bool,
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
+        if let Some(arena) = self.shared_arena.as_deref().filter(|a| !names::is_identifier(a)) {
+            return Err(Error::invalid(format!(
+                "`{arena}` is not a Rust identifier, so it cannot name a shared arena's module (shared_arena!({arena}: …)); use letters, digits and `_`"
+            ))
+            .at("arena")
+            .in_file(path));
+        }
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
         // Before the compiler ever runs on the model's C: the files it may make the compiler read,
@@ -293,9 +312,13 @@ impl Model {
                 target,
                 mlf_module: self.module.as_deref(),
                 frames: Some(&frames),
+                shared_arena: self.shared_arena.as_deref(),
             })
             .in_file(&canonical)?;
-        let header = header(&desc, &file_name, self.module.as_deref(), self.params);
+        let mut header = header(&desc, &file_name, self.module.as_deref(), self.params);
+        if let Some(arena) = &self.shared_arena {
+            header.push(super::layout::shared_arena_line(arena));
+        }
         write_module(&layout, (&generated.tokens, &generated.summary), &header, &module, &canonical, cargo_metadata)?;
         let library = Some(library);
         let embedded: u64 =

@@ -233,6 +233,7 @@ pub fn module_tokens(
     symbol_prefix: &str,
     params: ParamCode<'_>,
     stack: Option<&StackFigure>,
+    shared_arena: Option<&str>,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -307,5 +308,6 @@ pub fn module_tokens(
         safety: SAFETY,
         after: quote!(),
         high_water_doc: "Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
+        shared: tvm::shared(shared_arena),
     })
 }
