@@ -307,7 +307,7 @@ pub fn module_tokens_on(
             pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>
         },
         run_body: run_body(desc, input, kpu),
-        shared: shared_arena.map(|a| skeleton::Shared { arena: a.to_string(), state_in_arena: true }),
+        shared: skeleton::Shared::new(shared_arena, true)?,
     })
 }
 

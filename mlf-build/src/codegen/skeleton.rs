@@ -85,7 +85,40 @@ pub struct Shared {
     pub state_in_arena: bool,
 }
 
+/// The justification of a TVM module's `Run::enter` on a shared arena.
+pub const ENTER_SAFETY_SHARED: &str = "SAFETY: this `Model` holds `STATE`, the one owner of the parameter region \
+    and the tensor descriptors, and borrows the shared arena's handle (so no other model uses `ARENA`) for as \
+    long as it lives: nothing else uses them until `r` ends.";
+
 impl Shared {
+    /// A module's place in the shared arena `arena` (`None`: an arena of its own); refused
+    /// when `arena` cannot name a Rust module.
+    pub fn new(arena: Option<&str>, state_in_arena: bool) -> Result<Option<Shared>> {
+        let Some(arena) = arena else { return Ok(None) };
+        if !names::is_identifier(arena) {
+            return Err(crate::error::Error::invalid(format!(
+                "`{arena}` is not a Rust identifier, so it cannot name a shared arena's module \
+                 (shared_arena!({arena}: …)); use letters, digits and `_`"
+            ))
+            .at("arena"));
+        }
+        Ok(Some(Shared { arena: arena.to_string(), state_in_arena }))
+    }
+
+    /// `use super::<arena>::ARENA;`: a TVM module's arena is the shared one.
+    pub fn arena_use(&self) -> TokenStream {
+        let path = self.path();
+        let doc = format!(
+            " The arena: the shared arena `{}`, whose first [`ARENA_BYTES`] bytes hold every tensor the model \
+             writes and the scratch memory of its C. The descriptors below point into it.",
+            self.arena
+        );
+        quote! {
+            #[doc = #doc]
+            use #path::ARENA;
+        }
+    }
+
     /// The path of the arena's module from inside the model's module.
     pub fn path(&self) -> TokenStream {
         let a = ident(&self.arena);
@@ -246,6 +279,18 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
             },
         ];
     };
+    model_in_arena(m, shared, (&decls, &inits, &methods))
+}
+
+/// `Model` and its `impl` for a model on a shared arena: `take` borrows the arena's handle.
+fn model_in_arena(
+    m: &Module<'_>,
+    shared: &Shared,
+    (decls, inits, methods): (&[TokenStream], &[TokenStream], &[TokenStream]),
+) -> [TokenStream; 2] {
+    let (doc, blank) = (&m.model_doc, blank());
+    let (run_sig, run_body, on_take) = (&m.run_sig, &m.run_body, &m.on_take);
+    let fallible = m.model_fields.iter().any(|f| f.fallible);
     let arena = shared.path();
     let shared_doc = format!(
         " Takes the model on the shared arena `{0}`: the model borrows the arena's handle mutably for as long \

@@ -477,19 +477,9 @@ pub struct TvmModule<'a> {
     pub shared: Option<skeleton::Shared>,
 }
 
-/// A TVM module's place in a shared arena: its `ARENA` is the shared one, its state apart.
-pub fn shared(arena: Option<&str>) -> Option<skeleton::Shared> {
-    arena.map(|a| skeleton::Shared { arena: a.to_string(), state_in_arena: false })
-}
-
 /// The justification of `Run::enter` in every TVM module.
 const ENTER_SAFETY: &str = "SAFETY: this `Model` holds `STATE`, the one owner of `ARENA`, the parameter \
     region and the tensor descriptors, so nothing else uses them until `r` ends.";
-
-/// The same in a module on a shared arena.
-const ENTER_SAFETY_SHARED: &str = "SAFETY: this `Model` holds `STATE`, the one owner of the parameter region and \
-    the tensor descriptors, and borrows the shared arena's handle (so no other model uses `ARENA`) for as long \
-    as it lives: nothing else uses them until `r` ends.";
 
 /// The fields of `Outputs` (views of the arena) and where each output is, with a compile-time
 /// check that each lies inside the arena pushed to `consts`.
@@ -530,20 +520,7 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
             /// `.bss`). The descriptors below point into it.
             static ARENA: ::mlf_runtime::StaticArena<ARENA_BYTES> = ::mlf_runtime::StaticArena::new();
         },
-        Some(shared) => {
-            let (path, doc) = (
-                shared.path(),
-                format!(
-                    " The arena: the shared arena `{}`, whose first [`ARENA_BYTES`] bytes hold every tensor the model \
-                 writes and the scratch memory of its C. The descriptors below point into it.",
-                    shared.arena
-                ),
-            );
-            quote! {
-                #[doc = #doc]
-                use #path::ARENA;
-            }
-        }
+        Some(shared) => shared.arena_use(),
     });
     statics.extend(m.tables);
     let mut state =
@@ -553,7 +530,7 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
     let (enter, enter_what) = (&m.params.enter.0, comment(&m.params.enter.1));
     let (check_loaded, before, calls, after, blank) = (&m.params.check_loaded, &m.before, &m.calls, &m.after, blank());
     let safety = comment(format!("SAFETY: {}", m.safety));
-    let enter_safety = comment(if m.shared.is_some() { ENTER_SAFETY_SHARED } else { ENTER_SAFETY });
+    let enter_safety = comment(if m.shared.is_some() { skeleton::ENTER_SAFETY_SHARED } else { ENTER_SAFETY });
     let outputs = comment(format!("The outputs, read from the arena: {}.", out_places.join(", ")));
     let views_safety = comment(
         "SAFETY: the run is over, and the outputs borrow this `Model`, so no run writes the arena while they live.",

@@ -8,6 +8,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::render::comment;
+use super::skeleton;
 use super::tvm::{self, ParamCode, TvmModule, bytes};
 use super::{arrays, ident, lit, usize_lit};
 use crate::error::{Error, Result};
@@ -308,6 +309,6 @@ pub fn module_tokens(
         safety: SAFETY,
         after: quote!(),
         high_water_doc: "Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
-        shared: tvm::shared(shared_arena),
+        shared: skeleton::Shared::new(shared_arena, false)?,
     })
 }

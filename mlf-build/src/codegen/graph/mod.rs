@@ -8,7 +8,7 @@ mod run;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::skeleton::Field;
+use super::skeleton::{self, Field};
 use super::tvm::{self, ParamCode, TvmModule};
 use super::{arrays, lit};
 use crate::error::{Error, Result};
@@ -117,7 +117,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         safety: SAFETY,
         after: tables.after,
         high_water_doc: "Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
-        shared: tvm::shared(cg.shared_arena),
+        shared: skeleton::Shared::new(cg.shared_arena, false)?,
     })
 }
 
