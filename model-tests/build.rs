@@ -69,6 +69,10 @@ fn main() {
     for module in ["default", "other"] {
         mlf_build::Model::open("models/two-modules.tar").module(module).compile_or_exit();
     }
+    // Two executors on one shared arena (copies of the digits fixtures kept in mlf-build).
+    for model in ["../mlf-build/tests/models/digits-aot-c.tar", "../mlf-build/tests/models/multi-io-graph.tar"] {
+        mlf_build::Model::open(model).shared_arena("one_arena").compile_or_exit();
+    }
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures");
     println!("cargo::rerun-if-changed={}", shared.display());
     if !shared.is_dir() {

@@ -118,7 +118,9 @@ pub fn open_with(path: impl AsRef<std::path::Path>, opts: &ReadOptions) -> Resul
 pub mod __private {
     // include_model!: recognising a file, finding what the build step wrote, kmodel modules.
     pub use crate::build::include::{kmodel_module, kmodel_module_on};
-    pub use crate::build::layout::{FileStamp, Layout, Located, NotLocated, Stamp, fingerprint, locate};
+    pub use crate::build::layout::{
+        FileStamp, Layout, Located, NotLocated, Stamp, built_shared_arena, fingerprint, locate,
+    };
     pub use crate::read::sniff::{FileKind, sniff};
 
     // cargo mlf: reports, budgets, the manifest table, pictures, inspection.

@@ -101,8 +101,49 @@ fn kmodel_module_on_the_k210() {
     let path = dir.path().join("net.kmodel");
     std::fs::write(&path, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
     let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
-    let (_, tokens) = mlf_build::__private::kmodel_module_on(&path, &include, mlf_build::Kpu::K210, u64::MAX).unwrap();
+    let (_, tokens) =
+        mlf_build::__private::kmodel_module_on(&path, &include, mlf_build::Kpu::K210, u64::MAX, None).unwrap();
     let text = render::text(&tokens, &["`include_model!(\"models/net.kmodel\", kpu = k210)`.".into()]).unwrap();
     assert!(!text.contains("KPU_RAM_BYTES") && text.contains("K210::new(") && text.contains("run_on("), "{text}");
     insta::assert_snapshot!("kmodel_v4_kpu_conv_k210", text);
+}
+
+/// A graph model built for a shared arena: its `ARENA` is the shared one, `take` borrows the
+/// arena's handle, and the module says which arena and how much of it it uses.
+#[test]
+fn graph_module_in_a_shared_arena() {
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().canonicalize().unwrap();
+    let model = mlf_fixtures::digits_tar();
+    let built = mlf_build::Model::open(&model)
+        .shared_arena("detect")
+        .build_into(&model, &out_dir, "mlf-snapshots", HOST, HOST, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = normalise(&std::fs::read_to_string(&built.rust_file).unwrap(), &out_dir);
+    assert!(text.contains("use super::detect::ARENA;") && !text.contains("static ARENA"), "{text}");
+    assert!(text.contains("arena: &mut super::detect::Arena,"), "{text}");
+    assert_eq!(mlf_build::__private::built_shared_arena(&built.rust_file).as_deref(), Some("detect"));
+    insta::assert_snapshot!("graph_digits_shared_arena", text);
+    // Not an identifier: refused, naming the option.
+    let e = mlf_build::Model::open(&model)
+        .shared_arena("two words")
+        .build_into(&model, &out_dir, "mlf-snapshots", HOST, HOST, false)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("arena: `two words` is not a Rust identifier"), "{e}");
+}
+
+/// A kmodel built for a shared arena: its whole state lives in the arena, zeroed and written
+/// when the model is taken.
+#[test]
+fn kmodel_module_in_a_shared_arena() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.kmodel");
+    std::fs::write(&path, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
+    let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
+    let kpu = mlf_build::Kpu::DeviceModel;
+    let (_, tokens) = mlf_build::__private::kmodel_module_on(&path, &include, kpu, u64::MAX, Some("detect")).unwrap();
+    let text = render::text(&tokens, &["`include_model!(\"models/net.kmodel\", arena = detect)`.".into()]).unwrap();
+    assert!(text.contains("super::detect::ARENA.zeroed_as::<State>()") && !text.contains("static STATE"), "{text}");
+    insta::assert_snapshot!("kmodel_v4_kpu_conv_shared_arena", text);
 }

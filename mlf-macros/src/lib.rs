@@ -29,6 +29,7 @@ struct Args {
     params: Option<mlf_build::Placement>,
     kpu: Option<(mlf_build::Kpu, Span)>,
     max_static: Option<u64>,
+    arena: Option<(String, Span)>,
 }
 
 /// An option's value written either way: a word (`streamed`, `my_model`) or a string literal
@@ -59,14 +60,17 @@ fn option_help(key: &str) -> &'static str {
         "max_static" => {
             "`max_static = \"256 MiB\"` (or a number of bytes): the most static memory the module may allocate"
         }
-        _ => "the options are name, module, params, kpu and max_static (see include_model!'s documentation)",
+        "arena" => {
+            "`arena = detect` (or `arena = \"detect\"`): the shared arena the model's memory is in, declared beside it with `mlf_runtime::shared_arena!(detect: …)`"
+        }
+        _ => "the options are name, module, params, kpu, max_static and arena (see include_model!'s documentation)",
     }
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let path: LitStr = input.parse()?;
-        let mut args = Args { path, name: None, module: None, params: None, kpu: None, max_static: None };
+        let mut args = Args { path, name: None, module: None, params: None, kpu: None, max_static: None, arena: None };
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -101,11 +105,19 @@ impl Parse for Args {
                     let bytes = mlf_build::__private::size::parse_size(&value);
                     args.max_static = Some(bytes.map_err(|e| fail(e.to_string()))?);
                 }
+                "arena" => {
+                    if !mlf_build::__private::names::is_identifier(&value) {
+                        return Err(fail(format!(
+                            "`{value}` is not a Rust identifier, so it cannot name a shared arena's module"
+                        )));
+                    }
+                    args.arena = Some((value, span));
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"|\"lazy\"`, `kpu = k210|device_model` or `max_static = \"<size>\"`)"
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"|\"lazy\"`, `kpu = k210|device_model`, `max_static = \"<size>\"` or `arena = <shared arena>`)"
                         ),
                     ));
                 }
@@ -130,6 +142,7 @@ impl Parse for Args {
 /// | `params` | where the parameters live: `embedded`, `resident`, `streamed` or `lazy`; must be the placement build.rs builds the model with | `embedded`, or the one placement build.rs built |
 /// | `kpu` | kmodels: where the KPU layers run, `device_model` (emulated, any CPU) or `k210` (the chip's KPU; mlf-runtime's feature `k210`) | `device_model` |
 /// | `max_static` | the most static memory the module may allocate (kmodels; TVM models set it in build.rs): `max_static = "512 MiB"` or bytes | 256 MiB |
+/// | `arena` | the shared arena the model's memory is in: the module `mlf_runtime::shared_arena!(detect: …)` declares beside this one; `Model::take(&mut arena)` then borrows the arena's handle. TVM models: build.rs must build it so (`.shared_arena("detect")`, `arena = "detect"` in `[package.metadata.mlf]`) | an arena of its own |
 ///
 /// ```ignore
 /// mlf_runtime::include_model!("models/iris.kmodel", name = iris);
@@ -231,8 +244,14 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
     let kpu = args.kpu.map_or(mlf_build::Kpu::DeviceModel, |(k, _)| k);
     let include = include_path(args, path)?;
     let limit = args.max_static.unwrap_or(mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES);
-    let (default_name, items) =
-        mlf_build::__private::kmodel_module_on(path, &include, kpu, limit).map_err(|e| e.to_string())?;
+    let (default_name, items) = mlf_build::__private::kmodel_module_on(
+        path,
+        &include,
+        kpu,
+        limit,
+        args.arena.as_ref().map(|(a, _)| a.as_str()),
+    )
+    .map_err(|e| e.to_string())?;
     let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     let doc = format!("The kmodel `{}`.\n\n{USAGE_DOC}", args.path.value());
@@ -298,6 +317,26 @@ fn placement_mismatch(
     )
 }
 
+/// The error for a call whose `arena = …` is not the shared arena build.rs built the model for.
+fn arena_mismatch(rel: &str, asked: Option<&str>, built: Option<&str>) -> String {
+    let said = |a: Option<&str>| a.map_or("an arena of its own".to_string(), |a| format!("the shared arena `{a}`"));
+    let fix = match (asked, built) {
+        (_, Some(b)) => format!("write `include_model!({rel:?}, arena = {b})`"),
+        (_, None) => format!("write `include_model!({rel:?})`"),
+    };
+    let build = match asked {
+        Some(a) => {
+            format!("build it with `.shared_arena({a:?})` (arena = \"{a}\" in [package.metadata.mlf]) in build.rs")
+        }
+        None => "build it without `.shared_arena(…)` in build.rs".to_string(),
+    };
+    format!(
+        "build.rs builds {rel} with {}, but this include_model! asks for {}: the two must agree\nhelp: {fix}, or {build}",
+        said(built),
+        said(asked)
+    )
+}
+
 /// `to` relative to `from` (both absolute), with `/` separators.
 fn relative(from: &Path, to: &Path) -> String {
     let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
@@ -357,6 +396,11 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
         Some(n) => n.clone(),
         None => Ident::new(&located.module, Span::call_site()),
     };
+    let built_arena = mlf_build::__private::built_shared_arena(&located.rust_file);
+    let asked_arena = args.arena.as_ref().map(|(a, _)| a.clone());
+    if built_arena != asked_arena {
+        return Err(arena_mismatch(&rel, asked_arena.as_deref(), built_arena.as_deref()));
+    }
     let file = located.rust_file_in_out_dir;
     let doc = format!("{}\n\n{USAGE_DOC}", located.summary);
     let once = included_once_marker(args, path, args.path.span())?;

@@ -167,6 +167,28 @@ impl<const N: usize> StaticArena<N> {
         unsafe { &*p.cast::<[T; M]>() }
     }
 
+    /// The first `size_of::<T>()` bytes zeroed, as a `T` to be initialised: the state of a
+    /// model kept in a shared arena (see [`shared_arena!`](crate::shared_arena)), whose
+    /// zero-initialised fields (byte arenas) are then ready and whose other fields the caller
+    /// writes through the pointer before making a reference of it.
+    ///
+    /// # Safety
+    /// The caller owns the arena: nothing else reads or writes its bytes while the returned
+    /// pointer, or a reference made of it, is used.
+    ///
+    /// # Panics
+    /// If `T` is larger than the arena or aligned to more than 64 bytes (generated code checks
+    /// both at compile time).
+    pub unsafe fn zeroed_as<T>(&'static self) -> *mut T {
+        assert!(core::mem::size_of::<T>() <= N, "state larger than the shared arena");
+        assert!(core::mem::align_of::<T>() <= 64, "state aligned beyond the arena's 64 bytes");
+        let p = self.as_mut_ptr();
+        // SAFETY: the arena holds at least `size_of::<T>()` bytes (checked) and is exclusively the
+        // caller's (the contract).
+        unsafe { p.write_bytes(0, core::mem::size_of::<T>()) };
+        p.cast()
+    }
+
     /// The bytes, writable.
     ///
     /// # Safety

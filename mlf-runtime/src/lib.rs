@@ -66,6 +66,7 @@
 //!
 //! - [`TakeOnce`], [`Arena`], [`Aligned`]: statically allocated model state, handed out once at
 //!   a time;
+//! - [`shared_arena!`], [`InArena`]: one static arena for several models, one model at a time;
 //! - [`tvm`]: the TVM C backend functions the model's C calls (`TVMBackendAllocWorkspace`, …),
 //!   implemented in Rust over the running model's static arena;
 //! - [`kmodel`]: the Kendryte K210 kmodel parser and interpreter, with the KPU emulated on
@@ -84,10 +85,18 @@ mod element;
 mod error;
 mod message;
 pub mod params;
+mod shared;
 pub mod tvm;
 
 pub use cell::{Aligned, Aligned256, Arena, StaticArena, TakeOnce, Taken};
 pub use element::{Element, as_bytes, view};
+pub use shared::InArena;
+
+/// What [`shared_arena!`] expands to calls (not for users).
+#[doc(hidden)]
+pub mod __shared {
+    pub use crate::shared::{largest, same_name};
+}
 pub use error::{Error, Message};
 
 /// Kendryte K210 kmodels: parser, interpreter and KPU emulation (the `mlf-kmodel` crate, shared

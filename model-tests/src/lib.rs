@@ -3,6 +3,13 @@
 
 mlf_runtime::include_model!("../examples/digits/model/digits.tar");
 
+/// An AOT and a graph model on one shared arena, one at a time.
+pub mod shared {
+    mlf_runtime::include_model!("../mlf-build/tests/models/digits-aot-c.tar", name = digits_aot, arena = one_arena);
+    mlf_runtime::include_model!("../mlf-build/tests/models/multi-io-graph.tar", name = multi_io, arena = one_arena);
+    mlf_runtime::shared_arena!(pub one_arena: digits_aot, multi_io);
+}
+
 /// The repository's digits model with external parameters.
 pub mod external {
     mlf_runtime::include_model!("../examples/digits/model/digits.tar", params = "resident", name = digits_resident);

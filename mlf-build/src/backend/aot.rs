@@ -145,7 +145,15 @@ impl Backend for AotBackend<'_> {
             .frames
             .map(|f| stack::figure(self.desc, &[symbol], f))
             .map(|s| if streamed { s.with_source() } else { s });
-        let tokens = module_tokens(self.desc, self.exec, &p, opts.symbol_prefix, opts.params, stack.as_ref())?;
+        let tokens = module_tokens(
+            self.desc,
+            self.exec,
+            &p,
+            opts.symbol_prefix,
+            opts.params,
+            stack.as_ref(),
+            opts.shared_arena,
+        )?;
         // Pools one after the other; constant arrays all (resident, lazy) or one call's (streamed).
         let param_ram = match opts.params.split() {
             Some(split) => aot_region(split, opts.params.placement(), p.align).1,

@@ -85,6 +85,9 @@ pub struct Generate<'a> {
     /// The stack frames of the compiled C (`None` when it was not compiled: the module then
     /// states no stack figure).
     pub frames: Option<&'a Frames>,
+    /// The shared arena (`mlf_runtime::shared_arena!`, named by its module beside the model's)
+    /// the module's memory lives in; `None`: an arena of its own.
+    pub shared_arena: Option<&'a str>,
 }
 
 /// A generated module and what the build reports about it.

@@ -126,7 +126,12 @@ impl Backend for GraphBackend<'_> {
             .frames
             .map(|f| stack::figure(self.desc, &roots, f))
             .map(|s| if streamed { s.with_source() } else { s });
-        let cg = GraphCodegen { symbol_prefix: opts.symbol_prefix, params: opts.params, stack: stack.as_ref() };
+        let cg = GraphCodegen {
+            symbol_prefix: opts.symbol_prefix,
+            params: opts.params,
+            stack: stack.as_ref(),
+            shared_arena: opts.shared_arena,
+        };
         let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {
             tokens,

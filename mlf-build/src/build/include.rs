@@ -21,15 +21,17 @@ use crate::read::kmodel;
 /// be at most `max_static` bytes (`include_model!`'s `max_static`, by default
 /// [`DEFAULT_MAX_STATIC_BYTES`](crate::plan::limits::DEFAULT_MAX_STATIC_BYTES)).
 pub fn kmodel_module(path: &Path, include_path: &IncludePath, max_static: u64) -> Result<(String, TokenStream)> {
-    kmodel_module_on(path, include_path, Kpu::DeviceModel, max_static)
+    kmodel_module_on(path, include_path, Kpu::DeviceModel, max_static, None)
 }
 
-/// Like [`kmodel_module`], the KPU layers running on `kpu`.
+/// Like [`kmodel_module`], the KPU layers running on `kpu`, the model's state in the shared
+/// arena `shared_arena` when one is named (`include_model!(…, arena = …)`).
 pub fn kmodel_module_on(
     path: &Path,
     include_path: &IncludePath,
     kpu: Kpu,
     max_static: u64,
+    shared_arena: Option<&str>,
 ) -> Result<(String, TokenStream)> {
     let desc = kmodel::read(path)?;
     let name = desc.default_module_name(path);
@@ -47,6 +49,7 @@ pub fn kmodel_module_on(
             target: "",
             mlf_module: None,
             frames: None,
+            shared_arena,
         })
         .in_file(path)?;
     Ok((name, generated.tokens))

@@ -308,6 +308,27 @@ pub fn locate(
     })
 }
 
+/// How the header line of a module built for a shared arena starts.
+const SHARED_ARENA_MARK: &str = "Memory in the shared arena `";
+
+/// The header line of a module built for the shared arena `arena` (`include_model!` reads it
+/// back, [`built_shared_arena`], to check that its `arena = …` says the same).
+pub fn shared_arena_line(arena: &str) -> String {
+    format!("{SHARED_ARENA_MARK}{arena}` (mlf_runtime::shared_arena! beside the module).")
+}
+
+/// The shared arena the generated module `rust_file` was built for, read from its header
+/// (`None`: an arena of its own, or no such file).
+pub fn built_shared_arena(rust_file: &Path) -> Option<String> {
+    use std::io::{BufRead, BufReader};
+    let file = std::fs::File::open(rust_file).ok()?;
+    // The header is the first lines, all comments.
+    let lines = BufReader::new(file).lines().take(8).map_while(|l| l.ok());
+    lines.take_while(|l| l.starts_with("//")).find_map(|l| {
+        l.split_once(SHARED_ARENA_MARK).and_then(|(_, rest)| rest.split_once('`')).map(|(a, _)| a.to_string())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

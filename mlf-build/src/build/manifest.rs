@@ -14,6 +14,7 @@
 //! params = "embedded"          # parameter placement: "embedded" (default), "resident", "streamed", "lazy"
 //! fp_contract = false          # true: let the C compiler fuse a*b+c (default: -ffp-contract=off)
 //! max_static = "256 MiB"       # most static memory the generated module may allocate (the default)
+//! arena = "detect"             # optional: the shared arena (mlf_runtime::shared_arena!) the model's arena is in
 //! ram = "1 KiB"                # optional: this model's budget
 //! flash = "64 KiB"
 //! ```
@@ -82,6 +83,9 @@ pub struct ModelEntry {
     /// The most static memory the generated module may allocate (default 256 MiB): see
     /// [`crate::Model::max_static_bytes`].
     pub max_static: Option<Size>,
+    /// The shared arena the model's arena is in: the module `mlf_runtime::shared_arena!`
+    /// declares beside the model's (see [`crate::Model::shared_arena`]).
+    pub arena: Option<String>,
     /// This model's static RAM budget.
     pub ram: Option<Size>,
     /// This model's flash budget.
@@ -256,6 +260,12 @@ impl Manifest {
                     ))
                     .at(at("name")));
                 }
+            }
+            if let Some(a) = m.arena.as_deref().filter(|a| !crate::support::names::is_identifier(a)) {
+                return Err(Error::invalid(format!(
+                    "{a:?} is not a Rust identifier, so it cannot name a shared arena's module (shared_arena!({a}: …))"
+                ))
+                .at(at("arena")));
             }
         }
         Ok(())

@@ -164,6 +164,9 @@ impl ModelEntry {
         if let Some(name) = &self.name {
             m = m.name(name.clone());
         }
+        if let Some(arena) = &self.arena {
+            m = m.shared_arena(arena.clone());
+        }
         let libs = self.libraries(crate_dir);
         for d in libs.include_dirs {
             m = m.include_dir(d);

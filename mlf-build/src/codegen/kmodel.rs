@@ -198,7 +198,7 @@ fn run_body(desc: &ModelDesc, input: &TensorInfo, kpu: Kpu) -> TokenStream {
 fn backend_parts(kpu: Kpu) -> (Vec<Field>, Vec<Field>, Vec<TokenStream>) {
     let arena = |name: &str, size: &str, what: &str| {
         let size = ident(size);
-        Field::new(name, quote!(::mlf_runtime::Arena<#size>), quote!(::mlf_runtime::Arena::new()), what)
+        Field::zeroed(name, quote!(::mlf_runtime::Arena<#size>), quote!(::mlf_runtime::Arena::new()), what)
     };
     let plan = Field::new(
         "plan",
@@ -256,16 +256,18 @@ pub fn module_tokens(
     model_file: &IncludePath,
     file_name: &str,
 ) -> Result<TokenStream> {
-    module_tokens_on(desc, k, model_file, file_name, Kpu::DeviceModel)
+    module_tokens_on(desc, k, model_file, file_name, Kpu::DeviceModel, None)
 }
 
-/// Like [`module_tokens`], the KPU layers running on `kpu`.
+/// Like [`module_tokens`], the KPU layers running on `kpu`, the state in the shared arena
+/// `shared_arena` if one is named.
 pub fn module_tokens_on(
     desc: &ModelDesc,
     k: &KmodelExec,
     model_file: &IncludePath,
     file_name: &str,
     kpu: Kpu,
+    shared_arena: Option<&str>,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -305,6 +307,7 @@ pub fn module_tokens_on(
             pub fn run(&mut self, inputs: &Inputs<'_>) -> Result<Outputs<'_>, ::mlf_runtime::Error>
         },
         run_body: run_body(desc, input, kpu),
+        shared: skeleton::Shared::new(shared_arena, true)?,
     })
 }
 

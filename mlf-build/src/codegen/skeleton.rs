@@ -23,12 +23,19 @@ pub struct Field {
     pub what: String,
     /// `init` may give up with `?` (a `Model` field: `take()` then returns `None`).
     pub fallible: bool,
+    /// `init` is all zero bytes (a byte arena): a state kept in a shared arena needs not write it.
+    pub zeroed: bool,
 }
 
 impl Field {
     /// A field `name: ty` starting as `init`, holding `what`.
     pub fn new(name: &str, ty: TokenStream, init: TokenStream, what: impl Into<String>) -> Field {
-        Field { name: ident(name), ty, init, what: what.into(), fallible: false }
+        Field { name: ident(name), ty, init, what: what.into(), fallible: false, zeroed: false }
+    }
+
+    /// A state field whose `init` is all zero bytes (a byte arena).
+    pub fn zeroed(name: &str, ty: TokenStream, init: TokenStream, what: impl Into<String>) -> Field {
+        Field { zeroed: true, ..Field::new(name, ty, init, what) }
     }
 
     /// A `Model` field whose `init` uses `?` on an `Option` (a resource taken with the state).
@@ -63,6 +70,60 @@ pub struct Module<'a> {
     pub run_sig: TokenStream,
     /// The body of `run()`.
     pub run_body: TokenStream,
+    /// The shared arena the model's memory lives in, if any.
+    pub shared: Option<Shared>,
+}
+
+/// A model built for a shared arena (`mlf_runtime::shared_arena!`): its memory lives in the
+/// arena's `static`, and `Model::take(&mut arena)` borrows the arena's handle.
+#[derive(Clone, Debug)]
+pub struct Shared {
+    /// The arena's module name, beside the model's module (`super::<arena>`).
+    pub arena: String,
+    /// The whole state lives in the arena (kmodels: their byte arenas are fields of the
+    /// state); otherwise the executor's `ARENA` is the shared one and the state stays apart.
+    pub state_in_arena: bool,
+}
+
+/// The justification of a TVM module's `Run::enter` on a shared arena.
+pub const ENTER_SAFETY_SHARED: &str = "SAFETY: this `Model` holds `STATE`, the one owner of the parameter region \
+    and the tensor descriptors, and borrows the shared arena's handle (so no other model uses `ARENA`) for as \
+    long as it lives: nothing else uses them until `r` ends.";
+
+impl Shared {
+    /// A module's place in the shared arena `arena` (`None`: an arena of its own); refused
+    /// when `arena` cannot name a Rust module.
+    pub fn new(arena: Option<&str>, state_in_arena: bool) -> Result<Option<Shared>> {
+        let Some(arena) = arena else { return Ok(None) };
+        if !names::is_identifier(arena) {
+            return Err(crate::error::Error::invalid(format!(
+                "`{arena}` is not a Rust identifier, so it cannot name a shared arena's module \
+                 (shared_arena!({arena}: …)); use letters, digits and `_`"
+            ))
+            .at("arena"));
+        }
+        Ok(Some(Shared { arena: arena.to_string(), state_in_arena }))
+    }
+
+    /// `use super::<arena>::ARENA;`: a TVM module's arena is the shared one.
+    pub fn arena_use(&self) -> TokenStream {
+        let path = self.path();
+        let doc = format!(
+            " The arena: the shared arena `{}`, whose first [`ARENA_BYTES`] bytes hold every tensor the model \
+             writes and the scratch memory of its C. The descriptors below point into it.",
+            self.arena
+        );
+        quote! {
+            #[doc = #doc]
+            use #path::ARENA;
+        }
+    }
+
+    /// The path of the arena's module from inside the model's module.
+    pub fn path(&self) -> TokenStream {
+        let a = ident(&self.arena);
+        quote!(super::#a)
+    }
 }
 
 /// The Rust element type of a tensor, or an error naming it.
@@ -159,13 +220,17 @@ fn state(fields: &[Field]) -> [TokenStream; 2] {
 /// `Model` and its `impl`.
 fn model(m: &Module<'_>) -> [TokenStream; 2] {
     let doc = &m.model_doc;
-    let decls = m.model_fields.iter().map(field_decl);
-    let inits = m.model_fields.iter().map(|f| {
-        let (name, init) = (&f.name, &f.init);
-        quote!(#name: #init,)
-    });
+    let decls: Vec<_> = m.model_fields.iter().map(field_decl).collect();
+    let inits: Vec<_> = m
+        .model_fields
+        .iter()
+        .map(|f| {
+            let (name, init) = (&f.name, &f.init);
+            quote!(#name: #init,)
+        })
+        .collect();
     let blank = blank();
-    let methods = m.methods.iter().map(|method| quote!(#method #blank));
+    let methods: Vec<_> = m.methods.iter().map(|method| quote!(#method #blank)).collect();
     let (run_sig, run_body, on_take) = (&m.run_sig, &m.run_body, &m.on_take);
     let fallible = m.model_fields.iter().any(|f| f.fallible);
     // A field taken with the state (`?`), or statements run once the state is taken, need the
@@ -187,19 +252,124 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
     } else {
         &[" Takes the model (its static memory). `None` while another `Model` of this kind", " is alive."]
     };
+    let Some(shared) = &m.shared else {
+        return [
+            quote! {
+                #[doc = #doc]
+                pub struct Model {
+                    /// The model's static memory, taken from [`STATE`].
+                    state: ::mlf_runtime::Taken<State>,
+                    #(#decls)*
+                }
+            },
+            quote! {
+                impl Model {
+                    #(#[doc = #take_doc])*
+                    pub fn take() -> Option<Model> {
+                        #take
+                    }
+
+                    #blank
+                    #(#methods)*
+
+                    #run_sig {
+                        #run_body
+                    }
+                }
+            },
+        ];
+    };
+    model_in_arena(m, shared, (&decls, &inits, &methods))
+}
+
+/// `Model` and its `impl` for a model on a shared arena: `take` borrows the arena's handle.
+fn model_in_arena(
+    m: &Module<'_>,
+    shared: &Shared,
+    (decls, inits, methods): (&[TokenStream], &[TokenStream], &[TokenStream]),
+) -> [TokenStream; 2] {
+    let (doc, blank) = (&m.model_doc, blank());
+    let (run_sig, run_body, on_take) = (&m.run_sig, &m.run_body, &m.on_take);
+    let fallible = m.model_fields.iter().any(|f| f.fallible);
+    let arena = shared.path();
+    let shared_doc = format!(
+        " Takes the model on the shared arena `{0}`: the model borrows the arena's handle mutably for as long \
+         as it lives, so no other model of `{0}` can be taken until it is dropped (the compiler checks it). \
+         {1}",
+        shared.arena,
+        match (shared.state_in_arena, fallible) {
+            (true, false) => "Its state is made afresh in the arena each time (`Some` always).",
+            (true, true) => "`None` while anything else uses what it runs on.",
+            (false, false) => "`None` while a leaked `Model` of this kind still holds its state.",
+            (false, true) => {
+                "`None` while a leaked `Model` of this kind still holds its state, or while anything else uses what it runs on."
+            }
+        }
+    );
+    let (state_ty, state_doc, take) = if shared.state_in_arena {
+        let writes = m.state.iter().filter(|f| !f.zeroed).map(|f| {
+            let (name, init) = (&f.name, &f.init);
+            quote!((&raw mut (*p).#name).write(#init);)
+        });
+        let safety = super::render::comment(
+            "SAFETY: `arena` stays borrowed mutably for as long as the returned model lives, so this model \
+             is the one user of the shared arena's bytes; they are zeroed (the byte arenas' start), and \
+             every other field is written before the reference is made.",
+        );
+        let take = quote! {
+            #safety
+            let state = unsafe {
+                let p = #arena::ARENA.zeroed_as::<State>();
+                #(#writes)*
+                &mut *p
+            };
+            #on_take
+            let model = Model { state, #(#inits)* };
+            Some(::mlf_runtime::InArena::new(model, arena))
+        };
+        (quote!(&'static mut State), " The model's static memory, in the shared arena.", take)
+    } else {
+        let take = quote! {
+            let model = Model::take_state()?;
+            Some(::mlf_runtime::InArena::new(model, arena))
+        };
+        (quote!(::mlf_runtime::Taken<State>), " The model's static memory, taken from [`STATE`].", take)
+    };
+    let take_state = if shared.state_in_arena {
+        quote!()
+    } else {
+        let inner = if fallible || !on_take.is_empty() {
+            quote! {
+                let state = STATE.take()?;
+                #on_take
+                Some(Model { state, #(#inits)* })
+            }
+        } else {
+            quote!(STATE.take().map(|state| Model { state, #(#inits)* }))
+        };
+        quote! {
+            /// The model's own state (its descriptors), taken once at a time.
+            fn take_state() -> Option<Model> {
+                #inner
+            }
+
+            #blank
+        }
+    };
     [
         quote! {
             #[doc = #doc]
             pub struct Model {
-                /// The model's static memory, taken from [`STATE`].
-                state: ::mlf_runtime::Taken<State>,
+                #[doc = #state_doc]
+                state: #state_ty,
                 #(#decls)*
             }
         },
         quote! {
             impl Model {
-                #(#[doc = #take_doc])*
-                pub fn take() -> Option<Model> {
+                #take_state
+                #[doc = #shared_doc]
+                pub fn take(arena: &mut #arena::Arena) -> Option<::mlf_runtime::InArena<'_, Model>> {
                     #take
                 }
 
@@ -214,13 +384,60 @@ fn model(m: &Module<'_>) -> [TokenStream; 2] {
     ]
 }
 
+/// The constants of a model built for a shared arena: the arena's name, the bytes of it the
+/// model uses, and compile-time checks that they fit it.
+fn shared_items(shared: &Shared) -> Vec<TokenStream> {
+    let (arena, name) = (shared.path(), &shared.arena);
+    let name_doc = format!(
+        " The shared arena this model's memory lives in: `mlf_runtime::shared_arena!({name}: …)`, beside this module."
+    );
+    let (bytes, bytes_doc) = if shared.state_in_arena {
+        (quote!(::core::mem::size_of::<State>()), " Bytes of the shared arena this model uses: its whole state.")
+    } else {
+        (quote!(ARENA_BYTES), " Bytes of the shared arena this model uses: its arena ([`ARENA_BYTES`]).")
+    };
+    let fits =
+        format!("this model is built for the shared arena `{name}` but is not listed in its shared_arena!({name}: …)");
+    let mut items = vec![
+        quote! {
+            #[doc = #name_doc]
+            #[doc(hidden)]
+            pub const SHARED_ARENA: &str = #name;
+        },
+        quote! {
+            #[doc = #bytes_doc]
+            pub const SHARED_ARENA_BYTES: usize = #bytes;
+        },
+        quote! {
+            /// This model's part fits the shared arena (checked when the module compiles).
+            const _: () = assert!(SHARED_ARENA_BYTES <= #arena::BYTES, #fits);
+        },
+    ];
+    if shared.state_in_arena {
+        items.push(quote! {
+            /// The state's alignment, within the arena's 64 bytes (checked when the module compiles).
+            const STATE_ALIGN: usize = ::core::mem::align_of::<State>();
+        });
+        items.push(quote!(
+            const _: () = assert!(STATE_ALIGN <= 64);
+        ));
+    }
+    items
+}
+
 /// The module's items, each set apart by an empty line.
 pub fn module(m: Module<'_>) -> Result<TokenStream> {
     let mut items = interface(m.desc, &m.name_doc)?;
     items.extend(m.consts.iter().cloned());
     items.extend(m.decls.iter().cloned());
     items.extend(m.statics.iter().cloned());
-    items.extend(state(&m.state));
+    if let Some(shared) = &m.shared {
+        items.extend(shared_items(shared));
+    }
+    match &m.shared {
+        Some(shared) if shared.state_in_arena => items.push(state(&m.state)[0].clone()),
+        _ => items.extend(state(&m.state)),
+    }
     items.extend(model(&m));
     let blank = blank();
     Ok(quote!(#(#items #blank)*))

@@ -488,6 +488,8 @@ pub struct TvmModule<'a> {
     pub after: TokenStream,
     /// The documentation of `workspace_high_water()`.
     pub high_water_doc: &'static str,
+    /// The shared arena the module's `ARENA` is, if any.
+    pub shared: Option<skeleton::Shared>,
 }
 
 /// The justification of `Run::enter` in every TVM module.
@@ -527,10 +529,13 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
     consts.extend(m.params.consts);
     let mut statics = m.statics;
     statics.extend(m.params.statics);
-    statics.push(quote! {
-        /// The arena: every tensor the model writes and the scratch memory of its C (zeroed: in
-        /// `.bss`). The descriptors below point into it.
-        static ARENA: ::mlf_runtime::StaticArena<ARENA_BYTES> = ::mlf_runtime::StaticArena::new();
+    statics.push(match &m.shared {
+        None => quote! {
+            /// The arena: every tensor the model writes and the scratch memory of its C (zeroed: in
+            /// `.bss`). The descriptors below point into it.
+            static ARENA: ::mlf_runtime::StaticArena<ARENA_BYTES> = ::mlf_runtime::StaticArena::new();
+        },
+        Some(shared) => shared.arena_use(),
     });
     statics.extend(m.tables);
     let mut state =
@@ -540,7 +545,7 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
     let (enter, enter_what) = (&m.params.enter.0, comment(&m.params.enter.1));
     let (check_loaded, before, calls, after, blank) = (&m.params.check_loaded, &m.before, &m.calls, &m.after, blank());
     let safety = comment(format!("SAFETY: {}", m.safety));
-    let enter_safety = comment(ENTER_SAFETY);
+    let enter_safety = comment(if m.shared.is_some() { skeleton::ENTER_SAFETY_SHARED } else { ENTER_SAFETY });
     let outputs = comment(format!("The outputs, read from the arena: {}.", out_places.join(", ")));
     let views_safety = comment(
         "SAFETY: the run is over, and the outputs borrow this `Model`, so no run writes the arena while they live.",
@@ -554,6 +559,7 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
         }
     });
     let on_take = &m.on_take;
+    let shared = m.shared.clone();
     let take = if on_take.is_empty() {
         quote!()
     } else {
@@ -592,5 +598,6 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
             #views_safety
             unsafe { Ok(Outputs { #(#out_fields,)* }) }
         },
+        shared,
     })
 }

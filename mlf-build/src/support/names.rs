@@ -83,6 +83,14 @@ pub fn unique_idents(raws: &[&str]) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Whether `s` can name a Rust module as written: ASCII letters, digits and `_`, not starting
+/// with a digit, not `_` alone, not a keyword.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    first_ok && s != "_" && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !is_rust_keyword(s)
+}
+
 fn is_rust_keyword(s: &str) -> bool {
     matches!(
         s,

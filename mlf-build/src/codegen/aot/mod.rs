@@ -8,6 +8,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::render::comment;
+use super::skeleton;
 use super::tvm::{self, ParamCode, TvmModule, bytes};
 use super::{arrays, ident, lit, usize_lit};
 use crate::error::{Error, Result};
@@ -233,6 +234,7 @@ pub fn module_tokens(
     symbol_prefix: &str,
     params: ParamCode<'_>,
     stack: Option<&StackFigure>,
+    shared_arena: Option<&str>,
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -307,5 +309,6 @@ pub fn module_tokens(
         safety: SAFETY,
         after: quote!(),
         high_water_doc: "Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
+        shared: skeleton::Shared::new(shared_arena, false)?,
     })
 }

@@ -8,7 +8,7 @@ mod run;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::skeleton::Field;
+use super::skeleton::{self, Field};
 use super::tvm::{self, ParamCode, TvmModule};
 use super::{arrays, lit};
 use crate::error::{Error, Result};
@@ -26,6 +26,8 @@ pub struct GraphCodegen<'a> {
     pub params: ParamCode<'a>,
     /// The stack a run needs, when the C was compiled.
     pub stack: Option<&'a StackFigure>,
+    /// The shared arena the module's arena is, if any.
+    pub shared_arena: Option<&'a str>,
 }
 
 /// The justification written above the generated `unsafe` block.
@@ -115,6 +117,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         safety: SAFETY,
         after: tables.after,
         high_water_doc: "Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
+        shared: skeleton::Shared::new(cg.shared_arena, false)?,
     })
 }
 
@@ -144,7 +147,7 @@ mod tests {
             split.of_param.push(k);
         }
         for params in [ParamCode::Resident(&split), ParamCode::Streamed(&split), ParamCode::Lazy(&split)] {
-            let cg = GraphCodegen { symbol_prefix: "mlf_test_", stack: None, params };
+            let cg = GraphCodegen { symbol_prefix: "mlf_test_", stack: None, params, shared_arena: None };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
             assert!(e.contains("external parameter shares storage with an activation"), "{e}");
         }
