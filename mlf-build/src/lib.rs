@@ -153,7 +153,8 @@ pub mod __private {
     #[cfg(feature = "build")]
     pub mod read {
         pub use crate::read::{
-            archive, blob, csource, detect, graph, header, json, kmodel, metadata, mlf, param_pack, params, relay,
+            archive, blob, csource, detect, graph, header, json, kmodel, metadata, mlf, param_pack, params, relax,
+            relay,
         };
     }
 

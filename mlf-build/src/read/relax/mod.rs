@@ -6,6 +6,7 @@
 //! [`load`] finds it in a file.
 
 pub mod exec;
+pub mod lower;
 pub mod text;
 
 use std::path::Path;
@@ -36,6 +37,19 @@ pub fn payload_of(scan: &Scan) -> Result<Option<Bytes>> {
     }
     Ok(None)
 }
+
+/// Why a Relax export cannot be built: the decoder's or the lowering's error, or — for a
+/// program that lowers — that the Relax executor's code generation is not in this build yet.
+pub fn refusal(payload: &Bytes) -> Error {
+    match decode(payload.as_slice()).and_then(|ex| lower::lower(&ex)) {
+        Err(e) => e,
+        Ok(_) => Error::unsupported(NOT_YET).with_help("use `cargo mlf inspect` to see what the program holds"),
+    }
+}
+
+/// Why a Relax program that lowers is not built yet by this version of mlf.
+pub const NOT_YET: &str = "a Relax export (TVM 0.25–0.27): mlf reads and lowers its program, but the Relax \
+                           executor's code generation is not in this build yet (issue 24)";
 
 /// Reads a file (`.tar`, `.tar.gz`, `devc.c`, `devc.o`) and returns its Relax executable.
 pub fn load(path: &Path) -> Result<(Found, Executable)> {
