@@ -160,7 +160,7 @@ pub mod __private {
 
     /// Memory plans, for tests and benchmarks.
     pub mod plan {
-        pub use crate::plan::{aot, graph, limits, pack, split};
+        pub use crate::plan::{aot, graph, limits, pack, relax, split};
     }
 
     /// Generated code, for the macro and tests.

@@ -782,6 +782,8 @@ fn relax_exports_are_inspected() {
     assert_eq!(outputs, ["int8", "int8", "int64"]);
     assert_eq!(r["weights"][0], json!({"name": "c[6]", "dtype": "int8", "shape": [4, 1, 3, 3], "bytes": 36}));
     assert_eq!(r["storage"]["bytes"], 473);
+    // mlf's liveness plan, not TVM's storage blocks: 320 bytes where TVM allocates 512 (aligned).
+    assert_eq!(r["plan"], json!({"align": 16, "arena": 320, "liveness_bound": 320, "tvm_storage": 512}));
     assert!(r["kernels"].as_array().unwrap().iter().any(|k| k == "argmax"));
     assert!(table.contains("static       yes: entry `main`, 7 kernel calls"), "{table}");
     assert!(table.contains("  0   image                        int8      [1, 1, 8, 8] (64 bytes)"), "{table}");

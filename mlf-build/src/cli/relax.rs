@@ -22,6 +22,9 @@ pub struct Section {
     pub blocker: Option<String>,
 }
 
+/// The alignment the report's plan uses (the graph executor's default).
+const PLAN_ALIGN: u64 = 16;
+
 /// The section for an executable payload.
 pub fn section(payload: &Bytes) -> Section {
     match decode(payload.as_slice()) {
@@ -95,6 +98,11 @@ fn describe(ex: &Executable, lowered: &Result<RelaxProgram>) -> (Value, String) 
             obj.insert("calls".into(), p.calls.len().into());
             obj.insert("weights".into(), weights.into());
             obj.insert("storage".into(), json!({"blocks": storages, "bytes": p.storage_sum()}));
+            let plan = crate::plan::relax::plan(p, PLAN_ALIGN);
+            obj.insert(
+                "plan".into(),
+                json!({"align": PLAN_ALIGN, "arena": plan.arena, "liveness_bound": plan.bound, "tvm_storage": plan.tvm_storage}),
+            );
             let _ = writeln!(s, "static       yes: entry `{}`, {} kernel calls", p.entry, p.calls.len());
             let row = |s: &mut String, i: usize, name: &str, t: TensorId| {
                 let t = &p.tensors[t];
@@ -119,6 +127,11 @@ fn describe(ex: &Executable, lowered: &Result<RelaxProgram>) -> (Value, String) 
                 "storage      {} blocks, {} bytes in all (TVM's alloc_storage sizes)",
                 p.storages.len(),
                 p.storage_sum()
+            );
+            let _ = writeln!(
+                s,
+                "plan         arena {} bytes (liveness bound {}; TVM's storage {}; aligned to {PLAN_ALIGN})",
+                plan.arena, plan.bound, plan.tvm_storage
             );
         }
     }
