@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mlf_build::__private::codegen::relax::c_program;
-use mlf_build::__private::plan::relax::plan;
+use mlf_build::__private::model::CFile;
+use mlf_build::__private::plan::relax::{kernel_scratch, plan};
 use mlf_build::__private::read::relax::{load, lower::lower};
 
 const HARNESS: &str = r#"
@@ -23,13 +24,6 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int
   fprintf(stderr, "%s: ", kind);
   for (int32_t i = 0; i < n; ++i) fputs(parts[i], stderr);
   fputc('\n', stderr);
-}
-void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
-  (void)device_type; (void)device_id; (void)code; (void)bits;
-  return malloc(nbytes);
-}
-int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
-  (void)device_type; (void)device_id; free(ptr); return 0;
 }
 int main(int argc, char** argv) {
   void* in[16]; void* out[16];
@@ -90,6 +84,7 @@ fn c_relax_exports_reproduce_their_vectors_on_the_host() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let mut n = 0;
+    let mut scratch_total = 0;
     for e in std::fs::read_dir(root().join("fixtures/relax")).unwrap() {
         let d = e.unwrap().path();
         let name = d.file_name().unwrap().to_str().unwrap().to_string();
@@ -99,14 +94,21 @@ fn c_relax_exports_reproduce_their_vectors_on_the_host() {
         let tar = d.join("model.tar");
         let (found, ex) = load(&tar).unwrap();
         let p = lower(&ex).unwrap();
-        let pl = plan(&p, 16);
+        let text = lib0(&tar);
+        let scratch = kernel_scratch(&p, Some(&CFile::scan(std::str::from_utf8(&text).unwrap())), 16).unwrap();
+        let pl = plan(&p, 16, &scratch);
+        assert_eq!(pl.arena, pl.bound, "{name}: {pl:?}");
+        scratch_total += scratch.iter().sum::<u64>();
         let dir = tmp.path().join(&name);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("lib0.c"), lib0(&tar)).unwrap();
+        std::fs::write(dir.join("lib0.c"), &text).unwrap();
         std::fs::write(dir.join("model.c"), c_program(&p, &pl, found.payload.as_slice(), "m_")).unwrap();
         std::fs::write(dir.join("main.c"), HARNESS).unwrap();
         let exe = dir.join("run");
         let o = Command::new("cc")
+            // The kernels' scratch functions are the program's own (renamed per model).
+            .args(["-DTVMBackendAllocWorkspace=m_TVMBackendAllocWorkspace"])
+            .args(["-DTVMBackendFreeWorkspace=m_TVMBackendFreeWorkspace"])
             .args(["-std=c11", "-O1", "-I"])
             .arg(root().join("mlf-build/include"))
             .args(["lib0.c", "model.c", "main.c", "-lm", "-o"])
@@ -137,6 +139,8 @@ fn c_relax_exports_reproduce_their_vectors_on_the_host() {
         n += 1;
     }
     assert_eq!(n, 11);
+    // Fused kernels take scratch: it is planned in the arena, not taken from a heap.
+    assert!(scratch_total > 0);
 }
 
 /// The generated C of a small export, as a golden snapshot (`cargo insta review` after a change).
@@ -145,5 +149,5 @@ fn generated_c_of_views_fused() {
     let tar = root().join("fixtures/relax/views-fused-c/model.tar");
     let (found, ex) = load(&tar).unwrap();
     let p = lower(&ex).unwrap();
-    insta::assert_snapshot!(c_program(&p, &plan(&p, 16), found.payload.as_slice(), "views_"));
+    insta::assert_snapshot!(c_program(&p, &plan(&p, 16, &[]), found.payload.as_slice(), "views_"));
 }

@@ -98,7 +98,7 @@ fn describe(ex: &Executable, lowered: &Result<RelaxProgram>) -> (Value, String) 
             obj.insert("calls".into(), p.calls.len().into());
             obj.insert("weights".into(), weights.into());
             obj.insert("storage".into(), json!({"blocks": storages, "bytes": p.storage_sum()}));
-            let plan = crate::plan::relax::plan(p, PLAN_ALIGN);
+            let plan = crate::plan::relax::plan(p, PLAN_ALIGN, &[]);
             obj.insert(
                 "plan".into(),
                 json!({"align": PLAN_ALIGN, "arena": plan.arena, "liveness_bound": plan.bound, "tvm_storage": plan.tvm_storage}),
@@ -130,7 +130,7 @@ fn describe(ex: &Executable, lowered: &Result<RelaxProgram>) -> (Value, String) 
             );
             let _ = writeln!(
                 s,
-                "plan         arena {} bytes (liveness bound {}; TVM's storage {}; aligned to {PLAN_ALIGN})",
+                "plan         arena {} bytes (liveness bound {}; TVM's storage {}; aligned to {PLAN_ALIGN}; kernel scratch not counted)",
                 plan.arena, plan.bound, plan.tvm_storage
             );
         }

@@ -1,9 +1,12 @@
 //! The memory plan of a lowered Relax program: mlf's own liveness over the whole program, not
 //! TVM's storage tokens. Every tensor that lives in a TVM storage block becomes a buffer of its
 //! own; views keep the tensor they view alive; outputs live to the end. The buffers are packed
-//! by [`pack::pack`], the packer graph models use.
+//! by [`pack::pack`], the packer graph models use. A kernel that takes scratch memory with
+//! `TVMBackendAllocWorkspace` (fused kernels) gets a buffer live during its call alone, sized
+//! as for graph models: the sum of its constant allocations read from its C.
 
-use crate::model::{RelaxArg, RelaxProgram, TensorId, TensorPlace};
+use crate::error::{Error, Result};
+use crate::model::{CFile, RelaxArg, RelaxProgram, TensorId, TensorPlace};
 use crate::plan::pack::{self, Interval, align_up};
 
 /// A Relax program's arena.
@@ -22,6 +25,26 @@ pub struct RelaxPlan {
     pub bound: u64,
     /// The sum of TVM's own `alloc_storage` sizes, aligned the same way.
     pub tvm_storage: u64,
+    /// Each kernel call's scratch region in the arena: `(offset, bytes)`, `None` without scratch.
+    pub scratch: Vec<Option<(u64, u64)>>,
+}
+
+/// Scratch bytes each call of `p` needs, from the kernels' C (`lib0.c`): the sum of a kernel's
+/// constant `TVMBackendAllocWorkspace` sizes, each aligned to `align`. A kernel whose C is not
+/// given counts none; one allocating a computed size is an error naming it.
+pub fn kernel_scratch(p: &RelaxProgram, c: Option<&CFile>, align: u64) -> Result<Vec<u64>> {
+    let Some(c) = c else { return Ok(vec![0; p.calls.len()]) };
+    let by_name: std::collections::HashMap<&str, &crate::model::CFunction> =
+        c.functions.iter().filter(|f| f.defined).map(|f| (f.name.as_str(), f)).collect();
+    p.calls
+        .iter()
+        .map(|call| match by_name.get(format!("__tvm_ffi_{}", call.kernel).as_str()) {
+            None => Ok(0),
+            Some(f) => f.workspace_upper_bound(align).ok_or_else(|| {
+                Error::unsupported(format!("kernel `{}` allocates workspace of a computed size", call.kernel))
+            }),
+        })
+        .collect()
 }
 
 impl RelaxPlan {
@@ -32,8 +55,9 @@ impl RelaxPlan {
     }
 }
 
-/// Plans the arena with buffers aligned to `align`.
-pub fn plan(p: &RelaxProgram, align: u64) -> RelaxPlan {
+/// Plans the arena with buffers aligned to `align`; `scratch[k]` is the scratch call `k` needs
+/// ([`kernel_scratch`]; shorter or empty: none).
+pub fn plan(p: &RelaxProgram, align: u64, scratch: &[u64]) -> RelaxPlan {
     let mut first = vec![None::<usize>; p.tensors.len()];
     let mut last = vec![0usize; p.tensors.len()];
     let mut touch = |t: TensorId, step: usize| {
@@ -63,7 +87,15 @@ pub fn plan(p: &RelaxProgram, align: u64) -> RelaxPlan {
         buffers.push(t);
         intervals.push(Interval { size: tensor.bytes, first: f, last: last[t] });
     }
-    let (offsets, arena) = pack::pack(&intervals, align);
+    let tensors = intervals.len();
+    let mut scratch_calls = Vec::new();
+    for (k, &bytes) in scratch.iter().enumerate().take(end) {
+        if bytes > 0 {
+            scratch_calls.push(k);
+            intervals.push(Interval { size: bytes, first: k, last: k });
+        }
+    }
+    let (mut offsets, arena) = pack::pack(&intervals, align);
     let bound = (0..=end)
         .map(|s| {
             intervals
@@ -76,7 +108,13 @@ pub fn plan(p: &RelaxProgram, align: u64) -> RelaxPlan {
         .unwrap_or(0);
     let tvm_storage = p.storages.iter().map(|s| align_up(s.bytes, align)).fold(0, u64::saturating_add);
     debug_assert!(pack::verify(&intervals, &offsets, arena));
-    RelaxPlan { buffers, intervals, offsets, arena, bound, tvm_storage }
+    let mut scratch_at = vec![None; end];
+    for (i, &k) in scratch_calls.iter().enumerate() {
+        scratch_at[k] = Some((offsets[tensors + i], intervals[tensors + i].size));
+    }
+    intervals.truncate(tensors);
+    offsets.truncate(tensors);
+    RelaxPlan { buffers, intervals, offsets, arena, bound, tvm_storage, scratch: scratch_at }
 }
 
 #[cfg(test)]
@@ -97,7 +135,7 @@ mod tests {
                 continue;
             }
             let p = lower(&load(&d.join("model.tar")).unwrap().1).unwrap();
-            let plan = plan(&p, 16);
+            let plan = plan(&p, 16, &[]);
             assert!(pack::verify(&plan.intervals, &plan.offsets, plan.arena), "{}", d.display());
             assert!(plan.arena <= plan.tvm_storage, "{}: {plan:?}", d.display());
             assert_eq!(plan.arena, plan.bound, "{}", d.display());
@@ -121,7 +159,7 @@ mod tests {
             &load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/relax/mlp-f32-c/model.tar")).unwrap().1,
         )
         .unwrap();
-        let plan = plan(&p, 16);
+        let plan = plan(&p, 16, &[]);
         // TVM: 128 + 128 + 48 (40 aligned); mlf: two 128-byte hidden tensors live together at most,
         // then the logits and the softmax output.
         assert_eq!(plan.tvm_storage, 128 + 128 + 48);
