@@ -1,0 +1,119 @@
+//! Relax exports on an emulated Cortex-M4F: for every C export in `fixtures/relax`, mlf's
+//! generated program (`codegen::relax`), the export's own kernels (`lib0.c`) and mlf's headers
+//! are compiled with `arm-none-eabi-gcc` for a Cortex-M4F, run under QEMU (`mps2-an386`) on the
+//! reference inputs (read over semihosting) and compared with TVM's outputs: integers exact,
+//! floats within 1e-5.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use device_tests::qemu::{self, Machine};
+use device_tests::tools::{Need, require, root};
+use mlf_build::__private::codegen::relax::c_program;
+use mlf_build::__private::model::CFile;
+use mlf_build::__private::plan::relax::{kernel_scratch, plan};
+use mlf_build::__private::read::relax::{load, lower::lower};
+
+const FLAGS: &[&str] = &["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"];
+
+fn lib0(tar: &Path) -> Vec<u8> {
+    let raw = std::fs::read(tar).unwrap();
+    let data = mlf_build::__private::read::detect::gunzip(&raw, 1 << 28).unwrap_or(raw);
+    let mut t = tar::Archive::new(std::io::Cursor::new(data));
+    for entry in t.entries().unwrap() {
+        let mut e = entry.unwrap();
+        if e.path().unwrap().to_str() == Some("lib0.c") {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut e, &mut v).unwrap();
+            return v;
+        }
+    }
+    panic!("no lib0.c in {}", tar.display())
+}
+
+fn build(fixture: &Path, dir: &Path) -> PathBuf {
+    let tar = fixture.join("model.tar");
+    let (found, ex) = load(&tar).unwrap();
+    let p = lower(&ex).unwrap();
+    let text = lib0(&tar);
+    let scratch = kernel_scratch(&p, Some(&CFile::scan(std::str::from_utf8(&text).unwrap())), 16).unwrap();
+    std::fs::write(dir.join("lib0.c"), &text).unwrap();
+    std::fs::write(dir.join("model.c"), c_program(&p, &plan(&p, 16, &scratch), found.payload.as_slice(), "m_"))
+        .unwrap();
+    let here = root().join("device-tests/tests/relax");
+    let elf = dir.join("model.elf");
+    let o = Command::new("arm-none-eabi-gcc")
+        .args(FLAGS)
+        .args(["-O2", "-std=c11", "--specs=rdimon.specs", "-T"])
+        .arg(here.join("mps2_an386.ld"))
+        .args(["-DTVMBackendAllocWorkspace=m_TVMBackendAllocWorkspace"])
+        .args(["-DTVMBackendFreeWorkspace=m_TVMBackendFreeWorkspace"])
+        .arg("-I")
+        .arg(root().join("mlf-build/include"))
+        .arg(here.join("startup_m4.c"))
+        .arg(here.join("main.c"))
+        .args(["lib0.c", "model.c", "-lm", "-o"])
+        .arg(&elf)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}: {}", fixture.display(), String::from_utf8_lossy(&o.stderr));
+    elf
+}
+
+fn compare(name: &str, dtype: &str, got: &[u8], want: &[u8]) {
+    assert_eq!(got.len(), want.len(), "{name}: output size");
+    if dtype == "float32" {
+        for (i, (g, w)) in got.chunks(4).zip(want.chunks(4)).enumerate() {
+            let (g, w) = (f32::from_le_bytes(g.try_into().unwrap()), f32::from_le_bytes(w.try_into().unwrap()));
+            assert!((g - w).abs() <= 1e-5, "{name}: element {i}: {g} vs {w}");
+        }
+    } else {
+        assert_eq!(got, want, "{name}: {dtype} output differs");
+    }
+}
+
+#[test]
+fn relax_c_exports_reproduce_their_vectors_on_cortex_m4() {
+    if !require("relax_c_exports_reproduce_their_vectors_on_cortex_m4", &[Need::QemuArm, Need::ArmGcc]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for e in std::fs::read_dir(root().join("fixtures/relax")).unwrap() {
+        let d = e.unwrap().path();
+        let name = d.file_name().unwrap().to_str().unwrap().to_string();
+        if !(name.ends_with("-c") || name.ends_with("-c-m4")) || name.starts_with("refuse") {
+            continue;
+        }
+        // Short paths: newlib's semihosting start reads at most 255 bytes of command line.
+        let dir = tmp.path().join(n.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let elf = build(&d, &dir);
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("vectors/manifest.json")).unwrap()).unwrap();
+        let case = &m["cases"][0];
+        let mut args: Vec<String> = Vec::new();
+        for (k, i) in case["inputs"].as_array().unwrap().iter().enumerate() {
+            let to = dir.join(format!("i{k}"));
+            std::fs::copy(d.join("vectors").join(i["file"].as_str().unwrap()), &to).unwrap();
+            args.push(to.display().to_string());
+        }
+        let outs = case["outputs"].as_array().unwrap();
+        for i in 0..outs.len() {
+            args.push(dir.join(format!("o{i}")).display().to_string());
+        }
+        let extra: Vec<OsString> = vec!["-append".into(), args.join(" ").into()];
+        let r = qemu::run(Machine::Mps2An386, &elf, &extra, Duration::from_secs(120));
+        assert_eq!(r.status, Some(0), "{name}: {} {} {}", r.command, r.stdout, r.stderr);
+        for (i, o) in outs.iter().enumerate() {
+            let got = std::fs::read(dir.join(format!("o{i}"))).unwrap();
+            let want = std::fs::read(d.join("vectors").join(o["file"].as_str().unwrap())).unwrap();
+            compare(&format!("{name} output {i}"), o["dtype"].as_str().unwrap(), &got, &want);
+        }
+        n += 1;
+    }
+    assert_eq!(n, 11);
+}
