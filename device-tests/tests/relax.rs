@@ -2,7 +2,8 @@
 //! generated program (`codegen::relax`), the export's own kernels (`lib0.c`) and mlf's headers
 //! are compiled with `arm-none-eabi-gcc` for a Cortex-M4F, run under QEMU (`mps2-an386`) on the
 //! reference inputs (read over semihosting) and compared with TVM's outputs: integers exact,
-//! floats within 1e-5.
+//! floats within 1e-5. The LLVM `thumbv7em` export whose kernels take no scratch runs the same
+//! way with TVM's object (`lib0.o`) in place of the C.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,28 +19,36 @@ use mlf_build::__private::read::relax::{load, lower::lower};
 
 const FLAGS: &[&str] = &["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"];
 
-fn lib0(tar: &Path) -> Vec<u8> {
+fn member(tar: &Path, name: &str) -> Vec<u8> {
     let raw = std::fs::read(tar).unwrap();
     let data = mlf_build::__private::read::detect::gunzip(&raw, 1 << 28).unwrap_or(raw);
     let mut t = tar::Archive::new(std::io::Cursor::new(data));
     for entry in t.entries().unwrap() {
         let mut e = entry.unwrap();
-        if e.path().unwrap().to_str() == Some("lib0.c") {
+        if e.path().unwrap().to_str() == Some(name) {
             let mut v = Vec::new();
             std::io::Read::read_to_end(&mut e, &mut v).unwrap();
             return v;
         }
     }
-    panic!("no lib0.c in {}", tar.display())
+    panic!("no {name} in {}", tar.display())
 }
 
-fn build(fixture: &Path, dir: &Path) -> PathBuf {
+/// Builds the program of `fixture` into `dir`: with its `lib0.c`, or its LLVM `lib0.o` when
+/// `object` (whose kernels' scratch is not read: such an export must take none).
+fn build(fixture: &Path, dir: &Path, object: bool) -> PathBuf {
     let tar = fixture.join("model.tar");
     let (found, ex) = load(&tar).unwrap();
     let p = lower(&ex).unwrap();
-    let text = lib0(&tar);
-    let scratch = kernel_scratch(&p, Some(&CFile::scan(std::str::from_utf8(&text).unwrap())), 16).unwrap();
-    std::fs::write(dir.join("lib0.c"), &text).unwrap();
+    let (kernels, scratch) = if object {
+        std::fs::write(dir.join("lib0.o"), member(&tar, "lib0.o")).unwrap();
+        (vec!["lib0.o".to_string(), root().join("device-tests/tests/relax/objects.c").display().to_string()], vec![])
+    } else {
+        let text = member(&tar, "lib0.c");
+        std::fs::write(dir.join("lib0.c"), &text).unwrap();
+        let c = CFile::scan(std::str::from_utf8(&text).unwrap());
+        (vec!["lib0.c".to_string()], kernel_scratch(&p, Some(&c), 16).unwrap())
+    };
     std::fs::write(dir.join("model.c"), c_program(&p, &plan(&p, 16, &scratch), found.payload.as_slice(), "m_"))
         .unwrap();
     let here = root().join("device-tests/tests/relax");
@@ -54,7 +63,8 @@ fn build(fixture: &Path, dir: &Path) -> PathBuf {
         .arg(root().join("mlf-build/include"))
         .arg(here.join("startup_m4.c"))
         .arg(here.join("main.c"))
-        .args(["lib0.c", "model.c", "-lm", "-o"])
+        .args(&kernels)
+        .args(["model.c", "-lm", "-o"])
         .arg(&elf)
         .current_dir(dir)
         .output()
@@ -85,13 +95,19 @@ fn relax_c_exports_reproduce_their_vectors_on_cortex_m4() {
     for e in std::fs::read_dir(root().join("fixtures/relax")).unwrap() {
         let d = e.unwrap().path();
         let name = d.file_name().unwrap().to_str().unwrap().to_string();
-        if !(name.ends_with("-c") || name.ends_with("-c-m4")) || name.starts_with("refuse") {
+        let object = name.ends_with("-llvm-thumbv7em");
+        if !(name.ends_with("-c") || name.ends_with("-c-m4") || object) || name.starts_with("refuse") {
+            continue;
+        }
+        // TODO(issue 24): the scratch of LLVM kernels is not read from their objects yet; only
+        // the export whose kernels take none runs.
+        if object && name != "mlp-f32-fused-llvm-thumbv7em" {
             continue;
         }
         // Short paths: newlib's semihosting start reads at most 255 bytes of command line.
         let dir = tmp.path().join(n.to_string());
         std::fs::create_dir_all(&dir).unwrap();
-        let elf = build(&d, &dir);
+        let elf = build(&d, &dir, object);
         let m: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(d.join("vectors/manifest.json")).unwrap()).unwrap();
         let case = &m["cases"][0];
@@ -115,5 +131,5 @@ fn relax_c_exports_reproduce_their_vectors_on_cortex_m4() {
         }
         n += 1;
     }
-    assert_eq!(n, 11);
+    assert_eq!(n, 12);
 }
