@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mlf_build::__private::codegen::relax::c_program;
+use mlf_build::__private::codegen::relax::{c_program, rename_header};
 use mlf_build::__private::model::CFile;
 use mlf_build::__private::plan::relax::{kernel_scratch, plan};
 use mlf_build::__private::read::relax::{load, lower::lower};
@@ -150,4 +150,100 @@ fn generated_c_of_views_fused() {
     let (found, ex) = load(&tar).unwrap();
     let p = lower(&ex).unwrap();
     insta::assert_snapshot!(c_program(&p, &plan(&p, 16, &[]), found.payload.as_slice(), "views_"));
+}
+
+/// Two Relax models (and so two sets of kernels with the same names, `__tvm_ffi_softmax`, and two
+/// `__tvm_ffi__library_ctx`) link into one program when each is compiled with its rename header,
+/// and each still reproduces its vectors.
+#[test]
+fn two_relax_models_link_into_one_program() {
+    if Command::new("cc").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI: cc missing");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let models = [("a_", "mlp-f32-c"), ("b_", "cnn-f32-fused-c")];
+    let mut objects = Vec::new();
+    for (prefix, name) in models {
+        let tar = root().join("fixtures/relax").join(name).join("model.tar");
+        let (found, ex) = load(&tar).unwrap();
+        let p = lower(&ex).unwrap();
+        let text = lib0(&tar);
+        let c = CFile::scan(std::str::from_utf8(&text).unwrap());
+        // Without the prefixes these two would collide.
+        assert!(c.functions.iter().any(|f| f.defined && f.name == "__tvm_ffi_softmax"), "{name}");
+        assert!(c.globals.iter().any(|g| g.name == "__tvm_ffi__library_ctx"), "{name}");
+        let pl = plan(&p, 16, &kernel_scratch(&p, Some(&c), 16).unwrap());
+        std::fs::write(dir.join(format!("{prefix}rename.h")), rename_header(&c, prefix)).unwrap();
+        std::fs::write(dir.join(format!("{prefix}lib0.c")), &text).unwrap();
+        std::fs::write(dir.join(format!("{prefix}model.c")), c_program(&p, &pl, found.payload.as_slice(), prefix))
+            .unwrap();
+        for src in ["lib0", "model"] {
+            let obj = format!("{prefix}{src}.o");
+            let o = Command::new("cc")
+                .args(["-std=c11", "-O1", "-c", "-include", &format!("{prefix}rename.h"), "-I"])
+                .arg(root().join("mlf-build/include"))
+                .args([format!("{prefix}{src}.c"), "-o".into(), obj.clone()])
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+            objects.push(obj);
+        }
+    }
+    let main = r#"
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include "tvm/ffi/c_api.h"
+int32_t a_run(void* const* inputs, void** outputs);
+int32_t b_run(void* const* inputs, void** outputs);
+extern const uint64_t a_input_bytes[], b_input_bytes[], a_output_bytes[], b_output_bytes[];
+void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t n) {
+  (void)parts; (void)n; fprintf(stderr, "%s\n", kind);
+}
+static _Alignas(16) uint8_t in_a[4096], in_b[4096];
+static int io(const char* path, void* p, uint64_t n, const char* mode) {
+  FILE* f = fopen(path, mode);
+  if (!f) return 1;
+  size_t done = mode[0] == 'r' ? fread(p, 1, n, f) : fwrite(p, 1, n, f);
+  fclose(f);
+  return done != n;
+}
+int main(int argc, char** argv) {
+  void* out_a[1]; void* out_b[1]; void* ia[1] = {in_a}; void* ib[1] = {in_b};
+  if (argc != 5 || io(argv[1], in_a, a_input_bytes[0], "rb") || io(argv[2], in_b, b_input_bytes[0], "rb")) return 3;
+  if (a_run(ia, out_a) || b_run(ib, out_b)) return 2;
+  return io(argv[3], out_a[0], a_output_bytes[0], "wb") || io(argv[4], out_b[0], b_output_bytes[0], "wb");
+}
+"#;
+    std::fs::write(dir.join("main.c"), main).unwrap();
+    let o = Command::new("cc")
+        .args(["-std=c11", "-I"])
+        .arg(root().join("mlf-build/include"))
+        .arg("main.c")
+        .args(&objects)
+        .args(["-lm", "-o", "both"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "link: {}", String::from_utf8_lossy(&o.stderr));
+    let v = |name: &str, f: &str| root().join("fixtures/relax").join(name).join("vectors").join(f);
+    let manifest = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(v(name, "manifest.json")).unwrap()).unwrap()
+    };
+    let (ma, mb) = (manifest(models[0].1), manifest(models[1].1));
+    let (ca, cb) = (&ma["cases"][1], &mb["cases"][1]);
+    let r = Command::new(dir.join("both"))
+        .arg(v(models[0].1, ca["inputs"][0]["file"].as_str().unwrap()))
+        .arg(v(models[1].1, cb["inputs"][0]["file"].as_str().unwrap()))
+        .args([dir.join("oa"), dir.join("ob")])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{:?} {}", r.status, String::from_utf8_lossy(&r.stderr));
+    for ((name, m), out) in models.iter().map(|m| m.1).zip([ca, cb]).zip(["oa", "ob"]) {
+        let want = std::fs::read(v(name, m["outputs"][0]["file"].as_str().unwrap())).unwrap();
+        compare(name, "float32", &std::fs::read(dir.join(out)).unwrap(), &want);
+    }
 }
