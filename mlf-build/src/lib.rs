@@ -156,18 +156,18 @@ pub mod __private {
     pub mod read {
         pub use crate::read::{
             archive, blob, csource, detect, graph, header, json, kmodel, metadata, mlf, object_check, param_pack,
-            params, relay,
+            params, relax, relay,
         };
     }
 
     /// Memory plans, for tests and benchmarks.
     pub mod plan {
-        pub use crate::plan::{aot, graph, limits, pack, split};
+        pub use crate::plan::{aot, graph, limits, pack, relax, split};
     }
 
     /// Generated code, for the macro and tests.
     pub mod codegen {
-        pub use crate::codegen::{IncludePath, graph, kmodel, render, tvm::ParamCode};
+        pub use crate::codegen::{IncludePath, graph, kmodel, relax, render, tvm::ParamCode};
     }
 
     /// Writers of TVM formats, for tests and fuzzing.

@@ -236,7 +236,15 @@ fn every_blob_fixture_is_inspected() {
         assert_eq!(json["abi"]["generation"], ex.abi, "{file}");
         assert_eq!(json["buildable"], false, "{file}");
         let blockers: Vec<&str> = json["blockers"].as_array().unwrap().iter().map(|b| b.as_str().unwrap()).collect();
-        if ex.abi == "tvm-ffi" {
+        if json.get("relax").is_some() {
+            // A Relax export is the Relax executor's: its blocker is the lowering's verdict.
+            assert!(table.contains("relax executable  version 0.14"), "{file}");
+            assert!(
+                blockers[0].contains("Relax executor") || blockers[0].contains("statically"),
+                "{file}: {blockers:?}"
+            );
+            assert!(!blockers.iter().any(|b| b.contains("TVM ≥ 0.21")), "{file}: {blockers:?}");
+        } else if ex.abi == "tvm-ffi" {
             assert!(blockers.iter().any(|b| b.contains("TVM ≥ 0.21")), "{file}: {blockers:?}");
             assert!(table.contains("cannot build: built for the tvm-ffi ABI (TVM ≥ 0.21)"), "{file}");
         } else {
@@ -262,7 +270,9 @@ fn every_blob_fixture_is_inspected() {
         // Building is refused, naming TVM ≥ 0.21 for tvm-ffi code.
         let e = mlf_build::open(&path).unwrap_err();
         assert!(matches!(e.kind, ErrorKind::Unsupported(_)), "{file}: {e}");
-        if ex.abi == "tvm-ffi" {
+        if json.get("relax").is_some() {
+            assert!(e.to_string().contains("Relax"), "{file}: {e}");
+        } else if ex.abi == "tvm-ffi" {
             assert!(e.to_string().contains("TVM ≥ 0.21"), "{file}: {e}");
         }
     }
@@ -750,5 +760,41 @@ fn mlf_whose_object_carries_a_damaged_blob_is_refused() {
         std::fs::write(lib_dir.join("devc.o"), elf_object(&[("__tvm_dev_mblob", blob, section, size)])).unwrap();
         let Err(e) = mlf_build::open(&mlf) else { panic!("{section}: the damaged blob was dropped") };
         assert_eq!(e.member.as_deref(), Some("codegen/host/lib/devc.o (__tvm_dev_mblob)"), "{section}: {e}");
+    }
+}
+
+/// `cargo mlf inspect` on the Relax exports of `fixtures/relax`: what the program holds, and for
+/// the two that cannot be static, exactly why.
+#[test]
+fn relax_exports_are_inspected() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/relax");
+    let opts = mlf_build::ReadOptions::default();
+    let inspect = |name: &str| {
+        mlf_build::__private::inspect::inspect_path(&root.join(name).join("model.tar"), &opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let (json, table) = inspect("int8cnn-fused-c");
+    let r = &json["relax"];
+    assert_eq!(r["static"], true);
+    assert_eq!(r["entry"], "main");
+    assert_eq!(r["inputs"], json!([{"name": "image", "dtype": "int8", "shape": [1, 1, 8, 8], "bytes": 64}]));
+    let outputs: Vec<&str> = r["outputs"].as_array().unwrap().iter().map(|o| o["dtype"].as_str().unwrap()).collect();
+    assert_eq!(outputs, ["int8", "int8", "int64"]);
+    assert_eq!(r["weights"][0], json!({"name": "c[6]", "dtype": "int8", "shape": [4, 1, 3, 3], "bytes": 36}));
+    assert_eq!(r["storage"]["bytes"], 473);
+    // mlf's liveness plan, not TVM's storage blocks: 320 bytes where TVM allocates 512 (aligned).
+    assert_eq!(r["plan"], json!({"align": 16, "arena": 320, "liveness_bound": 320, "tvm_storage": 512}));
+    assert!(r["kernels"].as_array().unwrap().iter().any(|k| k == "argmax"));
+    assert!(table.contains("static       yes: entry `main`, 7 kernel calls"), "{table}");
+    assert!(table.contains("  0   image                        int8      [1, 1, 8, 8] (64 bytes)"), "{table}");
+
+    for (name, cause) in
+        [("refuse-symbolic-shape-c", "symbolic shape"), ("refuse-compiled-mode-c", "exec_mode=\"compiled\"")]
+    {
+        let (json, table) = inspect(name);
+        assert_eq!(json["relax"]["static"], false, "{name}");
+        let blockers = json["blockers"].as_array().unwrap();
+        assert!(blockers[0].as_str().unwrap().contains(cause), "{name}: {blockers:?}");
+        assert!(table.contains("static       no: ") && table.contains(cause), "{name}: {table}");
     }
 }

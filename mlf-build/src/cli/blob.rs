@@ -122,9 +122,30 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         })
     });
     let io = factory.and_then(|(_, f)| factory_io(f, &mut warnings));
+    let relax = primary.and_then(|(_, b)| {
+        b.modules.iter().find_map(|m| match &m.decoded {
+            Payload::Relax(x) => Some(crate::cli::relax::section(&x.code)),
+            _ => None,
+        })
+    });
+    let mut blockers = blockers;
+    if let Some(section) = &relax {
+        // A Relax export is the Relax executor's to build: the generic refusals do not apply.
+        blockers.retain(|b| b != TVM_FFI_REFUSAL && !b.starts_with(NOT_MLF));
+        blockers.splice(0..0, section.blocker.clone());
+    }
     let r = Report { path, scan, primary, factory, io, warnings, blockers };
-    (r.json(), r.table())
+    let (mut json, mut table) = (r.json(), r.table());
+    if let Some(section) = relax {
+        json.as_object_mut().expect("object").insert("relax".into(), section.json);
+        let at = table.find("\n\n").map_or(table.len(), |i| i + 1);
+        table.insert_str(at, &section.table);
+    }
+    (json, table)
 }
+
+/// The start of the refusal of an export that is not an MLF archive.
+const NOT_MLF: &str = "an export_library artifact is not a Model Library Format archive";
 
 /// Why the export cannot be built, and what else was found (other blobs, payload warnings).
 fn findings(scan: &Scan, blobs: &[Blob]) -> (Vec<String>, Vec<String>) {
@@ -133,11 +154,7 @@ fn findings(scan: &Scan, blobs: &[Blob]) -> (Vec<String>, Vec<String>) {
     if scan.abi.generation == Generation::TvmFfi {
         blockers.push(TVM_FFI_REFUSAL.to_string());
     }
-    blockers.push(
-        "an export_library artifact is not a Model Library Format archive: mlf builds models from MLF \
-         (tvm.micro.export_model_library_format, TVM ≤ 0.18)"
-            .to_string(),
-    );
+    blockers.push(format!("{NOT_MLF}: mlf builds models from MLF (tvm.micro.export_model_library_format, TVM ≤ 0.18)"));
     for (f, b) in scan.found.iter().zip(blobs).skip(1) {
         warnings.push(format!(
             "another blob at {} ({} layout, {} bytes, {} modules) is not reported in detail",

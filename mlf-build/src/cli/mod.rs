@@ -3,5 +3,6 @@
 pub mod blob;
 pub mod inspect;
 pub mod npy;
+pub mod relax;
 pub mod runs_on;
 pub mod svg;

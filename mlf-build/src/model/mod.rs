@@ -9,6 +9,7 @@ mod graph;
 mod kmodel;
 mod kpu;
 mod placement;
+mod relax;
 
 use std::path::PathBuf;
 
@@ -23,6 +24,9 @@ pub use graph::{ArgBinding, EntryRef, Graph, GraphExec, Node, NodeOp};
 pub use kmodel::{KmodelExec, StepInfo, V5Info, V5Module};
 pub use kpu::Kpu;
 pub use placement::Placement;
+pub use relax::{
+    RelaxArg, RelaxCall, RelaxInput, RelaxProgram, RelaxStorage, RelaxTensor, RelaxWeight, TensorId, TensorPlace,
+};
 
 use crate::support::bytes::Bytes;
 use crate::support::dtype::{self, DType};

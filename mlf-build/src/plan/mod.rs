@@ -5,6 +5,7 @@ pub mod graph;
 pub mod limits;
 pub mod pack;
 pub mod params;
+pub mod relax;
 pub mod report;
 pub mod split;
 pub mod stack;

@@ -34,6 +34,8 @@ pub mod param_pack;
 #[cfg(feature = "build")]
 pub mod params;
 #[cfg(feature = "build")]
+pub mod relax;
+#[cfg(feature = "build")]
 pub mod relay;
 #[cfg(feature = "build")]
 pub mod target;

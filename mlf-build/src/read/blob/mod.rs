@@ -48,7 +48,11 @@ pub fn parse(data: &Bytes, layout: Layout) -> Result<Blob> {
 /// The refusal `mlf_build::open` gives for a TVM export: names the ABI generation (tvm-ffi code,
 /// TVM ≥ 0.21, can never be built) and what to export instead.
 pub fn refusal(path: &Path, detected: &Detected) -> Error {
-    let abi = source::scan_detected(path, detected).map(|s| s.abi.generation).unwrap_or(abi::Generation::Unknown);
+    let scan = source::scan_detected(path, detected);
+    if let Some(Ok(Some(payload))) = scan.as_ref().ok().map(crate::read::relax::payload_of) {
+        return crate::read::relax::refusal(&payload).in_file(path);
+    }
+    let abi = scan.map(|s| s.abi.generation).unwrap_or(abi::Generation::Unknown);
     let msg = match abi {
         abi::Generation::TvmFfi => format!(
             "this TVM export was {}; use `cargo mlf inspect` to see what it holds",
