@@ -39,6 +39,8 @@ pub(super) fn take_out_constant_pool(
         ))
         .in_member(src.member.clone()));
     }
+    // (Without the `build` feature no C is compiled: the macro alone reads only kmodels.)
+    #[cfg(feature = "build")]
     if let Some((reach, f, member)) = crate::read::mlf::usmp_reach::furthest(desc)?.remove(&true) {
         if reach > pool.len() as u64 {
             return Err(Error::unsupported(format!(
