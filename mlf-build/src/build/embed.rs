@@ -9,6 +9,10 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 
+/// The file name (without extension) of the parameter assembly in the build's source folder;
+/// its object is left out of the C's measured sections (`build::measure`).
+pub const PARAMS_ASM_STEM: &str = "mlf_params";
+
 /// The assembly (`.S`, preprocessed: one form per object format) defining, for each
 /// `(symbol, file, bytes)`, `symbol` as the `bytes` bytes of `file`.
 pub fn assembly(params: &[(String, PathBuf, u64)]) -> Result<String> {

@@ -7,7 +7,8 @@ use crate::error::{Context, Error, Result};
 use crate::plan::report::SectionSizes;
 
 /// Sums the allocated sections of every object in a static library (`.a`) or of one object
-/// file. Unwind tables (`.eh_frame`, `.ARM.exidx`…) are left out.
+/// file. Unwind tables (`.eh_frame`, `.ARM.exidx`…) are left out, and so is mlf's own object of
+/// embedded parameters (counted as parameters).
 pub fn measure_library(path: &Path) -> Result<SectionSizes> {
     let data = std::fs::read(path).map_err(|e| Error::from(e).in_file(path))?;
     let mut sizes = SectionSizes::default();
@@ -20,7 +21,11 @@ pub fn measure_library(path: &Path) -> Result<SectionSizes> {
                     .data(&*data)
                     .map_err(|e| Error::invalid(format!("bad archive member: {e}")))
                     .in_file(path)?;
-                if name.starts_with('/') || name == "__.SYMDEF" || name.starts_with("__.SYMDEF ") {
+                if name.starts_with('/')
+                    || name == "__.SYMDEF"
+                    || name.starts_with("__.SYMDEF ")
+                    || is_params_object(&name)
+                {
                     continue;
                 }
                 add_object(&mut sizes, bytes).map_err(|e| e.in_member(name)).in_file(path)?;
@@ -29,6 +34,13 @@ pub fn measure_library(path: &Path) -> Result<SectionSizes> {
         Err(_) => add_object(&mut sizes, &data).in_file(path)?,
     }
     Ok(sizes)
+}
+
+/// Whether an archive member is mlf's object of embedded parameters (the cc crate names members
+/// `<hash>-<stem>.o`).
+fn is_params_object(member: &str) -> bool {
+    let stem = member.strip_suffix(".o").and_then(|m| m.strip_suffix(super::embed::PARAMS_ASM_STEM));
+    stem.is_some_and(|rest| rest.is_empty() || rest.ends_with('-'))
 }
 
 fn add_object(sizes: &mut SectionSizes, bytes: &[u8]) -> Result<()> {
@@ -130,4 +142,18 @@ fn firmware_of<E: object::read::elf::FileHeader<Endian = object::Endianness>>(
         m.sections.push((name, s.size(), !zeroed, in_ram));
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_params_object;
+
+    #[test]
+    fn only_mlfs_parameter_object_is_left_out() {
+        assert!(is_params_object("60deaa371dc5767a-mlf_params.o"));
+        assert!(is_params_object("mlf_params.o"));
+        assert!(!is_params_object("19ce2c28e70e5954-0-default_lib0.o"));
+        assert!(!is_params_object("x_mlf_params.o"));
+        assert!(!is_params_object("mlf_params.c.o"));
+    }
 }

@@ -427,7 +427,7 @@ fn write_embedded_params(
     if embedded.is_empty() {
         return Ok((symbols, None));
     }
-    let asm = layout.work_dir().join("src").join("mlf_params.S");
+    let asm = layout.work_dir().join("src").join(format!("{}.S", super::embed::PARAMS_ASM_STEM));
     write_if_changed(&asm, super::embed::assembly(&embedded)?.as_bytes())?;
     Ok((symbols, Some(asm)))
 }
