@@ -77,6 +77,50 @@ fn assembler_directives_that_read_files_are_refused_as_the_compiler_writes_them(
     }
 }
 
+/// Whether this system sandboxes the C compiler (Landlock, see `build::sandbox`).
+fn sandboxed() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr};
+        let created = Ruleset::default().handle_access(AccessFs::from_all(ABI::V1)).and_then(|r| r.create());
+        created.is_ok_and(|r| Option::<std::os::fd::OwnedFd>::from(r).is_some())
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+#[test]
+fn the_preprocessor_never_opens_a_host_file() {
+    if !has_host_cc() {
+        eprintln!("skipping: no host C compiler (cc)");
+        return;
+    }
+    if !sandboxed() {
+        // Without the sandbox `/dev/zero` would drive the compiler out of memory.
+        assert!(std::env::var("CI").is_err(), "CI=true: this system cannot sandbox the C compiler (Landlock)");
+        eprintln!("skipping: this system cannot sandbox the C compiler (Landlock)");
+        return;
+    }
+    for file in ["HOSTFILE", "/etc/passwd", "/dev/zero"] {
+        for c in [
+            // A raw string (GCC accepts them in C) ending where a plain string would not.
+            "const char *mlf_a = R\"x( \" )x\";\n#include \"FILE\"\nconst char *mlf_b = \"\";",
+            // An absolute `#include`.
+            "#include \"FILE\"",
+            // The name built by a macro.
+            "#define MLF_S(x) #x\n#define MLF_N(x) MLF_S(x)\n#include MLF_N(FILE)",
+            // `__has_include`.
+            "#if __has_include(\"FILE\")\nint mlf_has = 1;\n#endif",
+            // `#pragma GCC dependency` built by a macro.
+            "#define MLF_DEP _Pragma(\"GCC dependency \\\"FILE\\\"\")\nMLF_DEP",
+        ] {
+            let c = c.replace("FILE", file);
+            let e = build_with(&c);
+            assert!(!e.contains("root:"), "{c}: /etc/passwd's text is in the message: {e}");
+        }
+    }
+}
+
 #[test]
 fn the_controlled_search_path_still_finds_every_targets_c_library() {
     // `-nostdinc` with the compiler's own folders listed back: the model builds for the host and
