@@ -224,3 +224,49 @@ fn a_damaged_object_is_named_with_its_section_when_parameters_are_external() {
         assert!(e.contains("default_lib1.o") && e.contains(&section) && !e.contains("no constants"), "{e}");
     }
 }
+
+/// Issue 25, class 6: a Mach-O or COFF object where the archive's objects are ELF is refused
+/// with external parameters naming the member and what it is, not taken for code without
+/// constants.
+#[test]
+fn a_foreign_object_format_is_named_when_parameters_are_external() {
+    use object::write::{Object, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind, SymbolScope};
+    if !has_host_cc() {
+        eprintln!("skipping: no host C compiler (cc)");
+        return;
+    }
+    let m = derived::with_c_as_objects(derived::digits_aot_c(), "cc", &["-O2", "-fPIC"], |n| {
+        !n.ends_with("default_lib0.c")
+    });
+    for format in [BinaryFormat::MachO, BinaryFormat::Coff] {
+        let mut o = Object::new(format, Architecture::X86_64, Endianness::Little);
+        let section = o.add_section(Vec::new(), b".rodata".to_vec(), SectionKind::ReadOnlyData);
+        let offset = o.append_section_data(section, &[7u8; 4096], 16);
+        o.add_symbol(Symbol {
+            name: b"tvmgen_default_fused_nn_softmax".to_vec(),
+            value: offset,
+            size: 0,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+        let mut m = m.clone();
+        let (_, obj) = m.iter_mut().find(|(n, _)| n.ends_with("default_lib1.o")).unwrap();
+        *obj = o.write().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_members(dir.path(), &m);
+        let out = tempfile::tempdir().unwrap();
+        let e = mlf_build::Model::open(dir.path())
+            .params(mlf_build::Placement::Resident)
+            .build_into(dir.path(), out.path(), "hostile", HOST, HOST, false)
+            .expect_err("a foreign object")
+            .to_string();
+        assert!(
+            e.contains("default_lib1.o") && e.contains(&format!("{format:?} object")) && !e.contains("no constants"),
+            "{format:?}: {e}"
+        );
+    }
+}
