@@ -77,6 +77,50 @@ fn assembler_directives_that_read_files_are_refused_as_the_compiler_writes_them(
     }
 }
 
+/// Whether this system sandboxes the C compiler (Landlock, see `build::sandbox`).
+fn sandboxed() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr};
+        let created = Ruleset::default().handle_access(AccessFs::from_all(ABI::V1)).and_then(|r| r.create());
+        created.is_ok_and(|r| Option::<std::os::fd::OwnedFd>::from(r).is_some())
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+#[test]
+fn the_preprocessor_never_opens_a_host_file() {
+    if !has_host_cc() {
+        eprintln!("skipping: no host C compiler (cc)");
+        return;
+    }
+    if !sandboxed() {
+        // Without the sandbox `/dev/zero` would drive the compiler out of memory.
+        assert!(std::env::var("CI").is_err(), "CI=true: this system cannot sandbox the C compiler (Landlock)");
+        eprintln!("skipping: this system cannot sandbox the C compiler (Landlock)");
+        return;
+    }
+    for file in ["HOSTFILE", "/etc/passwd", "/dev/zero"] {
+        for c in [
+            // A raw string (GCC accepts them in C) ending where a plain string would not.
+            "const char *mlf_a = R\"x( \" )x\";\n#include \"FILE\"\nconst char *mlf_b = \"\";",
+            // An absolute `#include`.
+            "#include \"FILE\"",
+            // The name built by a macro.
+            "#define MLF_S(x) #x\n#define MLF_N(x) MLF_S(x)\n#include MLF_N(FILE)",
+            // `__has_include`.
+            "#if __has_include(\"FILE\")\nint mlf_has = 1;\n#endif",
+            // `#pragma GCC dependency` built by a macro.
+            "#define MLF_DEP _Pragma(\"GCC dependency \\\"FILE\\\"\")\nMLF_DEP",
+        ] {
+            let c = c.replace("FILE", file);
+            let e = build_with(&c);
+            assert!(!e.contains("root:"), "{c}: /etc/passwd's text is in the message: {e}");
+        }
+    }
+}
+
 #[test]
 fn the_controlled_search_path_still_finds_every_targets_c_library() {
     // `-nostdinc` with the compiler's own folders listed back: the model builds for the host and
@@ -178,5 +222,51 @@ fn a_damaged_object_is_named_with_its_section_when_parameters_are_external() {
             .expect_err("a damaged object")
             .to_string();
         assert!(e.contains("default_lib1.o") && e.contains(&section) && !e.contains("no constants"), "{e}");
+    }
+}
+
+/// Issue 25, class 6: a Mach-O or COFF object where the archive's objects are ELF is refused
+/// with external parameters naming the member and what it is, not taken for code without
+/// constants.
+#[test]
+fn a_foreign_object_format_is_named_when_parameters_are_external() {
+    use object::write::{Object, Symbol, SymbolSection};
+    use object::{Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind, SymbolScope};
+    if !has_host_cc() {
+        eprintln!("skipping: no host C compiler (cc)");
+        return;
+    }
+    let m = derived::with_c_as_objects(derived::digits_aot_c(), "cc", &["-O2", "-fPIC"], |n| {
+        !n.ends_with("default_lib0.c")
+    });
+    for format in [BinaryFormat::MachO, BinaryFormat::Coff] {
+        let mut o = Object::new(format, Architecture::X86_64, Endianness::Little);
+        let section = o.add_section(Vec::new(), b".rodata".to_vec(), SectionKind::ReadOnlyData);
+        let offset = o.append_section_data(section, &[7u8; 4096], 16);
+        o.add_symbol(Symbol {
+            name: b"tvmgen_default_fused_nn_softmax".to_vec(),
+            value: offset,
+            size: 0,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+        let mut m = m.clone();
+        let (_, obj) = m.iter_mut().find(|(n, _)| n.ends_with("default_lib1.o")).unwrap();
+        *obj = o.write().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_members(dir.path(), &m);
+        let out = tempfile::tempdir().unwrap();
+        let e = mlf_build::Model::open(dir.path())
+            .params(mlf_build::Placement::Resident)
+            .build_into(dir.path(), out.path(), "hostile", HOST, HOST, false)
+            .expect_err("a foreign object")
+            .to_string();
+        assert!(
+            e.contains("default_lib1.o") && e.contains(&format!("{format:?} object")) && !e.contains("no constants"),
+            "{format:?}: {e}"
+        );
     }
 }

@@ -36,15 +36,18 @@ pub(crate) fn take_out_sections(objects: &[ObjectFile], mut split: Split) -> Res
     for o in objects {
         let fail = |e: object::Error| Error::invalid(format!("not an object file: {e}")).in_member(o.member.clone());
         let file = object::File::parse(&o.bytes[..]).map_err(fail)?;
-        let first = out.sections.len();
-        let taken = sections_to_take(o, &file, &mut out.kept)?;
-        if !taken.is_empty() && file.format() != object::BinaryFormat::Elf {
+        // Checked before its sections are looked at: a foreign object's constants could not be
+        // taken out, and "no constants" would hide what the member is.
+        if file.format() != object::BinaryFormat::Elf {
             return Err(Error::unsupported(format!(
-                "its constants are in a {:?} object; mlf retargets relocations of ELF objects only",
+                "it is a {:?} object; with external parameters mlf takes constants out of ELF objects \
+                 only (and retargets their relocations)",
                 file.format()
             ))
             .in_member(o.member.clone()));
         }
+        let first = out.sections.len();
+        let taken = sections_to_take(o, &file, &mut out.kept)?;
         let mut index_of = BTreeMap::new();
         for (k, (index, name, data)) in taken.into_iter().enumerate() {
             let f = split.add(&format!("{}:{name}", o.member), DType::U8, &[data.len() as u64], &Bytes::new(data));

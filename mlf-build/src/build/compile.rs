@@ -216,7 +216,7 @@ pub fn compile(job: &CompileJob<'_>) -> Result<PathBuf> {
         build.file(asm);
     }
     if let Err(e) = build.try_compile(&job.lib_name) {
-        return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("obj")));
+        return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("obj"), Some(&allowed)));
     }
     // The library as compiled: no compressed section, no relocation outside its section, no
     // load-time code, no global symbol without the model's prefix.
@@ -258,7 +258,7 @@ fn compile_user_code(job: &CompileJob<'_>) -> Result<()> {
         let files: Vec<(String, PathBuf)> = sources.iter().map(|p| (p.display().to_string(), p.clone())).collect();
         build.files(&sources);
         if let Err(e) = build.try_compile(&format!("{}_user", job.lib_name)) {
-            return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("user-obj")));
+            return Err(explain_failure(&build, &files, &e, &job.target, &job.dir.join("user-obj"), None));
         }
     }
     for lib in &job.libs.libraries {
@@ -400,7 +400,14 @@ pub fn extract_static_bytes(job: &CompileJob<'_>, member: &str, text: &str, symb
 /// Finds the file that does not compile and returns the compiler's own message for it (or, when
 /// there is no compiler, what to install). The compiler runs in `dir` (the build's object
 /// folder), where the build's flags make it leave files (`-fstack-usage`'s `.su`).
-fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error, target: &str, dir: &Path) -> Error {
+fn explain_failure(
+    build: &cc::Build,
+    files: &[(String, PathBuf)],
+    e: &cc::Error,
+    target: &str,
+    dir: &Path,
+    allowed: Option<&Allowed>,
+) -> Error {
     // cc's error kinds are private; its message starts with the kind's name.
     if e.to_string().starts_with("ToolNotFound") {
         return Error::unsupported(runnable::no_compiler_message(target));
@@ -408,17 +415,24 @@ fn explain_failure(build: &cc::Build, files: &[(String, PathBuf)], e: &cc::Error
     let Ok(compiler) = build.try_get_compiler() else {
         return Error::unsupported(format!("cannot compile the model's C: {e}"));
     };
+    // The model's C is read in the sandbox again; the user's own C (no `allowed`) as is.
+    let sandbox = match allowed.map(|a| a.sandbox(dir)).transpose() {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
     for (member, path) in files {
         let mut cmd = compiler.to_command();
         if path.is_absolute() && dir.is_dir() {
             cmd.current_dir(dir);
         }
         cmd.arg("-fsyntax-only").arg(path);
-        if let Ok(out) = cmd.output() {
+        let out = match &sandbox {
+            Some(s) => s.output(&mut cmd),
+            None => cmd.output(),
+        };
+        if let Ok(out) = out {
             if !out.status.success() {
-                let msg = String::from_utf8_lossy(&out.stderr);
-                let excerpt: Vec<&str> = msg.lines().filter(|l| !l.trim().is_empty()).take(12).collect();
-                return Error::unsupported(format!("the C compiler rejected it:\n{}", excerpt.join("\n")))
+                return compiler_view::rejected(&String::from_utf8_lossy(&out.stderr), sandbox.as_ref())
                     .in_member(member.clone());
             }
         }

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use super::sandbox::Sandbox;
 use crate::error::{Error, Result};
 
 /// Directives that read a file or make new directives out of text (macros and repetitions).
@@ -27,6 +28,8 @@ const DENIED: &[&str] = &[".incbin", ".include", ".macro", ".altmacro", ".irp", 
 
 /// The folders the C may read from.
 pub(crate) struct Allowed {
+    /// The compiler.
+    compiler: cc::Tool,
     /// Canonical folders.
     roots: Vec<PathBuf>,
     /// The compiler's system folders, in its order, passed after `-nostdinc`.
@@ -39,7 +42,14 @@ impl Allowed {
     pub(crate) fn of(build: &cc::Build, dirs: &[PathBuf]) -> Result<Allowed> {
         let system = system_dirs(build)?;
         let roots = dirs.iter().chain(&system).filter_map(|d| d.canonicalize().ok()).collect();
-        Ok(Allowed { roots, system })
+        let compiler =
+            build.try_get_compiler().map_err(|e| Error::unsupported(format!("cannot compile the model's C: {e}")))?;
+        Ok(Allowed { compiler, roots, system })
+    }
+
+    /// The sandbox for a compiler that reads the C from these folders and writes into `out`.
+    pub(crate) fn sandbox(&self, out: &Path) -> Result<Sandbox> {
+        Sandbox::new(&self.compiler, &self.roots, out)
     }
 
     fn contains(&self, path: &Path) -> bool {
@@ -90,6 +100,7 @@ pub(crate) fn assembly(
     let compiler =
         build.try_get_compiler().map_err(|e| Error::unsupported(format!("cannot compile the model's C: {e}")))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::from(e).in_file(dir))?;
+    let sandbox = allowed.sandbox(dir)?;
     let mut out = Vec::new();
     for (k, (member, src)) in files.iter().enumerate() {
         let stem = src.file_stem().and_then(|s| s.to_str()).unwrap_or("c");
@@ -102,8 +113,13 @@ pub(crate) fn assembly(
             cmd.arg("-isystem").arg(d);
         }
         cmd.arg("-S").arg("-MD").arg("-MF").arg(&deps).arg("-o").arg(&asm).arg(src);
-        cmd.current_dir(dir).stdin(Stdio::null());
-        let run = cmd.output().map_err(|e| Error::unsupported(format!("running the C compiler: {e}")))?;
+        cmd.current_dir(dir).stdin(Stdio::null()).env("TMPDIR", dir);
+        let run = sandbox.output(&mut cmd).map_err(|e| {
+            Error::unsupported(format!(
+                "running the C compiler{}: {e}",
+                if sandbox.enforced() { " in its sandbox (MLF_C_SANDBOX=off runs it unconfined)" } else { "" }
+            ))
+        })?;
         // The dependency list first: a host file the preprocessor reached is named, its text
         // (which the compiler may quote) is not shown.
         if let Ok(list) = std::fs::read_to_string(&deps) {
@@ -119,10 +135,7 @@ pub(crate) fn assembly(
             }
         }
         if !run.status.success() {
-            let msg = String::from_utf8_lossy(&run.stderr);
-            let excerpt: Vec<&str> = msg.lines().filter(|l| !l.trim().is_empty()).take(12).collect();
-            return Err(Error::unsupported(format!("the C compiler rejected it:\n{}", excerpt.join("\n")))
-                .in_member(member.clone()));
+            return Err(rejected(&String::from_utf8_lossy(&run.stderr), Some(&sandbox)).in_member(member.clone()));
         }
         let text = std::fs::read(&asm).map_err(|e| Error::from(e).in_file(&asm))?;
         check_assembly(&String::from_utf8_lossy(&text))
@@ -130,6 +143,23 @@ pub(crate) fn assembly(
         out.push(asm);
     }
     Ok(out)
+}
+
+/// The error of a compiler that rejected the C: its message, or, when the sandbox stopped it
+/// opening a file, what the C may read (the compiler's lines name the file, never its text: it
+/// was not read).
+pub(crate) fn rejected(stderr: &str, sandbox: Option<&Sandbox>) -> Error {
+    let excerpt: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).take(12).collect();
+    if sandbox.is_some_and(Sandbox::enforced) && stderr.contains("Permission denied") {
+        let denied: Vec<&str> = excerpt.iter().copied().filter(|l| l.contains("Permission denied")).collect();
+        return Error::unsupported(format!(
+            "it makes the C compiler open a file outside the archive's, mlf's, the user's and the \
+             toolchain's folders, which the compiler's sandbox refused; a model's C may read only \
+             those (a toolchain that needs more can be run unconfined with MLF_C_SANDBOX=off):\n{}",
+            denied.join("\n")
+        ));
+    }
+    Error::unsupported(format!("the C compiler rejected it:\n{}", excerpt.join("\n")))
 }
 
 /// The files of a make rule (`target: dep dep \` …) as the compiler writes it.

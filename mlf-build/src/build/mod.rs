@@ -36,6 +36,8 @@ pub mod retarget;
 #[cfg(feature = "build")]
 pub mod runnable;
 #[cfg(feature = "build")]
+pub(crate) mod sandbox;
+#[cfg(feature = "build")]
 pub mod script;
 #[cfg(feature = "build")]
 pub mod split_folder;
