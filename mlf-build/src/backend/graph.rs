@@ -245,13 +245,15 @@ fn operator_memory(desc: &ModelDesc, p: &GraphPlan) -> Vec<OperatorMemory> {
             let mut param_bytes = 0;
             for &e in &c.args {
                 match p.slots.get(e) {
-                    // The smallest placed buffer that holds the argument's offset.
+                    // The placed buffer live at this call that holds the argument's offset.
                     Some(Slot::Arena { offset }) => {
-                        let holding = p
-                            .buffers
-                            .iter()
-                            .filter(|b| !b.scratch && b.offset <= *offset && *offset < b.offset + b.size);
-                        if let Some(b) = holding.min_by_key(|b| b.size) {
+                        let holding = p.buffers.iter().filter(|b| {
+                            !b.scratch
+                                && (b.first..=b.last).contains(&c.node)
+                                && b.offset <= *offset
+                                && *offset < b.offset + b.size
+                        });
+                        if let Some(b) = holding.max_by_key(|b| b.size) {
                             spans.push((b.offset, b.size));
                         }
                     }
