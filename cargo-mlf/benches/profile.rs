@@ -55,7 +55,12 @@ fn row(name: &str, target: &str, p: &serde_json::Value) -> String {
         )
     });
     let share = if run == 0 { 0.0 } else { sum as f64 * 100.0 / run as f64 };
-    format!("| {name} | {target} | {} | {dominant} | {sum} | {run} | {share:.1}% |", ops.len())
+    // The overhead the program states: the hook per operator (timed on empty operators), and
+    // the run's own work between operators.
+    let o = &p["overhead"];
+    let hook = o["hook_per_operator"].as_f64().map_or("-".into(), |h| format!("{h:.0}"));
+    let between = o["between_operators"].as_u64().map_or("-".into(), |b| b.to_string());
+    format!("| {name} | {target} | {} | {dominant} | {sum} | {run} | {share:.1}% | {hook} | {between} |", ops.len())
 }
 
 fn main() {
@@ -91,12 +96,12 @@ fn main() {
         }
     }
     println!(
-        "| program | target | operators | dominant operator (share of the run) | operators' sum | whole run | sum / run |\n|---|---|---:|---|---:|---:|---:|"
+        "| program | target | operators | dominant operator (share of the run) | operators' sum | whole run | sum / run | hook per operator | between operators |\n|---|---|---:|---|---:|---:|---:|---:|---:|"
     );
     for (name, model, dir, target) in programs.iter().filter(|p| wanted(&p.0)) {
         match profile(name, model, dir, target) {
             Ok(p) => println!("{}", row(name, target, &p)),
-            Err(e) => println!("| {name} | {target} | not measured: {e} | | | | |"),
+            Err(e) => println!("| {name} | {target} | not measured: {e} | | | | | | |"),
         }
     }
 }

@@ -124,7 +124,15 @@ pub mod __private {
     pub use crate::read::sniff::{FileKind, sniff};
 
     // cargo mlf: reports, budgets, the manifest table, pictures, inspection.
-    pub use crate::backend::{BoxKind, Picture, PlanBox, has_build_step, memory_report, memory_report_on};
+    pub use crate::backend::{
+        BoxKind, OperatorMemory, Picture, PlanBox, has_build_step, memory_report, memory_report_on,
+    };
+
+    /// What the memory plan says of each operator the profile hook reports, in run order (its
+    /// arena window and parameter bytes; empty when the backend cannot say).
+    pub fn operator_memory(desc: &crate::ModelDesc) -> crate::Result<Vec<OperatorMemory>> {
+        crate::backend::of(desc).operator_memory()
+    }
     #[cfg(feature = "build")]
     pub use crate::build::compile::write_if_changed;
     #[cfg(feature = "build")]

@@ -147,3 +147,37 @@ fn kmodel_module_in_a_shared_arena() {
     assert!(text.contains("super::detect::ARENA.zeroed_as::<State>()") && !text.contains("static STATE"), "{text}");
     insta::assert_snapshot!("kmodel_v4_kpu_conv_shared_arena", text);
 }
+
+/// The module and library `build.rs` makes of `model` with profiling `on` or off.
+fn built_with_profile(model: &Path, on: bool) -> (String, Vec<u8>) {
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().canonicalize().unwrap();
+    let built = mlf_build::Model::open(model)
+        .profile(on)
+        .build_into(model, &out_dir, "mlf-snapshots", HOST, HOST, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lib = std::fs::read(built.library.as_ref().unwrap()).unwrap();
+    (normalise(&std::fs::read_to_string(&built.rust_file).unwrap(), &out_dir), lib)
+}
+
+/// Profiling an AOT model: off, the module is the one without profiling (the golden above)
+/// and its C never calls the hook; on, the main's C calls the module's hook around each
+/// kernel call, and the module names the calls and exports the hook. A graph model's module
+/// (profiled by the runtime) is the same either way.
+#[test]
+fn aot_module_profiled() {
+    let hook = b"mlf_profile_op";
+    let has = |lib: &[u8]| lib.windows(hook.len()).any(|w| w == hook);
+    for (name, model) in [("aot_c_interface", "digits-aot-c.tar"), ("aot_usmp", "digits-aot-usmp.tar")] {
+        let model = models().join(model);
+        let (off, off_lib) = built_with_profile(&model, false);
+        assert_eq!(off, generated(&model, Placement::Embedded), "{name}: profiling off changed the module");
+        assert!(!has(&off_lib), "{name}: the library without profiling calls the hook");
+        let (on, on_lib) = built_with_profile(&model, true);
+        assert!(has(&on_lib), "{name}: the profiled library never calls the hook");
+        assert!(on.contains("export_name = \"mlf_PREFIX_mlf_profile_op\""), "{on}");
+        insta::assert_snapshot!(format!("{name}_profiled"), on);
+    }
+    let digits = mlf_fixtures::digits_tar();
+    assert_eq!(built_with_profile(&digits, true).0, built_with_profile(&digits, false).0);
+}

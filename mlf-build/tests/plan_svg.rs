@@ -59,3 +59,41 @@ fn digits_plan_svg_with_stack() {
     );
     insta::assert_snapshot!(svg);
 }
+
+/// The profile picture: the digits plan with one bar per operator under the plan's column of
+/// the same call (figures as the Cortex-M4F measures them), the dominant one named; without a
+/// plan (a kmodel) the bars stand alone. And what the plan says of each operator.
+#[test]
+fn digits_profile_svg() {
+    use mlf_build::__private::svg::{ProfileBar, picture, profile_svg};
+    let desc = digits();
+    let ops = ["nn_contrib_dense_pack_add_nn_relu", "nn_contrib_dense_pack_add", "nn_softmax"];
+    let figures = [16_760u64, 2_880, 920];
+    let bars: Vec<ProfileBar> = ops
+        .iter()
+        .zip(figures)
+        .map(|(n, f)| ProfileBar { name: format!("tvmgen_default_fused_{n}"), figure: f, share: f as f64 / 21_040.0 })
+        .collect();
+    let plan = picture(&desc, "digits").unwrap();
+    let svg =
+        profile_svg(Some(&plan), &bars, "instructions", "digits on thumbv7em-none-eabihf, run 21,040 instructions");
+    assert!(svg.contains("viewBox=\"0 0 1400 1180\""), "the plan and a strip of bars under it");
+    assert!(svg.contains("peak: "), "the plan is drawn whole");
+    for text in ["79.7%", "13.7%", "4.4%", "0: nn_contrib_dense_pack_add_nn_relu", "2: nn_softmax"] {
+        assert!(svg.contains(&format!(">\n{text}\n</text>")), "no text {text} in\n{svg}");
+    }
+    assert!(svg.contains("<title>operator 1: tvmgen_default_fused_nn_contrib_dense_pack_add: 2,880 instructions, 13.7% of the run</title>"), "{svg}");
+    assert!(
+        svg.contains("dominant: operator 0, tvmgen_default_fused_nn_contrib_dense_pack_add_nn_relu (79.7% of the run)")
+    );
+    assert!(svg.contains("under the plan's column of the same call"), "{svg}");
+    insta::assert_snapshot!(svg);
+    let alone = profile_svg(None, &bars, "instructions", "a kmodel");
+    assert!(alone.contains("viewBox=\"0 0 1400 360\"") && !alone.contains("peak: "), "{alone}");
+    // Each call's arena window (its tensors and scratch as placed) and parameter bytes.
+    let mem = mlf_build::__private::operator_memory(&desc).unwrap();
+    let names: Vec<&str> = mem.iter().map(|m| m.name.trim_start_matches("tvmgen_default_fused_")).collect();
+    assert_eq!(names, ops);
+    assert_eq!(mem.iter().map(|m| m.param_bytes).collect::<Vec<_>>(), [8320, 1320, 0]);
+    assert!(mem.iter().all(|m| m.window.is_some_and(|(a, b)| a < b && b <= 176 && m.arena_bytes <= b - a)), "{mem:?}");
+}

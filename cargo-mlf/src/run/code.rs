@@ -108,6 +108,7 @@ pub fn main_rs(
     desc: &ModelDesc,
     (model, module): (&Path, Option<&str>),
     placement: Placement,
+    profile: bool,
 ) -> Result<String, Error> {
     let model_path = model.display().to_string();
     let module_opt = module_option(module);
@@ -153,6 +154,8 @@ pub fn main_rs(
         model.display(),
         if placement.is_external() { ", then the folder or archive of its parameters" } else { "" }
     );
+    let inputs = quote!(&model::Inputs { #(#fields),* });
+    let (profiled, profile_mod) = host_profile(profile, &inputs, &run_extra);
     let (helpers, blank) = (helpers(), render::blank());
     let timed = render::comment("Timed from here to the first result: taking the model, its parameters, the run.");
     file(quote! {
@@ -174,7 +177,7 @@ pub fn main_rs(
             let mut net = model::Model::take().unwrap_or_else(|| fail("model already taken"));
             #param_setup
             let loaded = start.elapsed();
-            let out = match net.run(&model::Inputs { #(#fields),* } #run_extra) {
+            let out = match net.run(#inputs #run_extra) {
                 Ok(out) => out,
                 Err(e) => fail(&e.to_string()),
             };
@@ -184,8 +187,107 @@ pub fn main_rs(
                 eprintln!("mlf-run: first result after {} ns", elapsed.as_nanos());
             }
             #(#writes)*
+            #profiled
         }
+        #profile_mod
     })
+}
+
+/// Runs the profile takes (their mean is the table: one run of a small model is too short
+/// for the host's clock).
+const PROFILE_RUNS: u32 = 50;
+
+/// With `profile`: the statements after the first run that time `PROFILE_RUNS` more runs
+/// operator by operator and write the profile to `$MLF_RUN_PROFILE`, and the module of the
+/// hook; nothing without.
+fn host_profile(profile: bool, inputs: &TokenStream, run_extra: &TokenStream) -> (TokenStream, TokenStream) {
+    if !profile {
+        return (quote!(), quote!());
+    }
+    let runs = Literal::u32_unsuffixed(PROFILE_RUNS);
+    let note = render::comment("`cargo mlf run --profile`: more runs, each operator timed by the runtime's hook.");
+    let statements = quote! {
+        #note
+        if let Some(path) = std::env::var_os("MLF_RUN_PROFILE") {
+            let overhead = profile::calibrate();
+            mlf_runtime::profile::set_hook(profile::hook);
+            let start = std::time::Instant::now();
+            for _ in 0..#runs {
+                if let Err(e) = net.run(#inputs #run_extra) {
+                    fail(&e.to_string());
+                }
+            }
+            let whole = start.elapsed().as_nanos() / #runs;
+            mlf_runtime::profile::clear_hook();
+            profile::write(&path, whole, #runs, overhead);
+        }
+    };
+    let blank = render::blank();
+    let module = quote! {
+        #blank
+        /// The profile hook: the clock read before and after each operator, summed per operator.
+        mod profile {
+            use std::sync::Mutex;
+            use std::time::Instant;
+            use mlf_runtime::profile::{Edge, Event, Unit};
+            #blank
+            /// Per operator: nanoseconds summed over the runs, name, whether on the KPU.
+            static ROWS: Mutex<Vec<(u128, &str, bool)>> = Mutex::new(Vec::new());
+            /// The clock at the last `Before`.
+            static START: Mutex<Option<Instant>> = Mutex::new(None);
+            /// Nanoseconds the calibration's empty operators read between their edges.
+            static INSIDE: Mutex<u128> = Mutex::new(0);
+            const CALIBRATION: u32 = u32::MAX;
+            const PAIRS: u32 = 1000;
+            #blank
+            pub fn hook(e: &Event) {
+                let now = Instant::now();
+                match e.edge {
+                    Edge::Before => *START.lock().unwrap() = Some(now),
+                    Edge::After => {
+                        let Some(start) = *START.lock().unwrap() else { return };
+                        let nanos = now.duration_since(start).as_nanos();
+                        if e.index == CALIBRATION {
+                            *INSIDE.lock().unwrap() += nanos;
+                            return;
+                        }
+                        let mut rows = ROWS.lock().unwrap();
+                        let i = e.index as usize;
+                        if rows.len() <= i {
+                            rows.resize(i + 1, (0, "", false));
+                        }
+                        rows[i] = (rows[i].0 + nanos, e.name, e.unit == Unit::Kpu);
+                    }
+                }
+            }
+            #blank
+            /// The hook's own cost: `PAIRS` empty operators timed through it (all, and inside).
+            pub fn calibrate() -> (u128, u128) {
+                mlf_runtime::profile::set_hook(hook);
+                let start = Instant::now();
+                for _ in 0..PAIRS {
+                    mlf_runtime::profile::before(CALIBRATION, "calibration", Unit::Cpu);
+                    mlf_runtime::profile::after(CALIBRATION, "calibration", Unit::Cpu);
+                }
+                let all = start.elapsed().as_nanos();
+                mlf_runtime::profile::clear_hook();
+                (all, *INSIDE.lock().unwrap())
+            }
+            #blank
+            /// Writes the mean run and each operator's mean (`mlf-run` lines, as a device prints them).
+            pub fn write(path: &std::ffi::OsStr, whole: u128, runs: u32, (all, inside): (u128, u128)) {
+                use std::fmt::Write as _;
+                let mut text = format!("mlf-run run nanos={whole} runs={runs}\n");
+                for (i, (nanos, name, kpu)) in ROWS.lock().unwrap().iter().enumerate() {
+                    let unit = if *kpu { "kpu" } else { "cpu" };
+                    let _ = writeln!(text, "mlf-run op index={i} unit={unit} nanos={} name={name}", nanos / runs as u128);
+                }
+                let _ = writeln!(text, "mlf-run op_overhead pairs={PAIRS} nanos={all} inside={inside}");
+                std::fs::write(path, text).unwrap_or_else(|e| super::fail(&format!("{}: {e}", path.to_string_lossy())));
+            }
+        }
+    };
+    (statements, module)
 }
 
 /// An identifier.

@@ -46,11 +46,37 @@ impl Op {
             match k {
                 "index" => op.index = v.parse().ok()?,
                 "unit" => op.unit = v.to_string(),
-                "instructions" => op.instructions = v.parse().ok()?,
+                // A device counts instructions, the host times nanoseconds.
+                "instructions" | "nanos" => op.instructions = v.parse().ok()?,
                 _ => {}
             }
         }
         Some(op)
+    }
+}
+
+/// The profile hook's own cost (`mlf-run op_overhead pairs=… instructions=… inside=…`): `pairs`
+/// empty operators took `instructions` in all, of which `inside` between their two counter
+/// reads (what each operator's figure holds of the hook).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HookCost {
+    /// Empty operators timed.
+    pub pairs: u64,
+    /// Their instructions, hook calls and counter reads included.
+    pub instructions: u64,
+    /// Of those, the instructions between each pair's two counter reads.
+    pub inside: u64,
+}
+
+impl HookCost {
+    /// Instructions one operator's hook calls add to the run.
+    pub fn per_operator(&self) -> f64 {
+        self.instructions as f64 / self.pairs.max(1) as f64
+    }
+
+    /// Instructions of them each operator's figure holds.
+    pub fn inside_per_operator(&self) -> f64 {
+        self.inside as f64 / self.pairs.max(1) as f64
     }
 }
 
@@ -67,6 +93,8 @@ pub struct Report {
     pub ops: Vec<Op>,
     /// Operators the program had no room to profile.
     pub ops_missing: u64,
+    /// The hook's own cost, as the profiled program timed it on empty operators.
+    pub op_overhead: Option<HookCost>,
     /// The program's error.
     pub error: Option<String>,
     /// Anything else it printed.
@@ -90,6 +118,20 @@ impl Report {
                 r.ops.push(op);
                 continue;
             }
+            if let Some(v) = rest.strip_prefix("op_overhead ") {
+                let mut c = HookCost::default();
+                for (k, v) in v.split_whitespace().filter_map(|w| w.split_once('=')) {
+                    let v = v.parse().unwrap_or_default();
+                    match k {
+                        "pairs" => c.pairs = v,
+                        "instructions" | "nanos" => c.instructions = v,
+                        "inside" => c.inside = v,
+                        _ => {}
+                    }
+                }
+                r.op_overhead = Some(c);
+                continue;
+            }
             if let Some(v) = rest.strip_prefix("op_missing count=") {
                 r.ops_missing = v.trim().parse().unwrap_or_default();
                 continue;
@@ -103,7 +145,7 @@ impl Report {
             let mut m = Measured::default();
             for (k, v) in words.filter_map(|w| w.split_once('=')) {
                 match k {
-                    "instructions" => m.instructions = v.parse().unwrap_or_default(),
+                    "instructions" | "nanos" => m.instructions = v.parse().unwrap_or_default(),
                     "stack" => m.stack = v.parse().unwrap_or_default(),
                     "stack_overflowed" => m.overflowed = v == "yes",
                     _ => {}
@@ -297,7 +339,8 @@ mod tests {
         assert_eq!(r.error.as_deref(), Some("run: workspace exhausted"));
         let r = Report::parse(
             "mlf-run op index=0 unit=kpu instructions=120 name=k210_conv\n\
-             mlf-run op index=1 unit=cpu instructions=80 name=tvmgen_default_fused add\nmlf-run op_missing count=2\n",
+             mlf-run op index=1 unit=cpu instructions=80 name=tvmgen_default_fused add\nmlf-run op_missing count=2\n\
+             mlf-run op_overhead pairs=32 instructions=4480 inside=1280\n",
         );
         let op = |index, unit: &str, instructions, name: &str| Op {
             index,
@@ -307,6 +350,8 @@ mod tests {
         };
         assert_eq!(r.ops, [op(0, "kpu", 120, "k210_conv"), op(1, "cpu", 80, "tvmgen_default_fused add")]);
         assert_eq!((r.ops_missing, r.other.len()), (2, 0));
+        let c = r.op_overhead.unwrap();
+        assert_eq!((c.per_operator(), c.inside_per_operator()), (140.0, 40.0));
         assert_eq!(grouped(22_496_520), "22,496,520");
         assert_eq!(grouped(40), "40");
     }

@@ -102,13 +102,17 @@ pub struct Args {
     /// (QEMU; prints the instructions per inference and the stack high-water).
     #[arg(long, value_name = "TRIPLE")]
     target: Option<String>,
-    /// On a device: profile the run per operator (instructions, share of the run) and print a
-    /// table (docs/profiling.md).
-    #[arg(long, requires = "target")]
+    /// Profile the run per operator and print a table (docs/profiling.md): instructions on a
+    /// device (`--target`), mean nanoseconds over 50 runs on this computer; each operator's
+    /// share of the run, arena window and parameter bytes.
+    #[arg(long)]
     profile: bool,
     /// With `--profile`: also write the profile as JSON to FILE.
     #[arg(long, value_name = "FILE", requires = "profile")]
     profile_json: Option<PathBuf>,
+    /// With `--profile`: also draw it to FILE (SVG): one bar per operator beside the memory plan.
+    #[arg(long, value_name = "FILE", requires = "profile")]
+    profile_svg: Option<PathBuf>,
     /// On a device: stop QEMU after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     timeout: u64,
@@ -188,17 +192,31 @@ pub fn run(args: Args) -> Result<(), Error> {
         (None, true) => Some(runner.split_dir.clone().expect("external builds write a split")),
         (None, false) => None,
     };
-    match device {
+    let profile_file = args.profile.then(|| staging.path().join("profile.txt"));
+    let (report, unit, target, about, resolution) = match device {
         Some(machine) => {
             let report = run_device(machine, &runner, staging.path(), from.as_deref(), args.timeout)?;
-            if args.profile {
-                profile::print(&report);
-                if let Some(path) = &args.profile_json {
-                    profile::write_json(machine, &report, path)?;
-                }
-            }
+            (report, "instructions", machine.target.to_string(), machine.about.to_string(), machine.resolution())
         }
-        None => run_host(&runner, &out_raw, &raw_inputs, from.as_deref(), &model)?,
+        None => {
+            run_host(&runner, &out_raw, (&raw_inputs, from.as_deref()), profile_file.as_deref(), &model)?;
+            let text = match &profile_file {
+                Some(f) => std::fs::read_to_string(f).in_file(f)?,
+                None => String::new(),
+            };
+            (device::Report::parse(&text), "ns", host, "this computer".to_string(), 1)
+        }
+    };
+    if args.profile {
+        let memory = mlf_build::__private::operator_memory(&desc).unwrap_or_default();
+        let p = profile::Profile { report: &report, unit, target, about, resolution, memory };
+        profile::print(&p);
+        if let Some(path) = &args.profile_json {
+            profile::write_json(&p, path)?;
+        }
+        if let Some(path) = &args.profile_svg {
+            profile::write_svg(&p, &desc, &desc.default_module_name(&model), path)?;
+        }
     }
     outputs::write_outputs(&desc, &out_raw, output_dir(&args).as_deref(), args.raw, args.print_top)
 }
@@ -221,16 +239,20 @@ fn device_for(target: Option<&str>, placement: Placement) -> Result<Option<&'sta
 }
 
 /// Runs the host program: `<out dir> <input file>… [<params>]`.
+/// With `profile`, the program also profiles more runs into that file.
 fn run_host(
     runner: &Runner,
     out_raw: &Path,
-    inputs: &[PathBuf],
-    from: Option<&Path>,
+    (inputs, from): (&[PathBuf], Option<&Path>),
+    profile: Option<&Path>,
     model: &Path,
 ) -> Result<(), Error> {
     let exe = &runner.exe;
     eprintln!("running {}", exe.display());
     let mut cmd = Command::new(exe);
+    if let Some(p) = profile {
+        cmd.env("MLF_RUN_PROFILE", p);
+    }
     cmd.arg(out_raw).args(inputs);
     if let Some(from) = from {
         eprintln!("parameters from {}", from.display());

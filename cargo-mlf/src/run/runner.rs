@@ -66,7 +66,7 @@ pub fn build_runner(spec: &Spec<'_>, work: &Path) -> Result<Runner, Error> {
         }
         None => {
             template::render_dir(&template::RUN, &dir, &vars)?;
-            (TokenStream::new(), code::main_rs(desc, (model, module), placement)?)
+            (TokenStream::new(), code::main_rs(desc, (model, module), placement, profile)?)
         }
     };
     let build_rs = code::build_rs(model, is_kmodel, (module, libs), placement, split_dir.as_deref(), build_extra)?;

@@ -18,6 +18,14 @@ use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
 use crate::plan::stack;
 
+/// The AOT main defined in `desc`'s C (the function that calls the operators), if any.
+pub(super) fn main_function(desc: &ModelDesc) -> Option<String> {
+    let m = crate::support::names::sanitize(&desc.name).to_ascii_lowercase();
+    [format!("tvmgen_{m}___tvm_main__"), format!("tvmgen_{m}_run_model"), "tvm__run_func".to_string()]
+        .into_iter()
+        .find(|n| desc.code.definition(n).is_some())
+}
+
 /// An AOT model.
 pub(super) struct AotBackend<'a> {
     pub(super) desc: &'a ModelDesc,
@@ -127,11 +135,8 @@ impl Backend for AotBackend<'_> {
                 "parameters cannot be external: its C holds both a USMP constant pool and constant arrays, which mlf does not take out together",
             ));
         }
-        let m = crate::support::names::sanitize(&desc.name).to_ascii_lowercase();
-        let main = [format!("tvmgen_{m}___tvm_main__"), format!("tvmgen_{m}_run_model"), "tvm__run_func".to_string()]
-            .into_iter()
-            .find(|n| desc.code.definition(n).is_some())
-            .ok_or_else(|| Error::missing("the AOT main function (which calls the operators)"))?;
+        let main =
+            main_function(&desc).ok_or_else(|| Error::missing("the AOT main function (which calls the operators)"))?;
         let (rewritten, split) = take_out_arrays(&desc, Some(&main), split, toolchain)?;
         Ok((Some(rewritten), split))
     }
@@ -145,7 +150,7 @@ impl Backend for AotBackend<'_> {
             .frames
             .map(|f| stack::figure(self.desc, &[symbol], f))
             .map(|s| if streamed { s.with_source() } else { s });
-        let tokens = module_tokens(
+        let mut tokens = module_tokens(
             self.desc,
             self.exec,
             &p,
@@ -154,6 +159,10 @@ impl Backend for AotBackend<'_> {
             stack.as_ref(),
             opts.shared_arena,
         )?;
+        if let Some(calls) = opts.profiled_calls {
+            let hook = format!("{}{}", opts.symbol_prefix, super::aot_profile::HOOK_SYMBOL);
+            tokens.extend(crate::codegen::profile::hook_items(calls, &hook));
+        }
         // Pools one after the other; constant arrays all (resident, lazy) or one call's (streamed).
         let param_ram = match opts.params.split() {
             Some(split) => aot_region(split, opts.params.placement(), p.align).1,
@@ -237,6 +246,14 @@ impl Backend for AotBackend<'_> {
             flash_caption: "constants in the C (flash)".into(),
             stack: None,
         })
+    }
+
+    fn operator_memory(&self) -> Result<Vec<super::api::OperatorMemory>> {
+        super::aot_profile::operator_memory(self.desc)
+    }
+
+    fn instrument_for_profile(&self, hook: &str) -> Result<Option<(ModelDesc, Vec<String>)>> {
+        super::aot_profile::instrument(self.desc, hook)
     }
 
     fn interface(&self) -> &'static str {

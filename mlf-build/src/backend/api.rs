@@ -42,6 +42,20 @@ pub trait Backend {
     /// The picture of the model's memory plan (`name`: the module name, shown in the title).
     fn picture(&self, name: &str) -> Result<Picture>;
 
+    /// For profiling, when operators run inside the model's own C (an AOT main calling its
+    /// kernels): the model whose C calls `hook(index, edge)` around each operator, and the
+    /// operators' names in call order. `None` (the default) when the runtime itself calls the
+    /// profile hook around each operator (graph, kmodel) or the calls cannot be instrumented.
+    fn instrument_for_profile(&self, _hook: &str) -> Result<Option<(ModelDesc, Vec<String>)>> {
+        Ok(None)
+    }
+
+    /// What the plan says of each operator the profile hook reports, in run order: its arena
+    /// window and its parameters' bytes (empty when the backend cannot say).
+    fn operator_memory(&self) -> Result<Vec<OperatorMemory>> {
+        Ok(Vec::new())
+    }
+
     /// The interface name `inspect` reports.
     fn interface(&self) -> &'static str;
 
@@ -56,6 +70,21 @@ pub trait Backend {
 
     /// `inspect`'s table lines after the facts and warnings: whether parameters can be external.
     fn inspect_tail(&self, out: &mut String);
+}
+
+/// One operator as the memory plan sees it (for `cargo mlf run --profile`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OperatorMemory {
+    /// The operator's name, as the profile hook reports it.
+    pub name: String,
+    /// The arena bytes it reads and writes (its tensors and scratch), as the plan places them:
+    /// from the lowest offset to the highest end; `None` when it uses none or the plan does not
+    /// say.
+    pub window: Option<(u64, u64)>,
+    /// Bytes of its tensors and scratch in the arena (within the window).
+    pub arena_bytes: u64,
+    /// Bytes of the parameters it reads.
+    pub param_bytes: u64,
 }
 
 /// Compiles the model's C when a backend needs what the compiler makes of it.
@@ -88,6 +117,9 @@ pub struct Generate<'a> {
     /// The shared arena (`mlf_runtime::shared_arena!`, named by its module beside the model's)
     /// the module's memory lives in; `None`: an arena of its own.
     pub shared_arena: Option<&'a str>,
+    /// With profiling on, the operators the instrumented C reports to the module's profile hook
+    /// (from [`Backend::instrument_for_profile`]); `None`: no hook in the module.
+    pub profiled_calls: Option<&'a [String]>,
 }
 
 /// A generated module and what the build reports about it.

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::api::{Backend, Generate, Generated, Toolchain};
+use super::api::{Backend, Generate, Generated, OperatorMemory, Toolchain};
 use super::c_arrays::take_out_arrays;
 use super::linked::unlink_params;
 use super::object_sections::take_out_sections;
@@ -69,6 +69,10 @@ impl GraphBackend<'_> {
 }
 
 impl Backend for GraphBackend<'_> {
+    fn operator_memory(&self) -> Result<Vec<OperatorMemory>> {
+        Ok(operator_memory(self.desc, &self.plan()?))
+    }
+
     fn kind(&self) -> &'static str {
         "graph"
     }
@@ -232,6 +236,44 @@ impl Backend for GraphBackend<'_> {
 
 /// A parameter's name in the picture: its graph name, dtype and shape, and the operator that
 /// reads it first (`p3: int8 [16, 1, 3, 3], read by conv2d_add_1`).
+/// Each call's arena window (its arguments' buffers and its scratch) and parameter bytes.
+fn operator_memory(desc: &ModelDesc, p: &GraphPlan) -> Vec<OperatorMemory> {
+    p.calls
+        .iter()
+        .map(|c| {
+            let mut spans: Vec<(u64, u64)> = Vec::new();
+            let mut param_bytes = 0;
+            for &e in &c.args {
+                match p.slots.get(e) {
+                    // The placed buffer live at this call that holds the argument's offset.
+                    Some(Slot::Arena { offset }) => {
+                        let holding = p.buffers.iter().filter(|b| {
+                            !b.scratch
+                                && (b.first..=b.last).contains(&c.node)
+                                && b.offset <= *offset
+                                && *offset < b.offset + b.size
+                        });
+                        if let Some(b) = holding.max_by_key(|b| b.size) {
+                            spans.push((b.offset, b.size));
+                        }
+                    }
+                    Some(Slot::Param { index } | Slot::Linked { index, .. }) => {
+                        param_bytes += desc.params.get(*index).map_or(0, |q| q.bytes());
+                    }
+                    _ => {}
+                }
+            }
+            if c.scratch.1 > 0 {
+                spans.push(c.scratch);
+            }
+            spans.sort_unstable();
+            spans.dedup();
+            let window = spans.iter().map(|s| s.0).min().zip(spans.iter().map(|s| s.0 + s.1).max());
+            OperatorMemory { name: c.func.clone(), window, arena_bytes: spans.iter().map(|s| s.1).sum(), param_bytes }
+        })
+        .collect()
+}
+
 fn param_name(p: &GraphPlan, index: usize, q: &crate::model::ParamInfo) -> String {
     let reader = p
         .calls

@@ -6,6 +6,7 @@
 
 mod aot;
 mod aot_pool;
+pub(crate) mod aot_profile;
 mod api;
 mod c_arrays;
 mod graph;
@@ -38,7 +39,7 @@ use crate::error::Result;
 use crate::model::{Executor, Kpu, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
 
-pub use api::{Backend, Generate, Toolchain};
+pub use api::{Backend, Generate, OperatorMemory, Toolchain};
 pub use picture::{BoxKind, Picture, PlanBox};
 
 /// The backend of `desc`'s executor (a kmodel's KPU layers on the device model).

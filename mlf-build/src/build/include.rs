@@ -50,6 +50,7 @@ pub fn kmodel_module_on(
             mlf_module: None,
             frames: None,
             shared_arena,
+            profiled_calls: None,
         })
         .in_file(path)?;
     Ok((name, generated.tokens))

@@ -46,8 +46,13 @@ pub struct Model {
     max_static: u64,
     configure: Option<ConfigureCc>,
     shared_arena: Option<String>,
+    pub(super) profile: Option<bool>,
     pub(super) libs: UserLibraries,
 }
+
+/// Where a build script learns that `mlf-runtime` is built with its `profile` feature (its
+/// build script's `links` metadata).
+pub(super) const PROFILE_ENV: &str = "DEP_MLF_RUNTIME_PROFILE";
 
 /// The user's adjustment of the `cc::Build` that compiles a model's C.
 type ConfigureCc = Box<dyn Fn(&mut cc::Build)>;
@@ -115,8 +120,18 @@ impl Model {
             max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
             shared_arena: None,
+            profile: None,
             libs: UserLibraries::default(),
         }
+    }
+
+    /// Builds the model for per-operator profiling (`docs/profiling.md`), or not. By default a
+    /// build script profiles when `mlf-runtime` has its `profile` feature. Only AOT models
+    /// change: their main's C calls the module's hook around each kernel call (graph and kmodel
+    /// models are profiled by the runtime). Profiling needs `mlf-runtime`'s `profile` feature.
+    pub fn profile(mut self, on: bool) -> Model {
+        self.profile = Some(on);
+        self
     }
 
     /// Chooses a module of an MLF that holds several.
@@ -273,6 +288,17 @@ impl Model {
         // the model planned are then that one.
         let (rewritten, split) = self.split_params(&desc, &job).in_file(&canonical)?;
         let code_desc = rewritten.as_ref().unwrap_or(&desc);
+        // Profiling: operators that run inside the model's C (an AOT main's kernel calls) call
+        // the module's hook; the C compiled and the module generated are then that model's.
+        let hook = format!("{prefix}{}", backend::aot_profile::HOOK_SYMBOL);
+        let profiled = match self.profile {
+            Some(true) => backend::of(code_desc).instrument_for_profile(&hook).in_file(&canonical)?,
+            _ => None,
+        };
+        let (code_desc, profiled_calls) = match &profiled {
+            Some((d, calls)) => (d, Some(calls.as_slice())),
+            None => (code_desc, None),
+        };
         let (param_files, params_asm) = write_embedded_params(code_desc, &layout, &prefix, split.is_none())?;
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
@@ -306,6 +332,7 @@ impl Model {
                 mlf_module: self.module.as_deref(),
                 frames: Some(&frames),
                 shared_arena: self.shared_arena.as_deref(),
+                profiled_calls,
             })
             .in_file(&canonical)?;
         let header = header(&desc, &file_name, (self.module.as_deref(), self.shared_arena.as_deref()), self.params);

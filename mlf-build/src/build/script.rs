@@ -35,6 +35,11 @@ impl Model {
         println!("cargo::rerun-if-changed={}", path.display());
         let mut model = self;
         model.libs = model.libs.resolved(&manifest_dir);
+        // mlf-runtime's `profile` feature reaches this script as its `links` metadata.
+        println!("cargo::rerun-if-env-changed={}", super::model::PROFILE_ENV);
+        if model.profile.is_none() {
+            model.profile = Some(std::env::var(super::model::PROFILE_ENV).is_ok_and(|v| v == "1"));
+        }
         for p in model.libs.include_dirs.iter().chain(&model.libs.sources) {
             println!("cargo::rerun-if-changed={}", p.display());
         }

@@ -9,6 +9,7 @@ pub mod aot;
 pub mod arrays;
 pub mod graph;
 pub mod kmodel;
+pub mod profile;
 pub mod relax;
 pub mod render;
 pub mod skeleton;

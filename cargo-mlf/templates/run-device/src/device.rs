@@ -346,7 +346,14 @@ pub mod profile {
         rows: [Row; MAX_OPS],
         count: usize,
         missing: usize,
+        /// Ticks the calibration's empty operators read between their two edges.
+        inside: u64,
     }
+
+    /// The index of the calibration's empty operator (never a model's).
+    const CALIBRATION: u32 = u32::MAX;
+    /// Empty operators timed to state the hook's own cost.
+    const CALIBRATION_PAIRS: u64 = 32;
 
     struct Shared(UnsafeCell<Table>);
 
@@ -355,7 +362,16 @@ pub mod profile {
     unsafe impl Sync for Shared {}
 
     const EMPTY: Row = Row { ticks: 0, name: "", kpu: false };
-    static TABLE: Shared = Shared(UnsafeCell::new(Table { start: 0, rows: [EMPTY; MAX_OPS], count: 0, missing: 0 }));
+    const FRESH: Table = Table { start: 0, rows: [EMPTY; MAX_OPS], count: 0, missing: 0, inside: 0 };
+    static TABLE: Shared = Shared(UnsafeCell::new(FRESH));
+    /// The calibration's figures in instructions: all its pairs of hook calls, and what they
+    /// read between their edges (what every operator's figure holds of the hook).
+    static CALIBRATED: Shared2 = Shared2(UnsafeCell::new((0, 0)));
+
+    struct Shared2(UnsafeCell<(u64, u64)>);
+
+    // SAFETY: as `Shared`: written by `start`, read by `report`, both outside the run.
+    unsafe impl Sync for Shared2 {}
 
     fn hook(e: &Event) {
         let now = super::counter::ticks();
@@ -363,6 +379,7 @@ pub mod profile {
         let t = unsafe { &mut *TABLE.0.get() };
         match e.edge {
             Edge::Before => t.start = now,
+            Edge::After if e.index == CALIBRATION => t.inside += now.saturating_sub(t.start),
             Edge::After => match t.rows.get_mut(e.index as usize) {
                 Some(row) => {
                     *row = Row { ticks: row.ticks + now.saturating_sub(t.start), name: e.name, kpu: e.unit == Unit::Kpu };
@@ -373,11 +390,25 @@ pub mod profile {
         }
     }
 
-    /// Clears the table and installs the hook (just before the measured run).
+    /// Installs the hook, states its own cost (empty operators timed through it), and clears
+    /// the table (just before the measured run).
     pub fn start() {
         // SAFETY: see `Shared`: no run is in progress.
-        unsafe { *TABLE.0.get() = Table { start: 0, rows: [EMPTY; MAX_OPS], count: 0, missing: 0 } };
+        unsafe { *TABLE.0.get() = FRESH };
         set_hook(hook);
+        let begin = super::counter::ticks();
+        for _ in 0..CALIBRATION_PAIRS {
+            mlf_runtime::profile::before(CALIBRATION, "calibration", Unit::Cpu);
+            mlf_runtime::profile::after(CALIBRATION, "calibration", Unit::Cpu);
+        }
+        let end = super::counter::ticks();
+        let to_instructions = |ticks: u64| ticks * super::PER_TICK.0 / super::PER_TICK.1;
+        // SAFETY: see `Shared`: no run is in progress.
+        unsafe {
+            let inside = (*TABLE.0.get()).inside;
+            *CALIBRATED.0.get() = (to_instructions(end.saturating_sub(begin)), to_instructions(inside));
+            *TABLE.0.get() = FRESH;
+        }
     }
 
     /// Removes the hook and prints one `mlf-run op` line per operator.
@@ -396,5 +427,8 @@ pub mod profile {
         if t.missing > 0 {
             semihosting::println!("mlf-run op_missing count={}", t.missing);
         }
+        // SAFETY: see `Shared2`: written by `start`, the run is over.
+        let (all, inside) = unsafe { *CALIBRATED.0.get() };
+        semihosting::println!("mlf-run op_overhead pairs={CALIBRATION_PAIRS} instructions={all} inside={inside}");
     }
 }

@@ -18,6 +18,9 @@ use crate::model::ModelDesc;
 mod bars;
 mod frame;
 mod plot;
+mod profile;
+
+pub use profile::{ProfileBar, profile_svg};
 
 use frame::{Frame, H, W};
 

@@ -13,6 +13,9 @@ pub struct CallSite {
     pub callee: String,
     /// Byte offset in the file's text where the statement holding the call begins.
     pub statement: usize,
+    /// Byte offset in the file's text just after the statement holding the call (after its
+    /// `;`, or after the `}` of a block it opens before any `;`).
+    pub end: usize,
     /// Identifiers in the call's arguments.
     pub arg_names: BTreeSet<String>,
 }
@@ -60,7 +63,13 @@ impl CFile {
                         .iter()
                         .filter_map(|t| if let Tok::Ident(n) = t { Some(n.clone()) } else { None })
                         .collect();
-                    out.push(CallSite { callee: callee.clone(), statement: item.range.start + statement, arg_names });
+                    let stop = statement_end(&toks, end).map_or(def.len(), |t| spans[t].1);
+                    out.push(CallSite {
+                        callee: callee.clone(),
+                        statement: item.range.start + statement,
+                        end: item.range.start + stop,
+                        arg_names,
+                    });
                 }
                 _ => {}
             }
@@ -68,6 +77,21 @@ impl CFile {
         }
         out
     }
+}
+
+/// The token that ends the statement continuing at token `from`: its `;`, or the `}` closing a
+/// block met first (`if (f(x)) { … }`); `None` when the body ends first.
+fn statement_end(toks: &[Tok], from: usize) -> Option<usize> {
+    let mut k = from;
+    while k < toks.len() {
+        match toks[k] {
+            Tok::Punct(';') => return Some(k),
+            Tok::Punct('{') => return Some(super::tokens::skip_group(toks, k).checked_sub(1)?),
+            Tok::Punct('(' | '[') => k = super::tokens::skip_group(toks, k),
+            _ => k += 1,
+        }
+    }
+    None
 }
 
 /// Keywords followed by a parenthesis that are not calls.
@@ -91,6 +115,12 @@ mod tests {
         let callees: Vec<&str> = calls.iter().map(|c| c.callee.as_str()).collect();
         assert_eq!(callees, vec!["TVMBackendAllocWorkspace", "k", "k2"]);
         assert!(MAIN[calls[1].statement..].trim_start().starts_with("if (k(x)"), "{}", &MAIN[calls[1].statement..]);
+        assert_eq!(MAIN[calls[1].statement..calls[1].end].trim(), "if (k(x) != 0 ) return -1;");
+        let block = "int32_t m(float* x) {\n  if (k(x) != 0) { return -1; }\n  k2(x);\n}\n";
+        let calls = CFile::scan(block).call_statements(block, "m");
+        assert_eq!(block[calls[0].statement..calls[0].end].trim(), "if (k(x) != 0) { return -1; }");
+        assert_eq!(block[calls[1].statement..calls[1].end].trim(), "k2(x);");
+        let calls = f.call_statements(MAIN, "main_");
         assert!(calls[2].arg_names.contains("w") && !calls[1].arg_names.contains("w"));
         // A name only in a comment or string is not a reference.
         let text = "int32_t f(void) { /* w */ const char* s = \"w\"; return 0; }\n";
