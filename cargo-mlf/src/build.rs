@@ -16,10 +16,10 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mlf_build::__private::Totals;
 use mlf_build::__private::budget::{self, Budget};
 use mlf_build::__private::manifest::{Manifest, ModelEntry, ModuleNames, TABLE};
 use mlf_build::__private::size::human;
+use mlf_build::__private::{SharedArena, Totals};
 use mlf_build::Error;
 use mlf_build::MemoryReport;
 use serde_json::{Value, json};
@@ -185,7 +185,9 @@ fn check_model(
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if !mlf_build::__private::has_build_step(&desc) {
         let kpu = entry.kpu.unwrap_or_default();
-        let report = mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
+        let mut report =
+            mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
+        report.shared_arena = entry.arena.clone();
         return Ok((report, desc));
     }
     if entry.kpu.is_some() {
@@ -404,6 +406,7 @@ impl Out<'_> {
         let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
         let board = pkg.manifest.board_budget(&pkg.manifest_path);
         let totals = Totals::of(reports);
+        let arenas = SharedArena::of(&reports.iter().collect::<Vec<_>>());
         // The models together within the crate's budget, and within the board (the whole
         // firmware is measured against it after the build).
         let verdict = if reports.len() == pkg.manifest.models.len() {
@@ -422,13 +425,29 @@ impl Out<'_> {
                 "ram": totals.ram,
                 "flash": totals.flash,
                 "external_param_bytes": totals.external_param_bytes,
+                "shared_arenas": arenas,
                 "budget": budget_json(&crate_budget),
                 "within_budget": verdict.is_ok(),
             }));
         } else if reports.len() > 1 || !crate_budget.is_empty() {
+            for a in &arenas {
+                let parts: Vec<String> = a.parts.iter().map(|(m, b)| format!("{m} {b}")).collect();
+                eprintln!(
+                    "shared arena {}: {} bytes ({}), the largest part (on arenas of their own: {} bytes); parts: {}",
+                    a.name,
+                    a.bytes,
+                    human(a.bytes),
+                    a.apart(),
+                    parts.join(", ")
+                );
+            }
             eprintln!(
-                "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes",
-                pkg.name, totals.ram, totals.flash, totals.external_param_bytes
+                "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes{}",
+                pkg.name,
+                totals.ram,
+                totals.flash,
+                totals.external_param_bytes,
+                if arenas.is_empty() { "" } else { " (each shared arena counted once)" }
             );
             if let Some(line) = budget_line(&crate_budget, totals.ram, totals.flash) {
                 eprintln!("  {:<22}{line}", "budget");
