@@ -114,6 +114,7 @@ pub const PROGRAMS: &[Program] = &[
         "arenas-two",
         shared(program("arenas-two-apart", "the same, arenas of their own", "arenas-apart", "two-models")),
     ),
+    shared(program("arenas-psram", "ResNet-8 + KWS AOT, shared arena in PSRAM", "arenas", "psram")),
     shared(program("arenas-three", "ResNet-8 + KWS AOT + iris kmodel, one arena", "arenas", "three-models")),
     vs(
         "arenas-three",

@@ -168,6 +168,22 @@ fn different_models_share_one_arena_on_cortex_m4() {
     }
 }
 
+/// Issue 28: a shared arena placed in a second RAM region (`shared_arena!(… in ".psram")`; the
+/// device's `memory.x` puts `.psram` in the MPS2's PSRAM at 0x2100_0000): the linked ELF has the
+/// arena there, the main RAM keeps only the rest, and both models still reproduce their vectors.
+#[test]
+fn a_shared_arena_in_the_second_ram_region() {
+    let Some(o) = check("arena_in_second_ram_region", "arenas-psram") else { return };
+    all_bit_exact(&o);
+    let arena = summary(&o).number("arena_bytes").unwrap();
+    let symbol = o.memory.static_named(&["6models", "5ARENA"]).expect("the shared arena's static");
+    assert_eq!((symbol.section.as_str(), symbol.bytes), (".psram", arena), "{symbol:?}");
+    assert!((0x2100_0000..0x2200_0000).contains(&symbol.address), "not in PSRAM: {symbol:?}");
+    let in_main_ram: u64 = o.memory.sections.iter().filter(|s| s.in_ram && s.name != ".psram").map(|s| s.bytes).sum();
+    assert!(in_main_ram < 4096, "the main RAM holds {in_main_ram} bytes: {:?}", o.memory.sections);
+    eprintln!("arenas-psram: arena {arena} bytes at {:#x} (.psram), {in_main_ram} bytes in RAM", symbol.address);
+}
+
 #[test]
 fn digits_on_cortex_m0_without_atomics_or_fpu() {
     let Some(o) = check("digits_on_cortex_m0", "digits-m0") else { return };

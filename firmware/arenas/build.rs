@@ -3,7 +3,8 @@
 //! program, the models' `include_model!` lines, their reference vectors and the arena's
 //! declaration into `OUT_DIR/<program>.rs`: `two.rs` (ResNet-8 and KWS) and `three.rs` (and the
 //! iris kmodel, which needs no build step). An absent fixture makes the programs fail to
-//! compile, naming it.
+//! compile, naming it. `psram.rs` is `two.rs` with the shared arena in the link section
+//! `.psram`, which the device's `memory.x` places in its second RAM region.
 
 /// (fixture folder, model file, module name, built by this script).
 const MODELS: [(&str, &str, &str, bool); 3] = [
@@ -45,13 +46,16 @@ fn main() {
             })
             .collect()
     };
-    device_vectors::write_all("two.rs", programs(2), &arena(apart, &["resnet", "kws"]));
-    device_vectors::write_all("three.rs", programs(3), &arena(apart, &["resnet", "kws", "iris"]));
+    device_vectors::write_all("two.rs", programs(2), &arena(apart, &["resnet", "kws"], ""));
+    device_vectors::write_all("three.rs", programs(3), &arena(apart, &["resnet", "kws", "iris"], ""));
+    // The two TVM models' shared arena in the second RAM region (the section `.psram`).
+    device_vectors::write_all("psram.rs", programs(2), &arena(apart, &["resnet", "kws"], " in \".psram\""));
 }
 
 /// The arena the models are on: `shared_arena!(models: …)`, or nothing (arenas of their own);
 /// and `ARENA_PARTS`, each model's bytes of arena, and `ARENA_TOTAL`, the arenas' bytes.
-fn arena(apart: bool, names: &[&str]) -> String {
+/// `place`: ` in ".section"` to put the shared arena in a link section, or empty.
+fn arena(apart: bool, names: &[&str], place: &str) -> String {
     if apart {
         let parts: Vec<String> = names.iter().map(|n| format!("(\"{n}\", {n}::ARENA_BYTES)")).collect();
         let sum: Vec<String> = names.iter().map(|n| format!("{n}::ARENA_BYTES")).collect();
@@ -63,7 +67,7 @@ fn arena(apart: bool, names: &[&str]) -> String {
         )
     } else {
         format!(
-            "mlf_runtime::shared_arena!(pub models: {});\n\
+            "mlf_runtime::shared_arena!(pub models: {}{place});\n\
              /// Each model's part of the shared arena.\nconst ARENA_PARTS: &[(&str, usize)] = models::PARTS;\n\
              /// The arena's bytes: the largest part.\nconst ARENA_TOTAL: usize = models::BYTES;\n",
             names.join(", ")
