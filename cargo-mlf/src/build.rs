@@ -29,6 +29,7 @@ use crate::io_error::InFile;
 mod args;
 mod config;
 mod firmware;
+mod regions;
 mod span;
 mod unlisted;
 
@@ -327,16 +328,59 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
             }
             problems += out.package(pkg, target, &reports);
             if devices.first() == Some(target) {
-                plan.packages.push(firmware::Package {
+                let board = pkg.manifest.board.clone().unwrap_or_default();
+                let regions = match board_regions(pkg, &board) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        out.error(pkg, "", "[package.metadata.mlf]", &e);
+                        problems += 1;
+                        Vec::new()
+                    }
+                };
+                let fw = firmware::Package {
                     name: pkg.name.clone(),
                     manifest_path: pkg.manifest_path.clone(),
                     board: pkg.manifest.board_budget(&pkg.manifest_path),
                     reports,
-                });
+                    regions,
+                    stack_region: board.stack_region.clone().unwrap_or_else(|| "RAM".into()),
+                    app_stack: board.stack.map(|s| s.bytes()),
+                };
+                if reports_complete(pkg, &fw.reports)
+                    && let Err(e) = fw.estimate(cargo.json)
+                {
+                    out.error(pkg, "", "[package.metadata.mlf]", &e);
+                    problems += 1;
+                }
+                plan.packages.push(fw);
             }
         }
     }
     Ok((problems, plan))
+}
+
+/// Whether every listed model of `pkg` was checked.
+fn reports_complete(pkg: &Selected, reports: &[MemoryReport]) -> bool {
+    reports.len() == pkg.manifest.models.len()
+}
+
+/// The package's memory regions: the `MEMORY` of its linker script (`board.memory`, else a
+/// `memory.x` beside `Cargo.toml`), then `board.regions` (which replace a region of the same name).
+fn board_regions(pkg: &Selected, board: &mlf_build::__private::manifest::Board) -> Result<Vec<regions::Region>, Error> {
+    let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
+    let script = match &board.memory {
+        Some(p) => Some(dir.join(p)),
+        None => Some(dir.join("memory.x")).filter(|p| p.is_file()),
+    };
+    let mut out = match script {
+        Some(path) => regions::parse(&std::fs::read_to_string(&path).in_file(&path)?, &path)?,
+        None => Vec::new(),
+    };
+    for (name, r) in &board.regions {
+        out.retain(|x| &x.name != name);
+        out.push(regions::Region { name: name.clone(), origin: r.origin, length: r.length.bytes() });
+    }
+    Ok(out)
 }
 
 /// Where the reports go: JSON lines on stdout (`--message-format json`), or the human report
