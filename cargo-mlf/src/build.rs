@@ -16,10 +16,10 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mlf_build::__private::Totals;
 use mlf_build::__private::budget::{self, Budget};
 use mlf_build::__private::manifest::{Manifest, ModelEntry, ModuleNames, TABLE};
 use mlf_build::__private::size::human;
+use mlf_build::__private::{SharedArena, Totals};
 use mlf_build::Error;
 use mlf_build::MemoryReport;
 use serde_json::{Value, json};
@@ -29,6 +29,7 @@ use crate::io_error::InFile;
 mod args;
 mod config;
 mod firmware;
+mod regions;
 mod span;
 mod unlisted;
 
@@ -185,7 +186,9 @@ fn check_model(
     let name = entry.name.clone().unwrap_or_else(|| desc.default_module_name(&path));
     if !mlf_build::__private::has_build_step(&desc) {
         let kpu = entry.kpu.unwrap_or_default();
-        let report = mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
+        let mut report =
+            mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
+        report.shared_arena = entry.arena.clone();
         return Ok((report, desc));
     }
     if entry.kpu.is_some() {
@@ -325,16 +328,59 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
             }
             problems += out.package(pkg, target, &reports);
             if devices.first() == Some(target) {
-                plan.packages.push(firmware::Package {
+                let board = pkg.manifest.board.clone().unwrap_or_default();
+                let regions = match board_regions(pkg, &board) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        out.error(pkg, "", "[package.metadata.mlf]", &e);
+                        problems += 1;
+                        Vec::new()
+                    }
+                };
+                let fw = firmware::Package {
                     name: pkg.name.clone(),
                     manifest_path: pkg.manifest_path.clone(),
                     board: pkg.manifest.board_budget(&pkg.manifest_path),
                     reports,
-                });
+                    regions,
+                    stack_region: board.stack_region.clone().unwrap_or_else(|| "RAM".into()),
+                    app_stack: board.stack.map(|s| s.bytes()),
+                };
+                if reports_complete(pkg, &fw.reports)
+                    && let Err(e) = fw.estimate(cargo.json)
+                {
+                    out.error(pkg, "", "[package.metadata.mlf]", &e);
+                    problems += 1;
+                }
+                plan.packages.push(fw);
             }
         }
     }
     Ok((problems, plan))
+}
+
+/// Whether every listed model of `pkg` was checked.
+fn reports_complete(pkg: &Selected, reports: &[MemoryReport]) -> bool {
+    reports.len() == pkg.manifest.models.len()
+}
+
+/// The package's memory regions: the `MEMORY` of its linker script (`board.memory`, else a
+/// `memory.x` beside `Cargo.toml`), then `board.regions` (which replace a region of the same name).
+fn board_regions(pkg: &Selected, board: &mlf_build::__private::manifest::Board) -> Result<Vec<regions::Region>, Error> {
+    let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
+    let script = match &board.memory {
+        Some(p) => Some(dir.join(p)),
+        None => Some(dir.join("memory.x")).filter(|p| p.is_file()),
+    };
+    let mut out = match script {
+        Some(path) => regions::parse(&std::fs::read_to_string(&path).in_file(&path)?, &path)?,
+        None => Vec::new(),
+    };
+    for (name, r) in &board.regions {
+        out.retain(|x| &x.name != name);
+        out.push(regions::Region { name: name.clone(), origin: r.origin, length: r.length.bytes() });
+    }
+    Ok(out)
 }
 
 /// Where the reports go: JSON lines on stdout (`--message-format json`), or the human report
@@ -404,6 +450,7 @@ impl Out<'_> {
         let crate_budget = pkg.manifest.crate_budget(&pkg.manifest_path);
         let board = pkg.manifest.board_budget(&pkg.manifest_path);
         let totals = Totals::of(reports);
+        let arenas = SharedArena::of(&reports.iter().collect::<Vec<_>>());
         // The models together within the crate's budget, and within the board (the whole
         // firmware is measured against it after the build).
         let verdict = if reports.len() == pkg.manifest.models.len() {
@@ -422,13 +469,29 @@ impl Out<'_> {
                 "ram": totals.ram,
                 "flash": totals.flash,
                 "external_param_bytes": totals.external_param_bytes,
+                "shared_arenas": arenas,
                 "budget": budget_json(&crate_budget),
                 "within_budget": verdict.is_ok(),
             }));
         } else if reports.len() > 1 || !crate_budget.is_empty() {
+            for a in &arenas {
+                let parts: Vec<String> = a.parts.iter().map(|(m, b)| format!("{m} {b}")).collect();
+                eprintln!(
+                    "shared arena {}: {} bytes ({}), the largest part (on arenas of their own: {} bytes); parts: {}",
+                    a.name,
+                    a.bytes,
+                    human(a.bytes),
+                    a.apart(),
+                    parts.join(", ")
+                );
+            }
             eprintln!(
-                "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes",
-                pkg.name, totals.ram, totals.flash, totals.external_param_bytes
+                "crate {}: static RAM {} bytes, flash {} bytes, external parameters {} bytes{}",
+                pkg.name,
+                totals.ram,
+                totals.flash,
+                totals.external_param_bytes,
+                if arenas.is_empty() { "" } else { " (each shared arena counted once)" }
             );
             if let Some(line) = budget_line(&crate_budget, totals.ram, totals.flash) {
                 eprintln!("  {:<22}{line}", "budget");

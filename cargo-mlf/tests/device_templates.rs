@@ -300,3 +300,51 @@ fn firmware_template_profile_feature_prints_one_line_per_operator() {
     assert!(ops[0].starts_with("operator 0 Cpu tvmgen_default_fused_") && ops[0].ends_with(" cycles"), "{stdout}");
     assert!(stdout.contains("largest output at index 2"), "{stdout}");
 }
+
+/// Issue 28: the firmware crate's `memory.x` regions against the linked ELF. Each region's use
+/// (sections measured from the ELF, plus mlf's stack bound for `run()` and the declared
+/// application stack in `RAM`) is reported before (bounds from the models) and after the link;
+/// with `RAM` one byte shorter than that use, `cargo mlf build` fails naming the region, its
+/// items and the byte over; at exactly its use it passes.
+#[test]
+fn firmware_regions_from_memory_x_and_one_byte_over_fails() {
+    let test = "firmware_regions_from_memory_x";
+    if !tools::require(test, &[Need::Target(THUMBV7EM), Need::ArmGcc]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("regions-fw");
+    let out = new_crate(&dir, &["--template", "firmware"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    set_board(&dir, r#"{ stack = "2 KiB" }"#);
+    let (_, fw) = model_and_firmware_reports(&dir);
+    let regions = fw["regions"].as_array().unwrap_or_else(|| panic!("no regions: {fw}"));
+    let ram = regions.iter().find(|r| r["name"] == "RAM").unwrap_or_else(|| panic!("{fw}"));
+    let flash = regions.iter().find(|r| r["name"] == "FLASH").unwrap_or_else(|| panic!("{fw}"));
+    let used = ram["used"].as_u64().unwrap();
+    let stack = ram["models_stack"].as_u64().unwrap();
+    assert_eq!(ram["app_stack"], 2048, "{fw}");
+    assert!(stack > 0 && used > stack + 2048 && flash["used"].as_u64().unwrap() > 10_000, "{fw}");
+    assert!(ram["sections"].as_array().unwrap().iter().any(|s| s[0] == ".bss"), "{fw}");
+
+    // cortex-m-rt wants RAM's length a multiple of 8: RAM set to the use rounded up to one, and
+    // the application's stack grown to fill it, and then by one byte more.
+    let memory_x = dir.join("memory.x");
+    let script = std::fs::read_to_string(&memory_x).unwrap();
+    let length = used.div_ceil(8) * 8;
+    let ram_line = format!("RAM : ORIGIN = 0x20000000, LENGTH = {length}");
+    std::fs::write(&memory_x, script.replace("RAM : ORIGIN = 0x20000000, LENGTH = 4M", &ram_line)).unwrap();
+    let app = 2048 + (length - used) + 1;
+    set_board(&dir, &format!("{{ stack = {app} }}"));
+    let out = mlf_build_in(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("region RAM") && stderr.contains("before the link (bounds from the models)"), "{stderr}");
+    let want = format!("region RAM ({length} bytes at 0x20000000) is over by 1 bytes: {} bytes of .", length + 1);
+    assert!(stderr.contains(&want), "{want}\nnot in\n{stderr}");
+    let items = format!("stack of run() {stack} (mlf's bound), application stack {app} (declared)");
+    assert!(stderr.contains(&items), "{items}\nnot in\n{stderr}");
+    set_board(&dir, &format!("{{ stack = {} }}", app - 1));
+    let out = mlf_build_in(&dir, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

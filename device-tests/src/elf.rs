@@ -46,9 +46,30 @@ pub struct Memory {
     pub data_symbols: Vec<(String, u64)>,
     /// Every symbol of at least 4 KiB in `.rodata`: (mangled name, bytes).
     pub large_constants: Vec<(String, u64)>,
+    /// Every symbol of at least 64 bytes in a writable section (`.bss`, `.data`, a region's
+    /// section): where the linker put the statics.
+    pub statics: Vec<Static>,
+}
+
+/// A static placed by the linker.
+#[derive(Clone, Debug)]
+pub struct Static {
+    /// Its mangled name.
+    pub name: String,
+    /// The output section holding it.
+    pub section: String,
+    /// Its address.
+    pub address: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
 }
 
 impl Memory {
+    /// The static whose mangled name holds every one of `parts` (`["6models", "5ARENA"]`).
+    pub fn static_named(&self, parts: &[&str]) -> Option<&Static> {
+        self.statics.iter().find(|s| parts.iter().all(|p| s.name.contains(p)))
+    }
+
     /// Flash without the reference vectors: the firmware itself.
     pub fn program_flash(&self) -> u64 {
         self.flash - self.test_data
@@ -73,6 +94,7 @@ impl Memory {
 }
 
 const SHF_ALLOC: u64 = 0x2;
+const SHF_WRITE: u64 = 0x1;
 
 /// Reads the figures of the ELF at `path`.
 pub fn measure(path: &Path) -> Result<Memory, String> {
@@ -122,6 +144,14 @@ fn measure_elf<E: FileHeader<Endian = object::Endianness>>(file: &ElfFile<'_, E>
             Some(".data" | ".sdata") if sym.size() > 0 => m.data_symbols.push(named()),
             Some(".rodata") if sym.size() >= 4096 => m.large_constants.push(named()),
             _ => {}
+        }
+        let writable = file.section_by_index(index).ok().is_some_and(|s| {
+            matches!(s.flags(), SectionFlags::Elf { sh_flags } if sh_flags & SHF_WRITE != 0 && sh_flags & SHF_ALLOC != 0)
+        });
+        if writable && sym.size() >= 64 {
+            let (name, bytes) = named();
+            let section = section.unwrap_or_default();
+            m.statics.push(Static { name, section, address: sym.address(), bytes });
         }
     }
     m.test_data = file.symbols().filter(|s| s.name().is_ok_and(|n| n.contains("TESTDATA_"))).map(|s| s.size()).sum();

@@ -109,6 +109,17 @@ pub const PROGRAMS: &[Program] = &[
         },
     ),
     shared(Program { c: false, ..program("iris-v4-m4", "iris kmodel V4", "kmodels", "iris-v4") }),
+    shared(program("arenas-two", "ResNet-8 graph + KWS AOT, one shared arena", "arenas", "two-models")),
+    vs(
+        "arenas-two",
+        shared(program("arenas-two-apart", "the same, arenas of their own", "arenas-apart", "two-models")),
+    ),
+    shared(program("arenas-psram", "ResNet-8 + KWS AOT, shared arena in PSRAM", "arenas", "psram")),
+    shared(program("arenas-three", "ResNet-8 + KWS AOT + iris kmodel, one arena", "arenas", "three-models")),
+    vs(
+        "arenas-three",
+        shared(program("arenas-three-apart", "the same, arenas of their own", "arenas-apart", "three-models")),
+    ),
     vs(
         "digits",
         Program {

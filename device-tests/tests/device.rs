@@ -141,6 +141,49 @@ fn iris_kmodel_on_cortex_m4() {
     assert!(o.report.first_run.is_some());
 }
 
+/// Issue 28: different models (ResNet-8 graph, KWS AOT, iris kmodel) take turns on one shared
+/// arena, each reproducing its vectors; the firmware's static RAM, read from the linked ELF, is
+/// the larger arena within 1%, not the sum (the same program with arenas of their own is built
+/// and measured beside it).
+#[test]
+fn different_models_share_one_arena_on_cortex_m4() {
+    for (name, apart) in [("arenas-two", "arenas-two-apart"), ("arenas-three", "arenas-three-apart")] {
+        let Some(shared) = check("shared_arena_on_cortex_m4", name) else { return };
+        let s = summary(&shared);
+        let arena = s.number("arena_bytes").unwrap();
+        let parts: Vec<u64> = ["resnet", "kws", "iris"].iter().filter_map(|m| s.number(m)).collect();
+        assert_eq!(arena, *parts.iter().max().unwrap(), "{name}: the arena is the largest part: {}", shared.run.stdout);
+        assert!(parts.iter().filter(|&&p| p > arena / 2).count() >= 2, "{name}: two large parts: {parts:?}");
+        let symbol = shared.memory.static_named(&["6models", "5ARENA"]).expect("the shared arena's static");
+        assert_eq!(symbol.bytes, arena, "{name}: {symbol:?}");
+        let ram = shared.memory.ram;
+        assert!(ram >= arena && ram * 100 <= arena * 101, "{name}: static RAM {ram} vs the larger arena {arena}");
+        let Some(own) = check("shared_arena_on_cortex_m4", apart) else { return };
+        // Each model's own arena (a kmodel's is its arena, not its whole state as in the shared one).
+        let o = summary(&own);
+        let sum: u64 = ["resnet", "kws", "iris"].iter().filter_map(|m| o.number(m)).sum();
+        assert_eq!(o.number("arena_bytes"), Some(sum), "{apart}: {}", own.run.stdout);
+        assert!(own.memory.ram >= sum, "{apart}: static RAM {} < the arenas' sum {sum}", own.memory.ram);
+        eprintln!("{name}: static RAM {ram} (shared arena {arena}); {apart}: {} (arenas {sum})", own.memory.ram);
+    }
+}
+
+/// Issue 28: a shared arena placed in a second RAM region (`shared_arena!(… in ".psram")`; the
+/// device's `memory.x` puts `.psram` in the MPS2's PSRAM at 0x2100_0000): the linked ELF has the
+/// arena there, the main RAM keeps only the rest, and both models still reproduce their vectors.
+#[test]
+fn a_shared_arena_in_the_second_ram_region() {
+    let Some(o) = check("arena_in_second_ram_region", "arenas-psram") else { return };
+    all_bit_exact(&o);
+    let arena = summary(&o).number("arena_bytes").unwrap();
+    let symbol = o.memory.static_named(&["6models", "5ARENA"]).expect("the shared arena's static");
+    assert_eq!((symbol.section.as_str(), symbol.bytes), (".psram", arena), "{symbol:?}");
+    assert!((0x2100_0000..0x2200_0000).contains(&symbol.address), "not in PSRAM: {symbol:?}");
+    let in_main_ram: u64 = o.memory.sections.iter().filter(|s| s.in_ram && s.name != ".psram").map(|s| s.bytes).sum();
+    assert!(in_main_ram < 4096, "the main RAM holds {in_main_ram} bytes: {:?}", o.memory.sections);
+    eprintln!("arenas-psram: arena {arena} bytes at {:#x} (.psram), {in_main_ram} bytes in RAM", symbol.address);
+}
+
 #[test]
 fn digits_on_cortex_m0_without_atomics_or_fpu() {
     let Some(o) = check("digits_on_cortex_m0", "digits-m0") else { return };

@@ -5,9 +5,11 @@
 use std::path::PathBuf;
 
 /// MPS2 AN385/AN386/AN500 (Cortex-M3/M4/M7): 4 MiB of code memory at 0, used as 3 MiB of flash
-/// for the program and a 1 MiB parameter partition at 0x0030_0000 (see `partition`), and 4 MiB
-/// of SRAM.
-const MPS2: &str = "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 3M\n  PARAMS : ORIGIN = 0x00300000, LENGTH = 1M\n  RAM : ORIGIN = 0x20000000, LENGTH = 4M\n}\n";
+/// for the program and a 1 MiB parameter partition at 0x0030_0000 (see `partition`), 4 MiB
+/// of SRAM and a second RAM, the board's 16 MiB of PSRAM at 0x2100_0000, where the section
+/// `.psram` (uninitialised, `NOLOAD`) goes: a model's arena placed there (issue 28).
+const MPS2: &str = "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 3M\n  PARAMS : ORIGIN = 0x00300000, LENGTH = 1M\n  RAM : ORIGIN = 0x20000000, LENGTH = 4M\n  PSRAM : ORIGIN = 0x21000000, LENGTH = 16M\n}\n\
+SECTIONS\n{\n  .psram (NOLOAD) : ALIGN(16)\n  {\n    *(.psram .psram.*);\n  } > PSRAM\n}\nINSERT AFTER .bss;\n";
 
 /// BBC micro:bit (nRF51822, Cortex-M0): 256 KiB of flash, 16 KiB of RAM. The v6-M programs run
 /// on it because QEMU's Cortex-M0 refuses v7-M instructions that a Cortex-M3 would run.

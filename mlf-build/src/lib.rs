@@ -145,7 +145,7 @@ pub mod __private {
     pub use crate::build::{budget, manifest};
     #[cfg(feature = "cli")]
     pub use crate::cli::{inspect, npy, svg};
-    pub use crate::plan::report::{SectionSizes, Totals};
+    pub use crate::plan::report::{SectionSizes, SharedArena, Totals};
     pub use crate::plan::stack::StackFigure;
     pub use crate::support::dtype::DTypeCode;
     pub use crate::support::files;

@@ -95,9 +95,29 @@ pub const fn same_name(a: &str, b: &str) -> bool {
 ///
 /// A model listed here that was not built for this arena is a compile error, and so is a model
 /// built for it that is not listed (its part would not fit).
+///
+/// `in "SECTION"` after the models puts the arena in the link section `SECTION`, which the
+/// firmware's linker script places in a memory region (a second SRAM, DTCM, external PSRAM):
+///
+/// ```ignore
+/// // memory.x: MEMORY { …, PSRAM : ORIGIN = 0x21000000, LENGTH = 16M }
+/// //           SECTIONS { .psram (NOLOAD) : ALIGN(16) { *(.psram .psram.*) } > PSRAM } INSERT AFTER .bss;
+/// mlf_runtime::shared_arena!(pub detect: kws, resnet in ".psram");
+/// ```
+///
+/// The section must be `NOLOAD` (nothing is copied at reset). Its bytes are then not zeroed
+/// either, which TVM models' arenas do not need (every tensor is written before it is read);
+/// a kmodel's state, made in its shared arena at each `take`, does need zeroed bytes, so a kmodel
+/// is placed in a region only where the startup code zeroes it.
 #[macro_export]
 macro_rules! shared_arena {
+    ($(#[$attr:meta])* $vis:vis $name:ident : $($model:ident),+ in $section:literal) => {
+        $crate::shared_arena!(@arena [$(#[$attr])*] $vis $name [$($model),+] [#[unsafe(link_section = $section)]]);
+    };
     ($(#[$attr:meta])* $vis:vis $name:ident : $($model:ident),+ $(,)?) => {
+        $crate::shared_arena!(@arena [$(#[$attr])*] $vis $name [$($model),+] []);
+    };
+    (@arena [$(#[$attr:meta])*] $vis:vis $name:ident [$($model:ident),+] [$($place:tt)*]) => {
         $(#[$attr])*
         #[allow(dead_code)]
         $vis mod $name {
@@ -117,8 +137,10 @@ macro_rules! shared_arena {
                 );
             )+
 
-            /// The arena's bytes (zeroed: in `.bss`). The models' descriptors point into it.
+            /// The arena's bytes (zeroed: in `.bss`, unless placed in a link section). The models'
+            /// descriptors point into it.
             #[doc(hidden)]
+            $($place)*
             pub static ARENA: $crate::StaticArena<BYTES> = $crate::StaticArena::new();
 
             /// The one handle, handed out by [`Arena::take`].

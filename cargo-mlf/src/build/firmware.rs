@@ -17,6 +17,8 @@ use mlf_build::__private::size::human;
 use mlf_build::{Error, MemoryReport};
 use serde_json::json;
 
+use super::regions::{self, Region, Use};
+
 /// A package whose linked programs are measured.
 pub struct Package {
     /// Its name.
@@ -27,6 +29,48 @@ pub struct Package {
     pub board: Budget,
     /// The reports of its models, for the target.
     pub reports: Vec<MemoryReport>,
+    /// Its memory regions (linker script and `board.regions`; empty: none known).
+    pub regions: Vec<Region>,
+    /// The region that holds the stack.
+    pub stack_region: String,
+    /// The application's own stack, as declared (`board.stack`).
+    pub app_stack: Option<u64>,
+}
+
+impl Package {
+    /// Before the link, the same fit from the models alone (bounds: the models' static RAM,
+    /// shared arenas counted once, and the stacks in the stack's region; their flash in `FLASH`),
+    /// printed, and an error naming the region when the models alone are over it.
+    pub fn estimate(&self, json: bool) -> Result<(), Error> {
+        if self.regions.is_empty() {
+            return Ok(());
+        }
+        let totals = mlf_build::__private::Totals::of(&self.reports);
+        let stack = models_stack(&self.reports);
+        let mut uses = Vec::new();
+        for r in &self.regions {
+            let mut u = Use { region: r.clone(), sections: Vec::new(), models_stack: None, app_stack: None };
+            if r.name == self.stack_region {
+                u.sections.push(("models' static RAM".into(), totals.ram));
+                (u.models_stack, u.app_stack) = (stack, self.app_stack);
+            } else if r.name == "FLASH" {
+                u.sections.push(("models' flash".into(), totals.flash));
+            } else {
+                continue;
+            }
+            if !json {
+                eprintln!(
+                    "  region {:<15}{} of {} bytes before the link (bounds from the models): {}",
+                    r.name,
+                    u.used(),
+                    r.length,
+                    u.items().replace(" (ELF)", "")
+                );
+            }
+            uses.push(u);
+        }
+        regions::check(&format!("the models of {}", self.name), &uses).map_err(|e| e.in_file(&self.manifest_path))
+    }
 }
 
 /// What to measure after the build.
@@ -39,12 +83,10 @@ pub struct Plan {
     pub message_format: Option<String>,
 }
 
-/// The stack a run of the firmware's models needs, to count in its RAM: none yet. Issue 13
-/// adds the figure to the memory report (`STACK_BYTES` of the generated module); the deepest of
-/// `reports` then goes here, and into the board's RAM check below.
+/// The stack a run of the firmware's models needs, to count in its RAM: the deepest of the
+/// reports' bounds (`STACK_BYTES` of the generated modules; kmodels state none here).
 fn models_stack(reports: &[MemoryReport]) -> Option<u64> {
-    let _ = reports;
-    None
+    reports.iter().filter_map(|r| r.stack.as_ref().map(|s| s.total)).max()
 }
 
 /// One measured program.
@@ -99,8 +141,19 @@ pub fn cargo_build(pass: &[String], plan: &Plan) -> ExitCode {
         match mlf_build::__private::measure_firmware(&exe) {
             Ok(m) => {
                 let stack = models_stack(&pkg.reports);
+                let regions = if pkg.regions.is_empty() {
+                    Ok(Vec::new())
+                } else {
+                    regions::measure(&exe, &pkg.regions, &pkg.stack_region, (stack, pkg.app_stack))
+                };
                 let measured = Measured { exe, target: target.clone(), flash: m.flash, ram: m.ram, stack };
-                problems += report(pkg, &measured, json == Some(true));
+                match regions {
+                    Ok(uses) => problems += report(pkg, &measured, &uses, json == Some(true)),
+                    Err(e) => {
+                        crate::diag::error(&e);
+                        problems += 1;
+                    }
+                }
             }
             Err(e) => eprintln!("warning: {e}"),
         }
@@ -113,10 +166,14 @@ pub fn cargo_build(pass: &[String], plan: &Plan) -> ExitCode {
 }
 
 /// Prints one program's figures and board verdict; returns the number of problems (0 or 1).
-fn report(pkg: &Package, m: &Measured, json: bool) -> usize {
-    let ram = m.ram + m.stack.unwrap_or(0);
+fn report(pkg: &Package, m: &Measured, uses: &[Use], json: bool) -> usize {
+    let ram = m.ram + m.stack.unwrap_or(0) + pkg.app_stack.unwrap_or(0);
     let subject = format!("firmware {} ({}, {})", pkg.name, m.target, m.exe.display());
-    let verdict = pkg.board.check(&subject, ram, m.flash).map_err(|e| e.in_file(&pkg.manifest_path));
+    let verdict = pkg
+        .board
+        .check(&subject, ram, m.flash)
+        .and_then(|()| regions::check(&subject, uses))
+        .map_err(|e| e.in_file(&pkg.manifest_path));
     if json {
         let line = json!({
             "reason": "mlf-firmware-report",
@@ -127,14 +184,24 @@ fn report(pkg: &Package, m: &Measured, json: bool) -> usize {
             "flash": m.flash,
             "ram": m.ram,
             "stack": m.stack,
+            "app_stack": pkg.app_stack,
+            "regions": uses.iter().map(|u| json!({
+                "name": u.region.name, "origin": u.region.origin, "length": u.region.length,
+                "used": u.used(), "sections": u.sections, "models_stack": u.models_stack,
+                "app_stack": u.app_stack, "measured": "sections from the linked ELF; stacks are bounds",
+            })).collect::<Vec<_>>(),
             "board": {"ram": pkg.board.ram, "flash": pkg.board.flash, "source": pkg.board.source},
             "within_budget": verdict.is_ok(),
         });
         let _ = writeln!(std::io::stdout().lock(), "{line}");
     } else {
-        let stack = match m.stack {
-            Some(s) => format!("with {s} bytes of stack"),
-            None => "the stack not included".to_string(),
+        let stack = match (m.stack, pkg.app_stack) {
+            (Some(s), None) => format!("with {s} bytes of stack (mlf's bound for run())"),
+            (Some(s), Some(a)) => {
+                format!("with {s} bytes of stack (mlf's bound for run()) and {a} of the application's")
+            }
+            (None, Some(a)) => format!("with the application's {a} bytes of stack"),
+            (None, None) => "the stack not included".to_string(),
         };
         eprintln!(
             "firmware {} for {} ({}): flash {} bytes ({}), static RAM {} bytes ({}), measured from the linked ELF's sections, {stack}",
@@ -148,6 +215,16 @@ fn report(pkg: &Package, m: &Measured, json: bool) -> usize {
         );
         if let Some(line) = board_line(&pkg.board, ram, m.flash) {
             eprintln!("  {:<22}{line}", "board");
+        }
+        for u in uses {
+            eprintln!(
+                "  region {:<15}{} of {} bytes ({}): {}",
+                u.region.name,
+                u.used(),
+                u.region.length,
+                if u.used() > u.region.length { "OVER" } else { "fits" },
+                u.items()
+            );
         }
     }
     match verdict {

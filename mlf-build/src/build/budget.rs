@@ -157,6 +157,7 @@ mod tests {
             external_param_bytes: 0,
             stack: None,
             notes: vec![],
+            shared_arena: None,
         };
         let reports = [r("a", 100, 1000), r("b", 200, 2000)];
         assert!(check_crate("demo", &reports, &budget(Some(300), Some(3000))).is_ok());

@@ -103,13 +103,35 @@ pub struct ModelEntry {
 }
 
 /// `board = { flash = "1 MiB", ram = "320 KiB" }`: a board's memory, given once.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Board {
     /// Flash (the program image).
     pub flash: Option<Size>,
     /// RAM (static RAM and the stack).
     pub ram: Option<Size>,
+    /// The application's own stack, beside the stack mlf bounds for a model's `run()`: both are
+    /// counted in the region that holds the stack.
+    pub stack: Option<Size>,
+    /// The region that holds the stack (default `RAM`, where cortex-m-rt and riscv-rt put it).
+    pub stack_region: Option<String>,
+    /// The linker script whose `MEMORY` regions the linked firmware must fit (default:
+    /// `memory.x` beside `Cargo.toml`, when there is one).
+    pub memory: Option<PathBuf>,
+    /// Regions declared here instead of (or besides) the linker script's: `RAM = { origin =
+    /// 0x20000000, length = "128 KiB" }`.
+    #[serde(default)]
+    pub regions: std::collections::BTreeMap<String, RegionDecl>,
+}
+
+/// A memory region declared in `board.regions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionDecl {
+    /// Its first address.
+    pub origin: u64,
+    /// Its bytes.
+    pub length: Size,
 }
 
 /// A size in bytes, written as an integer or a string with a unit (`"64 KiB"`).
@@ -294,7 +316,7 @@ impl Manifest {
 impl Manifest {
     /// The board's limits as a budget (empty when no board is given).
     pub fn board_budget(&self, cargo_toml: &Path) -> crate::build::budget::Budget {
-        let board = self.board.unwrap_or_default();
+        let board = self.board.clone().unwrap_or_default();
         crate::build::budget::Budget {
             ram: board.ram.map(Size::bytes),
             flash: board.flash.map(Size::bytes),
@@ -462,7 +484,7 @@ mod tests {
         .unwrap();
         assert_eq!(m.ram, Some(Size(262_144)));
         assert_eq!(m.flash, Some(Size(1 << 20)));
-        assert_eq!(m.board, Some(Board { flash: Some(Size(1 << 20)), ram: Some(Size(320 << 10)) }));
+        assert_eq!(m.board, Some(Board { flash: Some(Size(1 << 20)), ram: Some(Size(320 << 10)), ..Board::default() }));
         let board = m.board_budget(Path::new("Cargo.toml"));
         assert_eq!((board.ram, board.source.as_str()), (Some(320 << 10), "package.metadata.mlf.board in Cargo.toml"));
         assert_eq!(m.models.len(), 2);

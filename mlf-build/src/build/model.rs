@@ -346,6 +346,7 @@ impl Model {
         unmeasured.ram.params = generated.param_ram_bytes;
         unmeasured.external_param_bytes = external_bytes;
         unmeasured.file = canonical.clone();
+        unmeasured.shared_arena = self.shared_arena.clone();
         Ok(Built {
             model: canonical,
             rust_file: layout.rust_file(),

@@ -48,6 +48,10 @@ pub struct MemoryReport {
     pub stack: Option<StackFigure>,
     /// Remarks on how figures were obtained.
     pub notes: Vec<String>,
+    /// The shared arena (`mlf_runtime::shared_arena!`) the model's arena is part of, if any:
+    /// its `ram.arena` is then its part of that arena, which totals count once per arena.
+    #[serde(default)]
+    pub shared_arena: Option<String>,
 }
 
 /// Static RAM of a model.
@@ -132,6 +136,7 @@ impl MemoryReport {
             external_param_bytes: 0,
             stack: None,
             notes: Vec::new(),
+            shared_arena: None,
         };
         r.finish();
         r
@@ -186,13 +191,53 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// Sums `reports`.
+    /// Sums `reports`, counting a shared arena once: its largest part, not every model's.
     pub fn of<'a>(reports: impl IntoIterator<Item = &'a MemoryReport>) -> Totals {
-        reports.into_iter().fold(Totals::default(), |t, r| Totals {
+        let reports: Vec<&MemoryReport> = reports.into_iter().collect();
+        let mut t = reports.iter().fold(Totals::default(), |t, r| Totals {
             ram: t.ram + r.ram.total,
             flash: t.flash + r.flash.total,
             external_param_bytes: t.external_param_bytes + r.external_param_bytes,
-        })
+        });
+        for arena in SharedArena::of(&reports) {
+            t.ram -= arena.parts.iter().map(|(_, b)| b).sum::<u64>() - arena.bytes;
+        }
+        t
+    }
+}
+
+/// A shared arena among a crate's models: its size (the largest part) and each model's part.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedArena {
+    /// Its name (the module `mlf_runtime::shared_arena!` declares).
+    pub name: String,
+    /// Its bytes: the largest part.
+    pub bytes: u64,
+    /// Each model's module and its part, in the reports' order.
+    pub parts: Vec<(String, u64)>,
+}
+
+impl SharedArena {
+    /// The shared arenas the models of `reports` are on, in the order they first appear.
+    pub fn of(reports: &[&MemoryReport]) -> Vec<SharedArena> {
+        let mut out: Vec<SharedArena> = Vec::new();
+        for r in reports {
+            let Some(name) = &r.shared_arena else { continue };
+            let part = (r.model.clone(), r.ram.arena);
+            match out.iter_mut().find(|a| &a.name == name) {
+                Some(a) => {
+                    a.bytes = a.bytes.max(part.1);
+                    a.parts.push(part);
+                }
+                None => out.push(SharedArena { name: name.clone(), bytes: part.1, parts: vec![part] }),
+            }
+        }
+        out
+    }
+
+    /// What the models would take on arenas of their own: the sum of the parts.
+    pub fn apart(&self) -> u64 {
+        self.parts.iter().map(|(_, b)| b).sum()
     }
 }
 
@@ -214,7 +259,10 @@ impl fmt::Display for MemoryReport {
         let r = &self.ram;
         line(f, "static RAM", r.total, "arena + parameter RAM + C data")?;
         let tvm = r.tvm_executor.map(|t| format!(" (TVM's executor: {t})")).unwrap_or_default();
-        line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?;
+        match &self.shared_arena {
+            Some(a) => line(f, "  arena", r.arena, &format!("its part of the shared arena `{a}`{tvm}"))?,
+            None => line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?,
+        }
         line(f, "    workspace", r.workspace, "of the arena: TVMBackendAllocWorkspace")?;
         line(f, "    outputs", r.outputs, "of the arena")?;
         line(f, "  parameter RAM", r.params, "external parameters: resident region or staging buffer")?;
@@ -256,7 +304,11 @@ impl MemoryReport {
     fn fmt_kmodel(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (r, fl) = (&self.ram, &self.flash);
         line(f, "static RAM", r.total, "the arena")?;
-        line(f, "  arena", r.arena, "ARENA_BYTES: main memory + emulated KPU RAM + scratch + decoded steps")?;
+        let what = "main memory + emulated KPU RAM + scratch + decoded steps";
+        match &self.shared_arena {
+            Some(a) => line(f, "  arena", r.arena, &format!("its part of the shared arena `{a}`: {what}"))?,
+            None => line(f, "  arena", r.arena, &format!("ARENA_BYTES: {what}"))?,
+        }
         line(f, "  inputs", r.inputs, "the caller's buffers, not counted")?;
         line(f, "flash", fl.total, "the kmodel file (and mlf's interpreter, not counted)")?;
         line(f, "  kmodel file", fl.params, "embedded in the program image, read in place")?;
@@ -285,6 +337,7 @@ mod tests {
             external_param_bytes: 0,
             stack: None,
             notes: vec![],
+            shared_arena: None,
         };
         let text = r.to_string();
         assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
@@ -312,6 +365,7 @@ mod tests {
             external_param_bytes: 0,
             stack: None,
             notes: vec![],
+            shared_arena: None,
         };
         let text = r.to_string();
         assert!(text.contains("\n    kmodel file               2000 bytes (2.0 KiB)    embedded"), "{text}");
