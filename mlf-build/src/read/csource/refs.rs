@@ -86,7 +86,7 @@ fn statement_end(toks: &[Tok], from: usize) -> Option<usize> {
     while k < toks.len() {
         match toks[k] {
             Tok::Punct(';') => return Some(k),
-            Tok::Punct('{') => return Some(super::tokens::skip_group(toks, k).checked_sub(1)?),
+            Tok::Punct('{') => return super::tokens::skip_group(toks, k).checked_sub(1),
             Tok::Punct('(' | '[') => k = super::tokens::skip_group(toks, k),
             _ => k += 1,
         }
