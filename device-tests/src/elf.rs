@@ -29,6 +29,8 @@ pub struct Section {
     pub in_flash: bool,
     /// Counted in RAM (writable).
     pub in_ram: bool,
+    /// Its run address.
+    pub address: u64,
 }
 
 /// The memory figures of a linked program.
@@ -134,7 +136,7 @@ fn measure_elf<E: FileHeader<Endian = object::Endianness>>(file: &ElfFile<'_, E>
         let in_ram = zeroed || copied(s.address()) || name == ".data" || name == ".sdata";
         m.flash += if in_flash { s.size() } else { 0 };
         m.ram += if in_ram { s.size() } else { 0 };
-        m.sections.push(Section { name, bytes: s.size(), in_flash, in_ram });
+        m.sections.push(Section { name, bytes: s.size(), in_flash, in_ram, address: s.address() });
     }
     for sym in file.symbols() {
         let Some(index) = sym.section_index() else { continue };
