@@ -6,7 +6,8 @@
 //! as TVM's standalone AOT applications do, compiled by the host's `cc` at `-O2` (as mlf
 //! compiles the model's C) into a program of its own. Kernels (the model's
 //! `tvmgen_default_fused_*` functions) and libm are left out on all sides. The bench fails
-//! when `run()`'s overhead is over [`MOST`] instructions. Run with
+//! when `run()`'s overhead is over the CRT's, measured in the same run (over [`MOST`]
+//! instructions when the CRT program cannot be built). Run with
 //! `cargo bench -p model-tests --bench dispatch` (needs `valgrind`; skips with one line without).
 
 use std::process::Command;
@@ -224,8 +225,10 @@ fn main() {
         Err(why) => println!("| TVM's CRT: not measured ({why}) | – |"),
     }
     println!();
+    // The peer measured in this run when it could be built, the issue's figure otherwise.
+    let most = crt.as_ref().map_or(MOST, |n| *n);
     assert!(
-        ours <= MOST,
-        "not yet (issue 26): run() costs {ours} instructions beyond the kernels (target at most {MOST})"
+        ours <= most,
+        "not yet (issue 26): run() costs {ours} instructions beyond the kernels (target at most {most}, TVM's own)"
     );
 }

@@ -112,6 +112,7 @@ impl Run {
 
     /// Points the workspace at `[offset, offset + len)` of the arena (an AOT model's window;
     /// graph calls carry their own, see [`Call::scratch`]).
+    #[inline]
     pub fn workspace(&mut self, offset: usize, len: usize) {
         self.session.set_window(offset, len);
     }
@@ -238,6 +239,7 @@ impl Run {
     }
 
     /// Ends the run and returns the highest arena offset the workspace reached.
+    #[inline]
     pub fn finish(self) -> usize {
         self.session.high_water()
     }
@@ -433,6 +435,19 @@ pub(super) mod tests {
             e => panic!("{e:?}"),
         }
         // The model runs again after every failure.
+        assert_eq!(run_model(&[0.0; 4], &CALLS).unwrap().0, [1.0, 3.0, 5.0, 7.0]);
+    }
+
+    #[test]
+    fn between_runs_the_c_gets_no_workspace() {
+        let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        describe_input();
+        // A run that ends with an allocation still live (the kernel leaks it) leaves nothing.
+        assert!(run_model(&[0.0; 4], &LEAKING).is_err());
+        for nbytes in [0, 16] {
+            assert!(TVMBackendAllocWorkspace(1, 0, nbytes, 2, 32).is_null(), "{nbytes} bytes");
+        }
+        assert_eq!(TVMBackendFreeWorkspace(1, 0, ARENA.at(32)), -1);
         assert_eq!(run_model(&[0.0; 4], &CALLS).unwrap().0, [1.0, 3.0, 5.0, 7.0]);
     }
 

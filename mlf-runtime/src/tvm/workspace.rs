@@ -10,6 +10,7 @@ use crate::error::{Error, Message};
 
 /// Most allocations that may be live at once (nested scopes of the AOT main and its kernels).
 pub const MAX_LIVE: usize = 128;
+const _: () = assert!(MAX_LIVE.is_power_of_two(), "`free` masks its index with MAX_LIVE - 1");
 
 pub(crate) struct State {
     active: bool,
@@ -52,6 +53,7 @@ impl State {
 
     /// Starts a run over `len` bytes at `base` (the entries of `starts` are not cleared: only
     /// those below `depth` are ever read).
+    #[inline]
     fn start(&mut self, base: *mut u8, len: usize, align: usize) {
         self.active = true;
         self.base = base;
@@ -72,45 +74,70 @@ impl State {
         self.available = available;
     }
 
+    /// Takes `nbytes` (rounded up to the alignment) from the top of the window; null, with the
+    /// figures for the error, when they do not fit or too many allocations are live. Between
+    /// runs the window is empty (`len == top == 0`), so every request fails.
+    #[inline]
     pub(crate) fn alloc(&mut self, nbytes: u64) -> *mut u8 {
-        if !self.active {
-            self.exhaust(nbytes, 0);
-            return core::ptr::null_mut();
-        }
-        let available = (self.len - self.top) as u64;
+        let start = self.top;
+        // `top <= len` always (`start`, `set_window`, `free` and this function keep it).
+        let available = (self.len - start) as u64;
         let mask = self.align_mask as u64;
-        let rounded = nbytes.checked_add(mask).map(|n| n & !mask);
-        match rounded {
-            Some(r) if r <= available && self.depth < MAX_LIVE => {
-                let start = self.top;
-                self.starts[self.depth] = start;
-                self.depth += 1;
-                self.top += r as usize;
-                self.high_water = self.high_water.max(self.top);
-                // SAFETY: `start + r <= len`, so the pointer stays inside the region installed by
-                // `Session::enter`, which is valid for `len` bytes while the session lives.
-                unsafe { self.base.add(start) }
-            }
-            _ => {
-                self.exhaust(nbytes, available);
-                core::ptr::null_mut()
-            }
+        // `nbytes <= available` first, so the rounding cannot overflow.
+        if nbytes > available || ((nbytes + mask) & !mask) > available || self.depth >= MAX_LIVE {
+            return self.refuse(nbytes, available);
         }
+        let end = start + ((nbytes + mask) & !mask) as usize;
+        self.starts[self.depth] = start;
+        self.depth += 1;
+        self.top = end;
+        if end > self.high_water {
+            self.high_water = end;
+        }
+        // SAFETY: `end <= len`, so the pointer stays inside the region installed by
+        // `Session::enter`, which is valid for `len` bytes while the session lives.
+        unsafe { self.base.add(start) }
     }
 
+    /// A refused allocation: records why, returns null.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, requested: u64, available: u64) -> *mut u8 {
+        self.exhaust(requested, available);
+        core::ptr::null_mut()
+    }
+
+    /// Frees the most recent allocation (`ptr` must be it); -1, marking the run, otherwise.
+    #[inline]
     pub(crate) fn free(&mut self, ptr: *mut u8) -> i32 {
-        if !self.active || self.depth == 0 {
-            self.bad_free = true;
-            return -1;
-        }
-        let start = self.starts[self.depth - 1];
+        // Between runs `depth` is 0, so nothing is freed.
+        let Some(last) = self.depth.checked_sub(1) else { return self.bad_free() };
+        let start = self.starts[last & (MAX_LIVE - 1)];
         if ptr != self.base.wrapping_add(start) {
-            self.bad_free = true;
-            return -1;
+            return self.bad_free();
         }
-        self.depth -= 1;
+        self.depth = last;
         self.top = start;
         0
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_free(&mut self) -> i32 {
+        self.bad_free = true;
+        -1
+    }
+
+    /// Ends a run: the window is emptied, so the C finds no workspace between runs.
+    #[inline]
+    fn stop(&mut self) {
+        self.active = false;
+        // A request of 0 bytes between runs gets null, as any other.
+        self.base = core::ptr::null_mut();
+        self.len = 0;
+        self.top = 0;
+        self.region_len = 0;
+        self.depth = 0;
     }
 }
 
@@ -121,6 +148,7 @@ std::thread_local! {
 
 /// Runs `f` on this thread's workspace state.
 #[cfg(feature = "std")]
+#[inline]
 pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     // SAFETY: the state is thread-local and `with_state` is never re-entered: neither `f`
     // closures here nor the C callbacks that reach this function call back into it.
@@ -139,6 +167,7 @@ static STATE: Global = Global(UnsafeCell::new(State::new()));
 static BUSY: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
 #[cfg(not(feature = "std"))]
+#[inline]
 pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     // SAFETY: see `Global`: only the session holder (or C code it called) reaches this, and the
     // reference does not outlive `f`.
@@ -162,6 +191,7 @@ impl<'a> Session<'a> {
     /// [`Session::enter`] over `len` bytes at `base`, a pointer the caller keeps using (a
     /// [`Run`](super::run::Run) places tensors through the same pointer, so both must share one
     /// provenance: a second `&mut` to the region would invalidate the first pointer).
+    #[inline]
     pub(crate) fn enter_raw(base: *mut u8, len: usize, align: usize) -> Result<Session<'a>, Error> {
         #[cfg(not(feature = "std"))]
         if !crate::cell::try_set(&BUSY) {
@@ -182,6 +212,7 @@ impl<'a> Session<'a> {
 
     /// Moves the workspace to `[offset, offset + len)` of the region given to `enter` (graph
     /// models give each operator its own slot). Live allocations must have been freed.
+    #[inline]
     pub fn set_window(&mut self, offset: usize, len: usize) {
         with_state(|s| {
             let start = offset.min(s.region_len);
@@ -228,6 +259,7 @@ impl<'a> Session<'a> {
     }
 
     /// The highest offset (from the start of the region) the workspace reached so far.
+    #[inline]
     pub fn high_water(&self) -> usize {
         with_state(|s| s.high_water)
     }
@@ -240,8 +272,9 @@ fn unbalanced(index: u16, function: &'static str) -> Error {
 }
 
 impl Drop for Session<'_> {
+    #[inline]
     fn drop(&mut self) {
-        with_state(|s| s.active = false);
+        with_state(State::stop);
         #[cfg(not(feature = "std"))]
         BUSY.store(false, core::sync::atomic::Ordering::Release);
     }
