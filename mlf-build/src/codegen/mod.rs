@@ -10,6 +10,7 @@ pub mod arrays;
 pub mod graph;
 pub mod kmodel;
 pub mod relax;
+pub mod relax_module;
 pub mod render;
 pub mod skeleton;
 pub mod tvm;

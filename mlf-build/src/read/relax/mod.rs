@@ -5,6 +5,7 @@
 //! pool. [`exec`] decodes the executable, [`text`] prints it as TVM's `as_text()` does, and
 //! [`load`] finds it in a file.
 
+pub mod desc;
 pub mod exec;
 pub mod lower;
 pub mod text;
