@@ -42,6 +42,21 @@ const EXTERNAL: &[(&str, &str, &[&str])] = &[
     ("arduino-demos-kws-yesno-graph-v4", "yesno_v4", &["resident", "streamed", "lazy"]),
 ];
 
+/// The Relax exports (fixtures/relax) whose kernels are C, so they run on the host.
+const RELAX: &[&str] = &[
+    "cnn-f32-c",
+    "cnn-f32-fused-c",
+    "int8cnn-c",
+    "int8cnn-fused-c",
+    "mlp-f32-c",
+    "mlp-f32-fused-c",
+    "mlp-f32-fused-c-m4",
+    "onnx-cnn-c",
+    "onnx-cnn-fused-c",
+    "views-c",
+    "views-fused-c",
+];
+
 fn build(path: &str) {
     mlf_build::Model::open(path).compile_or_exit();
 }
@@ -72,6 +87,12 @@ fn main() {
     // Two executors on one shared arena (copies of the digits fixtures kept in mlf-build).
     for model in ["../mlf-build/tests/models/digits-aot-c.tar", "../mlf-build/tests/models/multi-io-graph.tar"] {
         mlf_build::Model::open(model).shared_arena("one_arena").compile_or_exit();
+    }
+    for name in RELAX {
+        build(&format!("../fixtures/relax/{name}/model.tar"));
+    }
+    for placement in ["resident", "streamed", "lazy"] {
+        build_external("../fixtures/relax/cnn-f32-fused-c/model.tar", "relax_cnn", placement);
     }
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures");
     println!("cargo::rerun-if-changed={}", shared.display());

@@ -201,7 +201,9 @@ fn expand_path(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, Str
     match kind {
         FileKind::Kmodel => kmodel(args, &path),
         FileKind::Mlf => mlf(args, &path),
-        FileKind::TvmModule => Err(not_a_model(&path, "a TVM module export (export_library output)")),
+        // A Relax export (TVM 0.25–0.27) is built by the build step like an MLF archive; the
+        // build step says why any other export cannot be.
+        FileKind::TvmModule => mlf(args, &path),
         FileKind::Params => Err(not_a_model(&path, "a TVM parameter file")),
         FileKind::ParamPack => Err(not_a_model(&path, "a folder or archive of external parameters (cargo mlf split)")),
     }
@@ -222,7 +224,7 @@ fn built_and_unchanged(args: &Args, path: &Path) -> bool {
 /// The error for a file mlf reads that is not a model (`what` says what it is).
 fn not_a_model(path: &Path, what: &str) -> String {
     format!(
-        "{} is {what}, not a model that can be included: include_model! takes an MLF archive or a kmodel (`cargo mlf inspect` shows what the file holds)",
+        "{} is {what}, not a model that can be included: include_model! takes an MLF archive, a Relax export or a kmodel (`cargo mlf inspect` shows what the file holds)",
         path.display()
     )
 }

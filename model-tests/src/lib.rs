@@ -3,6 +3,32 @@
 
 mlf_runtime::include_model!("../examples/digits/model/digits.tar");
 
+/// The Relax exports of `fixtures/relax` whose kernels are C (TVM 0.27, `export_library`).
+pub mod relax {
+    mlf_runtime::include_model!("../fixtures/relax/cnn-f32-c/model.tar", name = cnn_f32_c);
+    mlf_runtime::include_model!("../fixtures/relax/cnn-f32-fused-c/model.tar", name = cnn_f32_fused_c);
+    mlf_runtime::include_model!("../fixtures/relax/int8cnn-c/model.tar", name = int8cnn_c);
+    mlf_runtime::include_model!("../fixtures/relax/int8cnn-fused-c/model.tar", name = int8cnn_fused_c);
+    mlf_runtime::include_model!("../fixtures/relax/mlp-f32-c/model.tar", name = mlp_f32_c);
+    mlf_runtime::include_model!("../fixtures/relax/mlp-f32-fused-c/model.tar", name = mlp_f32_fused_c);
+    mlf_runtime::include_model!("../fixtures/relax/mlp-f32-fused-c-m4/model.tar", name = mlp_f32_fused_c_m4);
+    mlf_runtime::include_model!("../fixtures/relax/onnx-cnn-c/model.tar", name = onnx_cnn_c);
+    mlf_runtime::include_model!("../fixtures/relax/onnx-cnn-fused-c/model.tar", name = onnx_cnn_fused_c);
+    mlf_runtime::include_model!("../fixtures/relax/views-c/model.tar", name = views_c);
+    mlf_runtime::include_model!("../fixtures/relax/views-fused-c/model.tar", name = views_fused_c);
+    mlf_runtime::include_model!(
+        "../fixtures/relax/cnn-f32-fused-c/model.tar",
+        params = "resident",
+        name = cnn_resident
+    );
+    mlf_runtime::include_model!(
+        "../fixtures/relax/cnn-f32-fused-c/model.tar",
+        params = "streamed",
+        name = cnn_streamed
+    );
+    mlf_runtime::include_model!("../fixtures/relax/cnn-f32-fused-c/model.tar", params = "lazy", name = cnn_lazy);
+}
+
 /// An AOT and a graph model on one shared arena, one at a time.
 pub mod shared {
     mlf_runtime::include_model!("../mlf-build/tests/models/digits-aot-c.tar", name = digits_aot, arena = one_arena);

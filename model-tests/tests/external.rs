@@ -229,6 +229,19 @@ fn digits_resident_streamed_and_lazy_from_every_source() {
     assert_eq!(digits_lazy::PARAMS, digits_resident::PARAMS);
 }
 
+/// A Relax export's weights (constants of its VM executable) leave the image as a graph
+/// model's parameters do, and reproduce its vectors in every placement and from every source.
+#[test]
+fn relax_export_resident_streamed_and_lazy_from_every_source() {
+    use model_tests::relax::{cnn_lazy, cnn_resident, cnn_streamed};
+    let dir = || repo("fixtures/relax/cnn-f32-fused-c");
+    check_placements!([cnn_resident, cnn_streamed, cnn_lazy], dir(), "relax_cnn", [image], [output0]);
+    assert_eq!(cnn_resident::PARAMS.len(), 4);
+    assert_eq!(cnn_lazy::PARAM_BYTES, cnn_resident::PARAM_BYTES);
+    // Streaming needs only the weights of the kernel that reads the most.
+    assert!(cnn_streamed::STAGING_BYTES < cnn_resident::PARAM_BYTES);
+}
+
 #[test]
 fn resident_run_before_load_is_an_error() {
     use mlf_runtime::params::{ParamError, ParamRef};

@@ -1,4 +1,4 @@
-//! One backend per executor (graph, AOT, kmodel): everything the build, the reports and the
+//! One backend per executor (graph, AOT, kmodel, Relax): everything the build, the reports and the
 //! command line do differently for a model of that kind — whether and how its parameters can
 //! live outside the program image, its memory plan, its generated module, its memory figures,
 //! the picture of its plan and its part of `inspect`. [`of`] is the one place that looks at which
@@ -33,6 +33,7 @@ pub(crate) mod object_sections {
 }
 mod picture;
 mod pool_picture;
+mod relax;
 mod tvm;
 
 use crate::error::Result;
@@ -54,6 +55,7 @@ pub fn of_on(desc: &ModelDesc, kpu: Kpu) -> Box<dyn Backend + '_> {
         Executor::Graph(exec) => Box::new(graph::GraphBackend { desc, exec }),
         Executor::Aot(exec) => Box::new(aot::AotBackend { desc, exec }),
         Executor::Kmodel(exec) => Box::new(kmodel::KmodelBackend { desc, exec, kpu }),
+        Executor::Relax(exec) => Box::new(relax::RelaxBackend { desc, exec }),
     }
 }
 

@@ -43,6 +43,21 @@ pub fn defined_symbols(member: &str, bytes: &[u8]) -> Result<BTreeSet<String>> {
         .collect())
 }
 
+/// Gives the object a section-name table of its own when it has none: LLVM may keep section
+/// names in `.strtab` beside the symbol names (TVM ≥ 0.21's `lib0.o`), which the writer
+/// rebuilds as the symbol table's alone.
+fn add_section_names(builder: &mut object::build::elf::Builder<'_>) {
+    use object::build::elf::SectionData;
+    if builder.sections.iter().any(|s| matches!(s.data, SectionData::SectionString)) {
+        return;
+    }
+    let s = builder.sections.add();
+    s.name = b".shstrtab"[..].into();
+    s.sh_type = object::elf::SHT_STRTAB;
+    s.sh_addralign = 1;
+    s.data = SectionData::SectionString;
+}
+
 /// A private copy of an object: every symbol in `model_symbols` (defined or referenced) gets
 /// `prefix`, every slot definition becomes a reference to `<prefix><slot>`, and with external
 /// parameters (`taken`) the sections taken out leave it, its relocations retargeted to the
@@ -89,6 +104,7 @@ pub fn isolate(
     if let Some(taken) = taken {
         retarget(&mut builder, member, taken)?;
     }
+    add_section_names(&mut builder);
     // The writer lays sections out with their sizes and alignments (checked above); a damaged
     // object it still cannot write is an error naming the member, never a panic of the build.
     let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

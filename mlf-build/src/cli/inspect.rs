@@ -25,6 +25,7 @@ fn tensors(ts: &[TensorInfo]) -> Value {
 pub fn report_json(desc: &ModelDesc) -> Value {
     let (format, version) = match desc.format {
         ModelFormat::Mlf { version } => ("mlf", version),
+        ModelFormat::Relax => ("relax", 0),
         ModelFormat::Kmodel { version } => ("kmodel", version),
     };
     let (count, bytes, linked) = if desc.params.is_empty() {
@@ -106,6 +107,7 @@ pub fn report_table(desc: &ModelDesc) -> String {
     let mut s = String::new();
     let fmt = match desc.format {
         ModelFormat::Mlf { version } => format!("TVM Model Library Format, metadata version {version}"),
+        ModelFormat::Relax => "TVM Relax export (export_library, TVM 0.25–0.27)".to_string(),
         ModelFormat::Kmodel { version } => format!("kmodel V{version}"),
     };
     let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:<12} {v}\n"));

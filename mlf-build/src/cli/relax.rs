@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::error::Result;
 use crate::model::{RelaxProgram, TensorId};
 use crate::read::relax::exec::{Executable, FuncKind};
-use crate::read::relax::{NOT_YET, decode, lower::lower};
+use crate::read::relax::{decode, lower::lower};
 use crate::support::bytes::Bytes;
 
 /// What the report says about the executable.
@@ -36,10 +36,7 @@ pub fn section(payload: &Bytes) -> Section {
         Ok(ex) => {
             let lowered = lower(&ex);
             let (json, table) = describe(&ex, &lowered);
-            let blocker = Some(match &lowered {
-                Err(e) => e.to_string(),
-                Ok(_) => NOT_YET.to_string(),
-            });
+            let blocker = lowered.as_ref().err().map(ToString::to_string);
             Section { json, table, blocker }
         }
     }

@@ -11,6 +11,7 @@ pub mod graph;
 pub mod kmodel;
 pub mod profile;
 pub mod relax;
+pub mod relax_module;
 pub mod render;
 pub mod skeleton;
 pub mod tvm;

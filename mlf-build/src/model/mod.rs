@@ -25,13 +25,14 @@ pub use kmodel::{KmodelExec, StepInfo, V5Info, V5Module};
 pub use kpu::Kpu;
 pub use placement::Placement;
 pub use relax::{
-    RelaxArg, RelaxCall, RelaxInput, RelaxProgram, RelaxStorage, RelaxTensor, RelaxWeight, TensorId, TensorPlace,
+    RelaxArg, RelaxCall, RelaxExec, RelaxInput, RelaxProgram, RelaxStorage, RelaxTensor, RelaxWeight, TensorId,
+    TensorPlace,
 };
 
 use crate::support::bytes::Bytes;
 use crate::support::dtype::{self, DType};
 
-/// A model, read from an MLF archive or a kmodel.
+/// A model, read from an MLF archive, a Relax export or a kmodel.
 #[derive(Clone, Debug)]
 pub struct ModelDesc {
     /// The file or directory it was read from.
@@ -74,6 +75,8 @@ pub enum ModelFormat {
         /// `metadata.json` version (1–7).
         version: u32,
     },
+    /// A TVM 0.25–0.27 `export_library` output holding a Relax VM executable.
+    Relax,
     /// Kendryte kmodel.
     Kmodel {
         /// kmodel version (3, 4; 5 is read but not run).
@@ -90,6 +93,9 @@ pub enum Executor {
     Aot(AotExec),
     /// Kendryte kmodel, run by mlf-runtime's interpreter.
     Kmodel(KmodelExec),
+    /// TVM Relax VM executable (TVM 0.25–0.27): mlf generates the call sequence from its
+    /// lowered program.
+    Relax(RelaxExec),
 }
 
 /// Where a fact came from.

@@ -91,6 +91,15 @@ pub struct RelaxCall {
     pub instr: usize,
 }
 
+/// A Relax export's executor: its lowered program and the kernels it calls.
+#[derive(Clone, Debug)]
+pub struct RelaxExec {
+    /// The program.
+    pub program: RelaxProgram,
+    /// The C symbols of the kernels it calls (`__tvm_ffi_<name>`), in first-call order.
+    pub functions: Vec<String>,
+}
+
 /// The lowered entry function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RelaxProgram {

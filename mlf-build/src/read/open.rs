@@ -2,13 +2,14 @@
 
 use std::path::Path;
 
-use super::{blob, detect, kmodel, mlf};
+use super::{blob, detect, kmodel, mlf, relax};
 use crate::error::{Error, Result};
 use crate::model::ModelDesc;
 
 pub use super::mlf::ReadOptions;
 
-/// Reads the model at `path` (an MLF `.tar`, an extracted MLF directory, or a kmodel).
+/// Reads the model at `path` (an MLF `.tar`, an extracted MLF directory, a Relax export's `.tar`
+/// or `.tar.gz`, or a kmodel).
 pub fn open(path: &Path, opts: &ReadOptions) -> Result<ModelDesc> {
     open_detected(path, detect::detect_loaded(path)?, opts)
 }
@@ -21,7 +22,7 @@ pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions
             None => mlf::read(&detected.into_archive(path)?, opts),
         },
         detect::FileKind::Kmodel => kmodel::read(path),
-        detect::FileKind::TvmModule => Err(blob::refusal(path, &detected)),
+        detect::FileKind::TvmModule => relax_export(path, detected),
         other => Err(Error::unsupported(format!(
             "this is a {} file, not a model that can be built (use `cargo mlf inspect` to see what it holds)",
             match other {
@@ -31,6 +32,19 @@ pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions
         ))
         .in_file(path)),
     }
+}
+
+/// A TVM export: a Relax export (a tar of its kernels and blob) is read; any other is refused
+/// with what it is.
+fn relax_export(path: &Path, detected: detect::Detected) -> Result<ModelDesc> {
+    if detected.archive.is_some() {
+        let scan = blob::source::scan_detected(path, &detected)?;
+        let archive = detected.archive.as_ref().expect("checked above");
+        if let Some(desc) = relax::desc::read(path, &scan, archive)? {
+            return Ok(desc);
+        }
+    }
+    Err(blob::refusal(path, &detected))
 }
 
 /// For a folder without `metadata.json` that holds model files (`model.tar`…): the error naming

@@ -3,7 +3,7 @@
 //!
 //! Only what MLF code references is defined: `TVMBackendAllocWorkspace`,
 //! `TVMBackendFreeWorkspace`, `TVMAPISetLastError`, `TVMBackendParallelLaunch` and
-//! `TVMBackendParallelBarrier`. `__tvm_module_ctx` is never defined here (v1–v2 archives define
+//! `TVMBackendParallelBarrier`, and for Relax exports' kernels `TVMFFIErrorSetRaisedFromCStrParts`. `__tvm_module_ctx` is never defined here (v1–v2 archives define
 //! it themselves).
 
 use core::ffi::{c_char, c_int, c_void};
@@ -59,6 +59,53 @@ pub unsafe extern "C" fn TVMAPISetLastError(msg: *const c_char) {
         }
         buf[n] = b;
         n += 1;
+    }
+    let text = match core::str::from_utf8(&buf[..n]) {
+        Ok(t) => t,
+        Err(e) => core::str::from_utf8(&buf[..e.valid_up_to()]).unwrap_or(""),
+    };
+    with_state(|s| s.last_error = Message::new(text));
+}
+
+/// `void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t
+/// num_parts)`: what a Relax export's kernel calls when a check of its arguments fails; keeps
+/// (a prefix of) `kind: parts…` for the error value of the failing call, as
+/// [`TVMAPISetLastError`] does.
+///
+/// # Safety
+/// `kind` must be null or a NUL-terminated string, and `parts` null or `num_parts` pointers
+/// each null or to a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TVMFFIErrorSetRaisedFromCStrParts(
+    kind: *const c_char,
+    parts: *const *const c_char,
+    num_parts: i32,
+) {
+    let mut buf = [0u8; Message::CAPACITY];
+    let mut n = 0;
+    let mut push = |s: *const c_char| {
+        if s.is_null() {
+            return;
+        }
+        let mut i = 0;
+        while n < buf.len() {
+            // SAFETY: a NUL-terminated string (the caller's contract); we stop at its NUL.
+            let b = unsafe { *s.add(i) } as u8;
+            if b == 0 {
+                break;
+            }
+            buf[n] = b;
+            n += 1;
+            i += 1;
+        }
+    };
+    push(kind);
+    push(c": ".as_ptr());
+    if !parts.is_null() {
+        for k in 0..usize::try_from(num_parts).unwrap_or(0) {
+            // SAFETY: `parts` holds `num_parts` pointers (the caller's contract).
+            push(unsafe { *parts.add(k) });
+        }
     }
     let text = match core::str::from_utf8(&buf[..n]) {
         Ok(t) => t,

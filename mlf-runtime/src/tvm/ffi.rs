@@ -97,6 +97,43 @@ pub type PackedFn = unsafe extern "C" fn(
     resource_handle: *mut c_void,
 ) -> i32;
 
+/// `TVMFFIAny`: one argument (or result) of a tvm-ffi safe call (TVM ≥ 0.21, the kernels of a
+/// Relax export): a type index, four bytes of padding and an 8-byte value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct TVMFFIAny {
+    /// The type index ([`K_FFI_INT`], [`K_FFI_DL_TENSOR_PTR`], …).
+    pub type_index: i32,
+    /// Zero.
+    pub zero_padding: u32,
+    /// The value: an integer or a pointer, as the type index says.
+    pub value: TVMValue,
+}
+
+impl TVMFFIAny {
+    /// An integer argument (type index 1).
+    pub const fn int(v: i64) -> TVMFFIAny {
+        TVMFFIAny { type_index: K_FFI_INT, zero_padding: 0, value: TVMValue { v_int64: v } }
+    }
+
+    /// A `DLTensor*` argument (type index 7).
+    pub const fn tensor(t: *mut DLTensor) -> TVMFFIAny {
+        TVMFFIAny { type_index: K_FFI_DL_TENSOR_PTR, zero_padding: 0, value: TVMValue { v_handle: t.cast() } }
+    }
+}
+
+/// tvm-ffi's type index of `None`.
+pub const K_FFI_NONE: i32 = 0;
+/// tvm-ffi's type index of an integer.
+pub const K_FFI_INT: i32 = 1;
+/// tvm-ffi's type index of a `DLTensor*`.
+pub const K_FFI_DL_TENSOR_PTR: i32 = 7;
+
+/// `TVMFFISafeCallType`: the signature of every kernel of a Relax export (`__tvm_ffi_<name>`):
+/// `int32_t f(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)`.
+pub type FfiFn =
+    unsafe extern "C" fn(handle: *mut c_void, args: *const TVMFFIAny, num_args: i32, result: *mut TVMFFIAny) -> i32;
+
 /// Type code of a `DLTensor*` argument (`kTVMDLTensorHandle`).
 pub const K_DL_TENSOR_HANDLE: c_int = 7;
 /// Type code of an integer argument (`kTVMArgInt`).
@@ -110,6 +147,8 @@ const _: () = {
     assert!(core::mem::size_of::<TVMValue>() == 8);
     assert!(core::mem::size_of::<DLDevice>() == 8);
     assert!(core::mem::size_of::<DLDataType>() == 4);
+    assert!(core::mem::size_of::<TVMFFIAny>() == 16);
+    assert!(core::mem::offset_of!(TVMFFIAny, value) == 8);
     #[cfg(target_pointer_width = "64")]
     assert!(core::mem::size_of::<DLTensor>() == 48);
     #[cfg(target_pointer_width = "64")]

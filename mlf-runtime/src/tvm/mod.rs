@@ -11,4 +11,4 @@ pub mod workspace;
 
 pub use arrays::{ArrayTable, Bind, HookFn, StageHook, Step, StreamGuard, Streaming};
 pub use run::{Run, data_ptr};
-pub use tables::{Call, MAX_PACKED_ARGS, Pointers, RunTensor, Scratch, Stage, Tensor};
+pub use tables::{Call, Kernel, MAX_PACKED_ARGS, Pointers, RunTensor, Scratch, Stage, Tensor};

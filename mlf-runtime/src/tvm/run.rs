@@ -4,8 +4,8 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::ffi::{K_ARG_INT, K_OPAQUE_HANDLE, PackedFn, TVMValue};
-use super::tables::{Call, MAX_PACKED_ARGS, RunTensor, TYPE_CODES};
+use super::ffi::{K_ARG_INT, K_FFI_NONE, K_OPAQUE_HANDLE, PackedFn, TVMFFIAny, TVMValue};
+use super::tables::{Call, Kernel, MAX_PACKED_ARGS, RunTensor, TYPE_CODES};
 use super::workspace::Session;
 use crate::cell::StaticArena;
 use crate::element::Element;
@@ -174,24 +174,35 @@ impl Run {
     /// As for [`Run::calls`].
     #[inline]
     pub(super) unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
-        debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
         #[cfg(feature = "profile")]
         crate::profile::before(u32::from(index), c.name, crate::profile::Unit::Cpu);
         self.session.set_window(c.scratch.offset, c.scratch.len);
-        let mut ret = TVMValue { v_int64: 0 };
-        let mut ret_code: c_int = 0;
-        // SAFETY: per the caller's contract `c.f` is a generated kernel taking `c.args`; the
-        // handles point at descriptors in statics whose data is live for the run; the C reads
-        // the arguments and type codes and never writes them.
-        let rc = unsafe {
-            (c.f)(
-                c.args.as_ptr().cast_mut(),
-                TYPE_CODES.as_ptr().cast_mut(),
-                c.args.len() as c_int,
-                &mut ret,
-                &mut ret_code,
-                core::ptr::null_mut(),
-            )
+        let rc = match c.kernel {
+            Kernel::Packed(f, args) => {
+                debug_assert!(args.len() <= MAX_PACKED_ARGS);
+                let mut ret = TVMValue { v_int64: 0 };
+                let mut ret_code: c_int = 0;
+                // SAFETY: per the caller's contract `f` is a generated kernel taking `args`; the
+                // handles point at descriptors in statics whose data is live for the run; the C
+                // reads the arguments and type codes and never writes them.
+                unsafe {
+                    f(
+                        args.as_ptr().cast_mut(),
+                        TYPE_CODES.as_ptr().cast_mut(),
+                        args.len() as c_int,
+                        &mut ret,
+                        &mut ret_code,
+                        core::ptr::null_mut(),
+                    )
+                }
+            }
+            Kernel::Ffi(f, args) => {
+                let mut result = TVMFFIAny::int(0);
+                result.type_index = K_FFI_NONE;
+                // SAFETY: as above, for a tvm-ffi kernel: it reads `args` (tensors point at
+                // descriptors in statics, live for the run) and writes at most `result`.
+                unsafe { f(core::ptr::null_mut(), args.as_ptr(), args.len() as i32, &mut result) }
+            }
         };
         #[cfg(feature = "profile")]
         crate::profile::after(u32::from(index), c.name, crate::profile::Unit::Cpu);

@@ -10,7 +10,7 @@
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
 
-use super::ffi::{DLDataType, DLDevice, DLTensor, K_DL_TENSOR_HANDLE, PackedFn, TVMValue};
+use super::ffi::{DLDataType, DLDevice, DLTensor, FfiFn, K_DL_TENSOR_HANDLE, PackedFn, TVMFFIAny, TVMValue};
 
 /// Most arguments a packed call passes; the type codes array is this long (packed AOT
 /// entries forward it to a main that reads the codes of pools it appends after the caller's
@@ -83,6 +83,11 @@ impl Tensor {
     pub const fn handle(&'static self) -> TVMValue {
         TVMValue { v_handle: (&self.0 as *const DLTensor).cast_mut().cast() }
     }
+
+    /// The tvm-ffi argument that passes this descriptor (type index 7).
+    pub const fn any(&'static self) -> TVMFFIAny {
+        TVMFFIAny::tensor((&self.0 as *const DLTensor).cast_mut())
+    }
 }
 
 /// A tensor descriptor whose data pointer is set by a run: a caller's input (every run) or a
@@ -104,6 +109,11 @@ impl RunTensor {
     /// The packed argument that passes this descriptor.
     pub const fn handle(&'static self) -> TVMValue {
         TVMValue { v_handle: self.0.get().cast() }
+    }
+
+    /// The tvm-ffi argument that passes this descriptor (type index 7).
+    pub const fn any(&'static self) -> TVMFFIAny {
+        TVMFFIAny::tensor(self.0.get())
     }
 
     /// The descriptor's address.
@@ -152,15 +162,24 @@ pub struct Stage {
     pub offset: usize,
 }
 
-/// One operator call of a graph (or a packed AOT entry): the function, its packed arguments,
-/// its scratch window, and the parameter files staged before it.
+/// The function a [`Call`] calls, with its arguments, in the ABI it was compiled for.
+#[derive(Clone, Copy)]
+pub enum Kernel {
+    /// TVM's packed-function ABI (graph and AOT models): one `DLTensor*` per tensor (a
+    /// [`Tensor`] or [`RunTensor`] handle), every type code 7.
+    Packed(PackedFn, &'static [TVMValue]),
+    /// tvm-ffi's safe-call ABI (Relax exports): `TVMFFIAny` arguments, tensors
+    /// ([`Tensor::any`], [`RunTensor::any`]) and integers ([`TVMFFIAny::int`]).
+    Ffi(FfiFn, &'static [TVMFFIAny]),
+}
+
+/// One operator call of a graph or Relax program (or a packed AOT entry): the function and its
+/// arguments, its scratch window, and the parameter files staged before it.
 pub struct Call {
     /// The C function's name (for errors).
     pub name: &'static str,
-    /// The function.
-    pub f: PackedFn,
-    /// Its arguments: one `DLTensor*` per tensor (a [`Tensor`] or [`RunTensor`] handle).
-    pub args: &'static [TVMValue],
+    /// The function and its arguments.
+    pub kernel: Kernel,
     /// Its `TVMBackendAllocWorkspace` window.
     pub scratch: Scratch,
     /// Streamed parameter files read just before it (empty otherwise).
@@ -179,7 +198,13 @@ impl Call {
     pub const fn new(name: &'static str, f: PackedFn, args: &'static [TVMValue], scratch: Scratch) -> Call {
         // Packed AOT entries append pools after the arguments and read their type codes.
         assert!(args.len() + 8 <= MAX_PACKED_ARGS, "too many arguments for a packed call");
-        Call { name, f, args, scratch, stage: &[] }
+        Call { name, kernel: Kernel::Packed(f, args), scratch, stage: &[] }
+    }
+
+    /// A call of the tvm-ffi kernel `f` (named `name`) with `args` and its scratch window.
+    pub const fn ffi(name: &'static str, f: FfiFn, args: &'static [TVMFFIAny], scratch: Scratch) -> Call {
+        assert!(args.len() <= i32::MAX as usize, "too many arguments");
+        Call { name, kernel: Kernel::Ffi(f, args), scratch, stage: &[] }
     }
 
     /// The same call with `stage` read into the staging buffer just before it.

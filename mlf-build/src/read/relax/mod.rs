@@ -5,6 +5,7 @@
 //! pool. [`exec`] decodes the executable, [`text`] prints it as TVM's `as_text()` does, and
 //! [`load`] finds it in a file.
 
+pub mod desc;
 pub mod exec;
 pub mod lower;
 pub mod text;
@@ -38,18 +39,19 @@ pub fn payload_of(scan: &Scan) -> Result<Option<Bytes>> {
     Ok(None)
 }
 
-/// Why a Relax export cannot be built: the decoder's or the lowering's error, or — for a
-/// program that lowers — that the Relax executor's code generation is not in this build yet.
+/// Why a file holding a Relax executable cannot be built by itself: the decoder's or the
+/// lowering's error, or — for a program that lowers — that the export's kernels are needed too
+/// (a `devc.c`, `devc.o` or shared object alone; the whole `export_library` tar builds).
 pub fn refusal(payload: &Bytes) -> Error {
     match decode(payload.as_slice()).and_then(|ex| lower::lower(&ex)) {
         Err(e) => e,
-        Ok(_) => Error::unsupported(NOT_YET).with_help("use `cargo mlf inspect` to see what the program holds"),
+        Ok(_) => Error::unsupported(BLOB_ALONE).with_help("use `cargo mlf inspect` to see what the program holds"),
     }
 }
 
-/// Why a Relax program that lowers is not built yet by this version of mlf.
-pub const NOT_YET: &str = "a Relax export (TVM 0.25–0.27): mlf reads and lowers its program, but the Relax \
-                           executor's code generation is not in this build yet (issue 24)";
+/// Why a Relax program that lowers cannot be built from this file alone.
+pub const BLOB_ALONE: &str = "a Relax program (TVM 0.25–0.27) without its kernels: build the tar that \
+                              export_library wrote (its lib0.c or lib0.o and devc.c or devc.o together)";
 
 /// Reads a file (`.tar`, `.tar.gz`, `devc.c`, `devc.o`) and returns its Relax executable.
 pub fn load(path: &Path) -> Result<(Found, Executable)> {

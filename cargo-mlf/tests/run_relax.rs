@@ -1,0 +1,112 @@
+//! `cargo mlf run` on Relax exports (TVM 0.27 `export_library` output, `fixtures/relax`): built
+//! as a user's crate is (generated build.rs + `include_model!`) and run on the reference inputs,
+//! on this computer and on emulated devices (a Cortex-M4F and RV64, one case of one export each
+//! to keep CI short); exports that cannot be static are refused with one error naming the cause.
+//!
+//! Every runnable C export on this computer (a few minutes):
+//! `cargo test -p cargo-mlf --test run_relax -- --ignored`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use device_tests::programs::{RISCV64, THUMBV7EM};
+use device_tests::tools::{self, Need};
+use mlf_fixtures::{Manifest, compare};
+
+mod common;
+
+fn relax(name: &str) -> (PathBuf, PathBuf) {
+    let dir = mlf_fixtures::workspace_root().join("fixtures/relax").join(name);
+    (dir.join("model.tar"), dir)
+}
+
+#[test]
+fn c_exports_reproduce_their_vectors() {
+    for name in ["mlp-f32-fused-c", "int8cnn-c", "views-fused-c"] {
+        let (model, dir) = relax(name);
+        assert_eq!(common::run_cases(&model, &dir), 3, "{name}");
+    }
+}
+
+#[test]
+#[ignore = "a few minutes: cargo test -p cargo-mlf --test run_relax -- --ignored"]
+fn every_c_export_reproduces_its_vectors() {
+    let root = mlf_fixtures::workspace_root().join("fixtures/relax");
+    let mut n = 0;
+    for e in std::fs::read_dir(root).unwrap() {
+        let dir = e.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if !dir.join("vectors").is_dir() || name.contains("-llvm-") {
+            continue;
+        }
+        assert_eq!(common::run_cases(&dir.join("model.tar"), &dir), 3, "{name}");
+        n += 1;
+    }
+    assert_eq!(n, 11);
+}
+
+/// Runs case 0 of export `name` on `target`; returns the device's stderr.
+fn on_device(name: &str, target: &str) -> String {
+    let (model, dir) = relax(name);
+    let manifest = Manifest::read(&dir).unwrap();
+    let case = &manifest.cases[0];
+    let out = common::work_dir().join("out-relax-device").join(format!("{name}-{target}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = common::run_command(&model, &dir, case, &out, &common::work_dir())
+        .arg("--target")
+        .arg(target)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{name} on {target}:\n{stderr}");
+    for (k, want) in case.outputs.iter().enumerate() {
+        let got = std::fs::read(common::output_file(&stderr, k)).unwrap();
+        let expected = std::fs::read(dir.join("vectors").join(want.file.as_ref().unwrap())).unwrap();
+        compare(&want.dtype, &got, &expected, case).unwrap_or_else(|e| panic!("{name} on {target}: output {k}: {e}"));
+    }
+    assert!(stderr.contains("instructions per inference") && stderr.contains("STACK_BYTES"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn integer_cnn_on_cortex_m4() {
+    let needs = [Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc];
+    if !tools::require("relax integer_cnn_on_cortex_m4", &needs) {
+        return;
+    }
+    on_device("int8cnn-fused-c", THUMBV7EM);
+}
+
+#[test]
+fn two_inputs_and_views_on_rv64() {
+    if !tools::require("relax two_inputs_and_views_on_rv64", &[Need::Target(RISCV64), Need::QemuRiscv, Need::RiscvGcc])
+    {
+        return;
+    }
+    on_device("views-fused-c", RISCV64);
+}
+
+/// An export that cannot be static: one error, naming the cause and the file.
+fn refused(name: &str) -> String {
+    let (model, _) = relax(name);
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run"])
+        .arg(&model)
+        .args(["--fill", "zeros", "--build-dir"])
+        .arg(common::work_dir())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let msg = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(msg.matches("error").count(), 1, "{msg}");
+    assert!(msg.contains(name), "{msg}");
+    msg
+}
+
+#[test]
+fn symbolic_shapes_and_compiled_mode_are_refused_naming_the_cause() {
+    let msg = refused("refuse-symbolic-shape-c");
+    assert!(msg.contains("symbolic shape") && msg.contains("alloc_shape_heap"), "{msg}");
+    let msg = refused("refuse-compiled-mode-c");
+    assert!(msg.contains("exec_mode=\"compiled\""), "{msg}");
+}

@@ -1,0 +1,201 @@
+//! The Relax executor (TVM 0.25–0.27 exports): mlf plans the lowered program into one arena
+//! (its own liveness, not TVM's storage tokens) and generates the call sequence, each kernel
+//! called through tvm-ffi's safe-call ABI from tables built when the module compiles.
+
+use serde_json::json;
+
+use super::api::{Backend, Generate, Generated, Toolchain};
+use super::picture::{BoxKind, Picture, PlanBox};
+use super::tvm::{inspect_body, inspect_external, output_bytes};
+use crate::codegen::relax_module::{RelaxCodegen, module_tokens};
+use crate::error::{Context, Result};
+use crate::model::{ModelDesc, RelaxExec};
+use crate::plan::relax::{RelaxPlan, kernel_scratch, plan};
+use crate::plan::report::MemoryReport;
+use crate::plan::split::Split;
+use crate::plan::stack;
+
+/// A Relax export.
+pub(super) struct RelaxBackend<'a> {
+    pub(super) desc: &'a ModelDesc,
+    pub(super) exec: &'a RelaxExec,
+}
+
+impl RelaxBackend<'_> {
+    /// The arena plan, with each call's scratch read from the kernels' C.
+    fn plan(&self) -> Result<RelaxPlan> {
+        let align = self.desc.plan_align();
+        let c = self.desc.code.sources.first().map(|s| &s.scan);
+        let scratch = kernel_scratch(&self.exec.program, c, align).in_file(&self.desc.path)?;
+        Ok(plan(&self.exec.program, align, &scratch))
+    }
+
+    fn report(&self, p: &RelaxPlan, module_name: &str, target: &str, mlf_module: Option<&str>) -> MemoryReport {
+        let desc = self.desc;
+        let mut r = MemoryReport::new(desc, self.kind(), true, module_name, target, mlf_module);
+        r.ram.arena = p.arena;
+        r.ram.workspace = p.scratch.iter().flatten().map(|s| s.1).max().unwrap_or(0);
+        r.ram.outputs = output_bytes(desc, desc.plan_align());
+        r.ram.tvm_executor = Some(p.tvm_storage);
+        r.flash.params = desc.param_bytes();
+        r.finish();
+        r
+    }
+
+    fn summary(&self, p: &RelaxPlan, opts: &Generate<'_>, param_ram: u64) -> String {
+        let head = format!("TVM Relax export from {}", opts.file_name);
+        match opts.params.split() {
+            Some(split) => format!(
+                "{head} with external parameters ({:?}): {} bytes of arena + {param_ram} bytes for parameters; {} bytes of parameters read through a ParamSource.",
+                opts.params.placement(),
+                p.arena,
+                split.files.iter().map(|f| f.bytes()).sum::<u64>(),
+            ),
+            None => format!(
+                "{head}: {} bytes of static RAM (TVM's storage: {} bytes; liveness bound {}), {} bytes of weights in flash.",
+                p.arena,
+                p.tvm_storage,
+                p.bound,
+                self.desc.param_bytes()
+            ),
+        }
+    }
+}
+
+impl Backend for RelaxBackend<'_> {
+    fn kind(&self) -> &'static str {
+        "relax"
+    }
+
+    fn check_build_step(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn required_functions(&self) -> &[String] {
+        &self.exec.functions
+    }
+
+    fn external_refusal(&self) -> Option<String> {
+        None
+    }
+
+    fn split_params(&self, _: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
+        // The weights are in the executable, not in the kernels' code: the code is unchanged.
+        let mut split = Split::default();
+        for p in &self.desc.params {
+            let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
+            split.of_param.push(k);
+        }
+        Ok((None, split))
+    }
+
+    fn generate(&self, opts: &Generate<'_>) -> Result<Generated> {
+        let p = self.plan()?;
+        let roots: Vec<&str> = self.exec.functions.iter().map(String::as_str).collect();
+        let streamed = opts.params.placement().reads_in_run();
+        let stack = opts
+            .frames
+            .map(|f| stack::figure(self.desc, &roots, f))
+            .map(|s| if streamed { s.with_source() } else { s });
+        let cg = RelaxCodegen {
+            symbol_prefix: opts.symbol_prefix,
+            params: opts.params,
+            stack: stack.as_ref(),
+            shared_arena: opts.shared_arena,
+        };
+        let (tokens, param_ram) = module_tokens(self.desc, self.exec, &p, &cg)?;
+        Ok(Generated {
+            tokens,
+            arena_bytes: p.arena,
+            param_ram_bytes: param_ram,
+            summary: self.summary(&p, opts, param_ram),
+            report: MemoryReport { stack, ..self.report(&p, opts.module_name, opts.target, opts.mlf_module) },
+        })
+    }
+
+    fn memory(&self, module_name: &str, target: &str, mlf_module: Option<&str>) -> Result<MemoryReport> {
+        Ok(self.report(&self.plan()?, module_name, target, mlf_module))
+    }
+
+    fn picture(&self, name: &str) -> Result<Picture> {
+        let (prog, p) = (&self.exec.program, self.plan()?);
+        let n = prog.calls.len().max(1);
+        let mut boxes: Vec<PlanBox> = p
+            .buffers
+            .iter()
+            .zip(&p.intervals)
+            .zip(&p.offsets)
+            .filter(|((_, i), _)| i.size > 0)
+            .map(|((&t, i), &offset)| {
+                let x = &prog.tensors[t];
+                PlanBox {
+                    name: format!("t{t}"),
+                    label: format!("t{t}: {} {:?}", x.dtype, x.shape),
+                    offset,
+                    size: i.size,
+                    first: i.first.min(n - 1),
+                    last: i.last.min(n - 1),
+                    kind: BoxKind::Tensor,
+                }
+            })
+            .collect();
+        for (k, s) in p.scratch.iter().enumerate() {
+            if let Some((offset, size)) = *s {
+                boxes.push(PlanBox {
+                    name: format!("scratch{k}"),
+                    label: format!("scratch of {}", prog.calls[k].kernel),
+                    offset,
+                    size,
+                    first: k,
+                    last: k,
+                    kind: BoxKind::Scratch,
+                });
+            }
+        }
+        let flash =
+            self.desc.params.iter().map(|q| (format!("{}: {} {:?}", q.name, q.dtype, q.shape), q.bytes())).collect();
+        Ok(Picture {
+            title: format!(
+                "{name}: Relax program, {} kernel calls, arena {} bytes (TVM's storage: {} bytes)",
+                prog.calls.len(),
+                p.arena,
+                p.tvm_storage
+            ),
+            columns: prog.calls.iter().map(|c| c.kernel.clone()).collect(),
+            boxes,
+            arena: p.arena,
+            flash,
+            flash_caption: "weights in flash".to_string(),
+            stack: None,
+        })
+    }
+
+    fn interface(&self) -> &'static str {
+        "tvm-ffi"
+    }
+
+    fn inspect_json(&self) -> (&'static str, serde_json::Value) {
+        let prog = &self.exec.program;
+        let value = json!({
+            "version": prog.version,
+            "entry": prog.entry,
+            "calls": prog.calls.len(),
+            "kernels": prog.kernels(),
+            "storage_bytes": prog.storage_sum(),
+        });
+        ("relax", value)
+    }
+
+    fn inspect_head(&self, out: &mut String) {
+        let prog = &self.exec.program;
+        out.push_str(&format!("entry        {} (executable version {})\n", prog.entry, prog.version));
+    }
+
+    fn inspect_body(&self, out: &mut String) {
+        inspect_body(self.desc, out);
+    }
+
+    fn inspect_tail(&self, out: &mut String) {
+        inspect_external(self.desc, self.external_refusal(), out);
+    }
+}
