@@ -133,6 +133,13 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         // A Relax export is the Relax executor's to build: the generic refusals do not apply.
         blockers.retain(|b| b != TVM_FFI_REFUSAL && !b.starts_with(NOT_MLF));
         blockers.splice(0..0, section.blocker.clone());
+        if section.blocker.is_none() {
+            // The program lowers: the file builds when it is a whole export (kernels beside the
+            // program), and says why not when it is a part of one.
+            if let Err(e) = crate::read::open(path, &crate::read::ReadOptions::default()) {
+                blockers.insert(0, e.to_string());
+            }
+        }
     }
     let r = Report { path, scan, primary, factory, io, warnings, blockers };
     let (mut json, mut table) = (r.json(), r.table());
@@ -208,7 +215,7 @@ impl Report<'_> {
                 None => implicit_root_json(&b.modules),
             }),
             "abi": {"generation": abi.generation.name(), "description": abi.generation.describe(), "evidence": abi.evidence},
-            "buildable": false,
+            "buildable": self.blockers.is_empty(),
         });
         let obj = v.as_object_mut().expect("object literal");
         if !scan.members.is_empty() {
