@@ -4,12 +4,12 @@
 
 use serde_json::json;
 
-use super::api::{Backend, Generate, Generated, Toolchain};
+use super::api::{Backend, Generate, Generated, OperatorMemory, Toolchain};
 use super::picture::{BoxKind, Picture, PlanBox};
 use super::tvm::{inspect_body, inspect_external, output_bytes};
 use crate::codegen::relax_module::{RelaxCodegen, module_tokens};
 use crate::error::{Context, Result};
-use crate::model::{ModelDesc, RelaxExec};
+use crate::model::{ModelDesc, RelaxArg, RelaxExec, TensorPlace};
 use crate::plan::relax::{RelaxPlan, kernel_scratch, plan};
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
@@ -63,6 +63,10 @@ impl RelaxBackend<'_> {
 }
 
 impl Backend for RelaxBackend<'_> {
+    fn operator_memory(&self) -> Result<Vec<OperatorMemory>> {
+        Ok(operator_memory(self.desc, &self.exec.program, &self.plan()?))
+    }
+
     fn kind(&self) -> &'static str {
         "relax"
     }
@@ -197,5 +201,54 @@ impl Backend for RelaxBackend<'_> {
 
     fn inspect_tail(&self, out: &mut String) {
         inspect_external(self.desc, self.external_refusal(), out);
+    }
+}
+
+/// Each kernel call's arena window (the buffers its tensor arguments live in, and its scratch)
+/// and the bytes of the weights it reads, for the profile's memory columns.
+fn operator_memory(desc: &ModelDesc, prog: &crate::model::RelaxProgram, p: &RelaxPlan) -> Vec<OperatorMemory> {
+    prog.calls
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let mut spans: Vec<(u64, u64)> = Vec::new();
+            let mut param_bytes = 0;
+            for a in &c.args {
+                let RelaxArg::Tensor(t) = a else { continue };
+                let root = prog.root(*t);
+                match prog.tensors.get(root).map(|r| &r.place) {
+                    Some(TensorPlace::Weight(w)) => param_bytes += desc.params.get(*w).map_or(0, |q| q.bytes()),
+                    Some(TensorPlace::Storage { .. }) => {
+                        if let Some(o) = p.offset_of(prog, root) {
+                            spans.push((o, prog.tensors[root].bytes));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(Some(s)) = p.scratch.get(k) {
+                spans.push(*s);
+            }
+            spans.sort_unstable();
+            spans.dedup();
+            let window = spans.iter().map(|s| s.0).min().zip(spans.iter().map(|s| s.0 + s.1).max());
+            OperatorMemory { name: c.kernel.clone(), window, arena_bytes: spans.iter().map(|s| s.1).sum(), param_bytes }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The profile's memory columns of a Relax export: every call of the MLP has a window in
+    /// the arena and reads its weights; the weights read add up to the model's.
+    #[test]
+    fn operator_memory_of_the_mlp() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/relax/mlp-f32-c/model.tar");
+        let desc = crate::open(&path).unwrap();
+        let ops = super::super::of(&desc).operator_memory().unwrap();
+        let Some(first) = ops.first() else { panic!("no operators") };
+        assert!(first.window.is_some() && first.arena_bytes > 0, "{first:?}");
+        assert!(first.param_bytes > 0, "{first:?}");
+        assert_eq!(ops.iter().map(|o| o.param_bytes).sum::<u64>(), desc.param_bytes());
     }
 }
