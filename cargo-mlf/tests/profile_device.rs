@@ -1,6 +1,7 @@
 //! Per-operator profiles on the emulated Cortex-M4F for each executor — graph (the digits
-//! example), AOT (a kernel call at a time inside TVM's main: `digits-mlp-aot-c`) and kmodel
-//! (`v3-iris`) — each built without and with `--profile`:
+//! example), AOT (a kernel call at a time inside TVM's main: `digits-mlp-aot-c`), kmodel
+//! (`v3-iris`) and Relax (`fixtures/relax/mlp-f32-fused-c`, a TVM 0.27 export) — each built
+//! without and with `--profile`:
 //!
 //! - off, the program holds no profiling code at all (no symbol of the hook, the runtime's
 //!   profile module or an AOT main's hook): the run is the unprofiled program's;
@@ -109,7 +110,7 @@ fn check(name: &str, model: &Path, dir: &Path, names_start: &[&str], min_ops: us
 }
 
 #[test]
-fn per_operator_figures_add_up_for_graph_aot_and_kmodel_on_cortex_m4() {
+fn per_operator_figures_add_up_for_graph_aot_kmodel_and_relax_on_cortex_m4() {
     let needs = [Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc, Need::Fixtures];
     if !tools::require("per_operator_figures_add_up_on_cortex_m4", &needs) {
         return;
@@ -121,4 +122,7 @@ fn per_operator_figures_add_up_for_graph_aot_and_kmodel_on_cortex_m4() {
     check("digits-aot-c", &aot.join("model.tar"), &aot, &["tvmgen_default_fused_"], 3);
     let iris = root.join("kmodel/v3-iris");
     check("v3-iris", &iris.join("iris.kmodel"), &iris, &[""], 2);
+    // A Relax export (TVM 0.27): each kernel call the generated module makes.
+    let mlp = mlf_fixtures::workspace_root().join("fixtures/relax/mlp-f32-fused-c");
+    check("relax-mlp", &mlp.join("model.tar"), &mlp, &["fused_", "softmax"], 3);
 }
