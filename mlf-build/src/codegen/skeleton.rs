@@ -153,7 +153,7 @@ fn tensor_fields(ts: &[TensorInfo], what: &str) -> Result<Vec<TokenStream>> {
             let f = ident(&t.ident);
             let ty = elem_type(t)?;
             let n = lit(t.numel());
-            let doc = format!(" {what} `{}`: {} {:?}, flattened row-major.", t.name, t.dtype, t.shape);
+            let doc = format!(" {what} `{}`: `{} {:?}`, flattened row-major.", t.name, t.dtype, t.shape);
             Ok(quote! {
                 #[doc = #doc]
                 pub #f: &'a [#ty; #n]
