@@ -102,10 +102,7 @@ impl Backend for GraphBackend<'_> {
         let desc = unlinked.as_ref().unwrap_or(self.desc);
         // Sections of LLVM objects first: their files are the first of the split.
         let mut split = take_out_sections(&desc.code.objects, Split::default())?;
-        for p in &desc.params {
-            let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
-            split.of_param.push(k);
-        }
+        split.add_params(&desc.params);
         if static_arrays(desc).0 == 0 {
             return Ok((unlinked, split));
         }

@@ -86,10 +86,7 @@ impl Backend for RelaxBackend<'_> {
     fn split_params(&self, _: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
         // The weights are in the executable, not in the kernels' code: the code is unchanged.
         let mut split = Split::default();
-        for p in &self.desc.params {
-            let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
-            split.of_param.push(k);
-        }
+        split.add_params(&self.desc.params);
         Ok((None, split))
     }
 

@@ -218,6 +218,14 @@ impl Split {
         });
         self.files.len() - 1
     }
+
+    /// Adds every parameter of a model, in order, recording each one's file in `of_param`.
+    pub fn add_params(&mut self, params: &[crate::model::ParamInfo]) {
+        for p in params {
+            let k = self.add(&p.name, p.dtype, &p.shape, &p.data);
+            self.of_param.push(k);
+        }
+    }
 }
 
 #[cfg(test)]

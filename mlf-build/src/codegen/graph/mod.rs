@@ -142,10 +142,7 @@ mod tests {
         let mut plan = crate::plan::graph::plan(&desc, g, 16).unwrap();
         plan.copies_in.push(CopyIn { from: Slot::Param { index: 0 }, offset: 0, bytes: desc.params[0].bytes() });
         let mut split = Split::default();
-        for p in &desc.params {
-            let k = split.add(&p.name, p.dtype, &p.shape, &p.data);
-            split.of_param.push(k);
-        }
+        split.add_params(&desc.params);
         for params in [ParamCode::Resident(&split), ParamCode::Streamed(&split), ParamCode::Lazy(&split)] {
             let cg = GraphCodegen { symbol_prefix: "mlf_test_", stack: None, params, shared_arena: None };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
