@@ -72,7 +72,8 @@ pub fn split(args: SplitArgs) -> Result<(), Error> {
     let target = args.target.clone().unwrap_or_else(|| host.clone());
     let placement = args.placement;
     let model = args.model.canonicalize().in_file(&args.model)?;
-    if mlf_build::__private::sniff(&model)? == mlf_build::__private::FileKind::Kmodel {
+    // `detect`, not `sniff`: a gzipped TVM export (Relax `export_library`) is a model to split.
+    if mlf_build::__private::read::detect::detect(&model)? == mlf_build::__private::FileKind::Kmodel {
         return Err(Error::unsupported(
             "a kmodel has no parameters to split: its weights are part of the file, which the interpreter reads in place",
         )

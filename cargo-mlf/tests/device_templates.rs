@@ -348,3 +348,63 @@ fn firmware_regions_from_memory_x_and_one_byte_over_fails() {
     let out = mlf_build_in(&dir, &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// The Rust that runs Relax export `fixtures/relax/{dir}` as module `module` on case 0 and exits
+/// with failure unless every element of output 0 is within `tol` of the reference.
+fn relax_run(module: &str, dir: &str, input: &str, t: &str, n_in: usize, n_out: usize, tol: f32) -> String {
+    let v = mlf_fixtures::workspace_root().join("fixtures/relax").join(dir).join("vectors");
+    let file = |f: &str| v.join(f).display().to_string();
+    let (inp, out) = (file(&format!("case0_in_{input}.bin")), file("case0_out_0.bin"));
+    format!(
+        "mlf_runtime::include_model!(\"{m}\", name = {module});\n\
+         fn run_{module}() {{\n\
+         \x20   static IN: [{t}; {n_in}] = le_array!({t}, {n_in}, \"{inp}\");\n\
+         \x20   static WANT: [{t}; {n_out}] = le_array!({t}, {n_out}, \"{out}\");\n\
+         \x20   let mut model = {module}::Model::take().expect(\"the model\");\n\
+         \x20   let out = model.run(&{module}::Inputs {{ {input}: &IN }}).expect(\"a run\");\n\
+         \x20   let ok = out.output0.iter().zip(&WANT).all(|(g, w)| (*g as f32 - *w as f32).abs() <= {tol:?});\n\
+         \x20   println!(\"{module}: {{}}\", if ok {{ \"matches the reference\" }} else {{ \"DIFFERS\" }});\n\
+         \x20   if !ok {{ process::exit(1) }}\n\
+         }}\n",
+        m = mlf_fixtures::workspace_root().join("fixtures/relax").join(dir).join("model.tar").display(),
+    )
+}
+
+/// Issue 24: two Relax exports (a float MLP, an int8 CNN) and an MLF model (digits) linked into
+/// one Cortex-M4F firmware, each reproducing its reference vector under QEMU.
+#[test]
+fn two_relax_exports_and_an_mlf_model_in_one_firmware() {
+    let test = "two_relax_exports_and_an_mlf_model_in_one_firmware";
+    if !tools::require(test, &[Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("three");
+    let out = new_crate(&dir, &["--template", "firmware"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let root = mlf_fixtures::workspace_root().join("fixtures/relax");
+    let mut toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    for (name, fixture) in [("mlp", "mlp-f32-fused-c"), ("cnn", "int8cnn-fused-c")] {
+        let path = root.join(fixture).join("model.tar");
+        toml.push_str(&format!(
+            "\n[[package.metadata.mlf.models]]\npath = \"{}\"\nname = \"{name}\"\n",
+            path.display()
+        ));
+    }
+    std::fs::write(dir.join("Cargo.toml"), toml).unwrap();
+    let main_rs = dir.join("src/main.rs");
+    let main = std::fs::read_to_string(&main_rs).unwrap();
+    let relax = relax_run("mlp", "mlp-f32-fused-c", "pixels", "f32", 64, 10, 1e-5)
+        + &relax_run("cnn", "int8cnn-fused-c", "image", "i8", 64, 5, 0.0);
+    let main = main.replacen("#[entry]", &format!("{relax}\n#[entry]"), 1).replacen(
+        "    match infer() {",
+        "    run_mlp();\n    run_cnn();\n    match infer() {",
+        1,
+    );
+    std::fs::write(&main_rs, main).unwrap();
+    let run = cargo_run(&dir);
+    let stdout = text(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", text(&run.stderr));
+    assert!(stdout.starts_with("mlp: matches the reference\ncnn: matches the reference\n"), "{stdout}");
+    assert!(stdout.contains("three: output output matches the reference (case 0;"), "{stdout}");
+}

@@ -59,3 +59,21 @@ fn keygen_pack_sign_and_inspect() {
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(!bad.status.success() && stderr.contains("params.pub") && stderr.contains("private key"), "{stderr}");
 }
+
+/// A Relax export as TVM writes it (a gzipped tar) splits into parameter files and packs.
+#[test]
+fn a_gzipped_relax_export_splits_and_packs() {
+    let model = mlf_fixtures::workspace_root().join("fixtures/relax/mlp-f32-fused-c/model.tar");
+    let bin = env!("CARGO_BIN_EXE_cargo-mlf");
+    let t = tempfile::tempdir().unwrap();
+    let split = t.path().join("split");
+    let out = Command::new(bin).args(["mlf", "split"]).arg(&model).arg("-o").arg(&split).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let params = std::fs::read_dir(split.join("params")).unwrap().count();
+    assert_eq!(params, 4, "the MLP's four weight tensors");
+    assert!(split.join("configure.json").is_file());
+    let packed = t.path().join("mlp.pack");
+    let out = Command::new(bin).args(["mlf", "pack"]).arg(&split).arg("--out").arg(&packed).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::metadata(&packed).unwrap().len() > 9640, "the pack holds the 9,640 bytes of weights");
+}

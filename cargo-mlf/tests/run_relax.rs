@@ -86,6 +86,47 @@ fn two_inputs_and_views_on_rv64() {
     on_device("views-fused-c", RISCV64);
 }
 
+/// An LLVM object (`lib0.o`, position-independent) linked into a Cortex-M4F program.
+#[test]
+fn llvm_object_on_cortex_m4() {
+    let needs = [Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc];
+    if !tools::require("relax llvm_object_on_cortex_m4", &needs) {
+        return;
+    }
+    on_device("mlp-f32-fused-llvm-thumbv7em", THUMBV7EM);
+}
+
+#[test]
+#[ignore = "a device build: cargo test -p cargo-mlf --test run_relax -- --ignored"]
+fn llvm_object_on_rv64() {
+    if !tools::require("relax llvm_object_on_rv64", &[Need::Target(RISCV64), Need::QemuRiscv, Need::RiscvGcc]) {
+        return;
+    }
+    on_device("mlp-f32-fused-llvm-rv64", RISCV64);
+}
+
+/// Kernels in an object that take scratch memory (`__TVMBackendAllocWorkspace`, sizes computed
+/// in machine code) are refused when the program is built, naming the object and the C target.
+#[test]
+#[ignore = "a device build: cargo test -p cargo-mlf --test run_relax -- --ignored"]
+fn object_scratch_is_refused_naming_the_object() {
+    if !tools::require("relax object_scratch_is_refused", &[Need::Target(THUMBV7EM)]) {
+        return;
+    }
+    let (model, _) = relax("cnn-f32-fused-llvm-thumbv7em");
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run"])
+        .arg(&model)
+        .args(["--fill", "zeros", "--target", THUMBV7EM, "--build-dir"])
+        .arg(common::work_dir())
+        .output()
+        .unwrap();
+    let msg = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{msg}");
+    assert!(msg.contains("model.tar: lib0.o: its kernels take scratch memory"), "{msg}");
+    assert!(msg.contains("`__TVMBackendAllocWorkspace`") && msg.contains("C target"), "{msg}");
+}
+
 /// An export that cannot be static: one error, naming the cause and the file.
 fn refused(name: &str) -> String {
     let (model, _) = relax(name);

@@ -9,18 +9,24 @@ use std::path::PathBuf;
 /// of SRAM and a second RAM, the board's 16 MiB of PSRAM at 0x2100_0000, where the section
 /// `.psram` (uninitialised, `NOLOAD`) goes: a model's arena placed there (issue 28).
 const MPS2: &str = "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 3M\n  PARAMS : ORIGIN = 0x00300000, LENGTH = 1M\n  RAM : ORIGIN = 0x20000000, LENGTH = 4M\n  PSRAM : ORIGIN = 0x21000000, LENGTH = 16M\n}\n\
-SECTIONS\n{\n  .psram (NOLOAD) : ALIGN(16)\n  {\n    *(.psram .psram.*);\n  } > PSRAM\n}\nINSERT AFTER .bss;\n";
+SECTIONS\n{\n  .psram (NOLOAD) : ALIGN(16)\n  {\n    *(.psram .psram.*);\n  } > PSRAM\n}\nINSERT AFTER .bss;\n\
+SECTIONS\n{\n  .mlf_got : ALIGN(4)\n  {\n    *(.got .got.*);\n  } > FLASH\n}\nINSERT AFTER .rodata;\n";
 
 /// BBC micro:bit (nRF51822, Cortex-M0): 256 KiB of flash, 16 KiB of RAM. The v6-M programs run
 /// on it because QEMU's Cortex-M0 refuses v7-M instructions that a Cortex-M3 would run.
-const MICROBIT: &str =
-    "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 256K\n  RAM : ORIGIN = 0x20000000, LENGTH = 16K\n}\n";
+const MICROBIT: &str = "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 256K\n  RAM : ORIGIN = 0x20000000, LENGTH = 16K\n}\n\
+SECTIONS\n{\n  .mlf_got : ALIGN(4)\n  {\n    *(.got .got.*);\n  } > FLASH\n}\nINSERT AFTER .rodata;\n";
 
+/// Every map ends with a place for the global offset table of position-independent objects
+/// (TVM's LLVM `lib0.o`): constant in a static image, so after `.rodata`; cortex-m-rt's and
+/// riscv-rt's `link.x` give `.got` no memory.
+///
 /// QEMU `virt`: RAM at 0x8000_0000 (128 MiB by default; the device tree sits at its top, so 64 MiB are used); everything lives there, as on a K210
 /// whose program is loaded into SRAM.
 const VIRT: &str = "MEMORY\n{\n  RAM : ORIGIN = 0x80000000, LENGTH = 64M\n}\n\
 REGION_ALIAS(\"REGION_TEXT\", RAM);\nREGION_ALIAS(\"REGION_RODATA\", RAM);\nREGION_ALIAS(\"REGION_DATA\", RAM);\n\
-REGION_ALIAS(\"REGION_BSS\", RAM);\nREGION_ALIAS(\"REGION_HEAP\", RAM);\nREGION_ALIAS(\"REGION_STACK\", RAM);\n";
+REGION_ALIAS(\"REGION_BSS\", RAM);\nREGION_ALIAS(\"REGION_HEAP\", RAM);\nREGION_ALIAS(\"REGION_STACK\", RAM);\n\
+SECTIONS\n{\n  .mlf_got : ALIGN(4)\n  {\n    *(.got .got.*);\n  } > REGION_RODATA\n}\nINSERT AFTER .rodata;\n";
 
 fn main() {
     let target = std::env::var("TARGET").unwrap_or_default();

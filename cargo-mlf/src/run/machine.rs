@@ -60,6 +60,17 @@ pub struct Machine {
 
 const MPS2_FLASH: Region = region(0, 4 * MIB);
 const MPS2_RAM: Region = region(0x2000_0000, 4 * MIB);
+/// The global offset table of position-independent objects (TVM's LLVM `lib0.o` reaches
+/// `memcpy`, `memset`, … through it), placed after `.rodata` in `region`: a static image's GOT
+/// holds link-time addresses and never changes, so it is read-only data. cortex-m-rt's and
+/// riscv-rt's `link.x` give `.got` no memory and fail the link when it is not empty; this section,
+/// inserted before theirs, takes the GOT's input sections first.
+pub fn got(region: &str) -> String {
+    format!(
+        "SECTIONS\n{{\n  .mlf_got : ALIGN(4)\n  {{\n    *(.got .got.*);\n  }} > {region}\n}}\nINSERT AFTER .rodata;\n"
+    )
+}
+
 /// The last MiB of the MPS2 boards' 4 MiB of code memory, as in mlf's device tests.
 const MPS2_PARAMS: Region = region(0x0030_0000, MIB);
 
@@ -159,10 +170,14 @@ impl Machine {
             text.push_str(&line("PARAMS", p));
         }
         text.push_str("}\n");
-        if self.arch == Arch::Riscv {
-            for r in ["TEXT", "RODATA", "DATA", "BSS", "HEAP", "STACK"] {
-                text.push_str(&format!("REGION_ALIAS(\"REGION_{r}\", RAM);\n"));
+        match self.arch {
+            Arch::Riscv => {
+                for r in ["TEXT", "RODATA", "DATA", "BSS", "HEAP", "STACK"] {
+                    text.push_str(&format!("REGION_ALIAS(\"REGION_{r}\", RAM);\n"));
+                }
+                text.push_str(&got("REGION_RODATA"));
             }
+            Arch::Arm => text.push_str(&got("FLASH")),
         }
         text
     }
@@ -250,14 +265,15 @@ mod tests {
     #[test]
     fn memory_maps() {
         let m4 = Machine::for_target("thumbv7em-none-eabihf").unwrap();
-        assert_eq!(
-            m4.memory_x(false),
+        assert!(m4.memory_x(false).starts_with(
             "MEMORY\n{\n  FLASH : ORIGIN = 0x00000000, LENGTH = 4096K\n  RAM : ORIGIN = 0x20000000, LENGTH = 4096K\n}\n"
-        );
+        ));
+        assert!(m4.memory_x(false).ends_with("*(.got .got.*);\n  } > FLASH\n}\nINSERT AFTER .rodata;\n"));
         assert!(m4.memory_x(true).contains("FLASH : ORIGIN = 0x00000000, LENGTH = 3072K\n"));
         assert!(m4.memory_x(true).contains("PARAMS : ORIGIN = 0x00300000, LENGTH = 1024K\n"));
         let rv = Machine::for_target("riscv64gc-unknown-none-elf").unwrap();
         assert!(rv.memory_x(false).contains("REGION_ALIAS(\"REGION_STACK\", RAM);"));
+        assert!(rv.memory_x(false).contains("} > REGION_RODATA\n}\nINSERT AFTER .rodata;\n"));
         assert!(rv.machine_rs(true).contains("PARAMS_ADDRESS: usize = 0x84000000;"));
         assert_eq!(rv.link_args(), ["-Tmemory.x", "-Tlink.x"]);
         assert_eq!(Machine::for_target("thumbv6m-none-eabi").unwrap().resolution(), 63);

@@ -21,9 +21,33 @@ pub(super) struct RelaxBackend<'a> {
     pub(super) exec: &'a RelaxExec,
 }
 
+/// Refuses an object whose kernels take scratch memory: TVM's LLVM code reaches
+/// `TVMBackendAllocWorkspace` through the slot `__TVMBackendAllocWorkspace`, and the sizes it asks
+/// for are computed in machine code, which mlf does not read, so the arena could not hold them
+/// (the C target states them, and mlf plans them there).
+#[cfg(feature = "build")]
+fn refuse_object_scratch(objects: &[crate::model::ObjectFile]) -> Result<()> {
+    use object::{Object, ObjectSymbol};
+    for o in objects {
+        let Ok(file) = object::File::parse(&*o.bytes) else { continue };
+        if file.symbols().any(|s| s.name() == Ok("__TVMBackendAllocWorkspace")) {
+            return Err(crate::error::Error::unsupported(
+                "its kernels take scratch memory (`__TVMBackendAllocWorkspace`) of sizes a compiled \
+                 object does not state, so mlf cannot plan it; export the model with the C target \
+                 (`tvm.target.Target(\"c\")`), whose scratch sizes mlf reads",
+            )
+            .in_member(o.member.clone()));
+        }
+    }
+    Ok(())
+}
+
 impl RelaxBackend<'_> {
-    /// The arena plan, with each call's scratch read from the kernels' C.
+    /// The arena plan, with each call's scratch read from the kernels' C. Kernels compiled to
+    /// an object that take scratch memory are refused ([`refuse_object_scratch`]).
     fn plan(&self) -> Result<RelaxPlan> {
+        #[cfg(feature = "build")]
+        refuse_object_scratch(&self.desc.code.objects).in_file(&self.desc.path)?;
         let align = self.desc.plan_align();
         let c = self.desc.code.sources.first().map(|s| &s.scan);
         let scratch = kernel_scratch(&self.exec.program, c, align).in_file(&self.desc.path)?;
