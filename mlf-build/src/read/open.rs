@@ -37,9 +37,8 @@ pub fn open_detected(path: &Path, detected: detect::Detected, opts: &ReadOptions
 /// A TVM export: a Relax export (a tar of its kernels and blob) is read; any other is refused
 /// with what it is.
 fn relax_export(path: &Path, detected: detect::Detected) -> Result<ModelDesc> {
-    if detected.archive.is_some() {
+    if let Some(archive) = &detected.archive {
         let scan = blob::source::scan_detected(path, &detected)?;
-        let archive = detected.archive.as_ref().expect("checked above");
         if let Some(desc) = relax::desc::read(path, &scan, archive)? {
             return Ok(desc);
         }

@@ -115,8 +115,8 @@ fn passed_on(desc: &ModelDesc, f: &CFunction, body: &str, pools: &[&str]) -> Res
     let mut out = Vec::new();
     for call in &f.calls {
         for (k, arg) in call.args.iter().enumerate() {
-            let words = arg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-            let Some(name) = words.filter(|w| lets.contains_key(*w)).next() else { continue };
+            let mut words = arg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            let Some(name) = words.find(|w| lets.contains_key(*w)) else { continue };
             let (pool, offset) = &lets[name];
             let refuse = |why: &str| {
                 Err(Error::unsupported(format!(
