@@ -136,7 +136,11 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         if section.blocker.is_none() {
             // The program lowers: the file builds when it is a whole export (kernels beside the
             // program), and says why not when it is a part of one.
-            if let Err(e) = crate::read::open(path, &crate::read::ReadOptions::default()) {
+            // Whole, it is buildable when mlf can plan it too (kernels in an object that take
+            // scratch memory of sizes only their machine code states cannot be planned).
+            let planned = crate::read::open(path, &crate::read::ReadOptions::default())
+                .and_then(|desc| crate::backend::of(&desc).memory(&desc.name, "", None).map(drop));
+            if let Err(e) = planned {
                 blockers.insert(0, e.to_string());
             }
         }
