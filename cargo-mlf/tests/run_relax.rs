@@ -105,6 +105,64 @@ fn llvm_object_on_rv64() {
     on_device("mlp-f32-fused-llvm-rv64", RISCV64);
 }
 
+/// Every export of `fixtures/relax` with vectors on the emulated device it was built for: the
+/// C exports on the Cortex-M4F and RV64, the LLVM objects on their own target; an object whose
+/// kernels take scratch memory is refused (see below), which this checks too.
+#[test]
+#[ignore = "about 25 device builds: cargo test -p cargo-mlf --test run_relax -- --ignored"]
+fn every_export_on_the_emulated_devices() {
+    let needs =
+        [Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc, Need::Target(RISCV64), Need::QemuRiscv, Need::RiscvGcc];
+    if !tools::require("relax every_export_on_the_emulated_devices", &needs) {
+        return;
+    }
+    let root = mlf_fixtures::workspace_root().join("fixtures/relax");
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|d| d.join("vectors").is_dir())
+        .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let (mut ran, mut refused) = (0, 0);
+    for name in &names {
+        let targets: &[&str] = if name.ends_with("-llvm-thumbv7em") {
+            &[THUMBV7EM]
+        } else if name.ends_with("-llvm-rv64") {
+            &[RISCV64]
+        } else {
+            &[THUMBV7EM, RISCV64]
+        };
+        for target in targets {
+            if name.contains("-llvm-") && name.contains("cnn") {
+                // Object kernels with scratch: refused, naming the object.
+                let msg = refused_on(name, target);
+                assert!(msg.contains("lib0.o: its kernels take scratch memory"), "{name}: {msg}");
+                refused += 1;
+            } else {
+                on_device(name, target);
+                ran += 1;
+            }
+        }
+    }
+    assert_eq!((ran, refused), (24, 3), "{names:?}");
+}
+
+/// `cargo mlf run` of export `name` for `target`, expected to fail: its stderr.
+fn refused_on(name: &str, target: &str) -> String {
+    let (model, _) = relax(name);
+    let o = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"))
+        .args(["mlf", "run"])
+        .arg(&model)
+        .args(["--fill", "zeros", "--target", target, "--build-dir"])
+        .arg(common::work_dir())
+        .output()
+        .unwrap();
+    let msg = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{name} on {target}: {msg}");
+    msg
+}
+
 /// Kernels in an object that take scratch memory (`__TVMBackendAllocWorkspace`, sizes computed
 /// in machine code) are refused when the program is built, naming the object and the C target.
 #[test]

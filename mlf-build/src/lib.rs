@@ -175,7 +175,7 @@ pub mod __private {
 
     /// Generated code, for the macro and tests.
     pub mod codegen {
-        pub use crate::codegen::{IncludePath, graph, kmodel, relax, render, tvm::ParamCode};
+        pub use crate::codegen::{IncludePath, graph, kmodel, render, tvm::ParamCode};
     }
 
     /// Writers of TVM formats, for tests and fuzzing.

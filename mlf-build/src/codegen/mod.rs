@@ -10,7 +10,6 @@ pub mod arrays;
 pub mod graph;
 pub mod kmodel;
 pub mod profile;
-pub mod relax;
 pub mod relax_module;
 pub mod render;
 pub mod skeleton;
