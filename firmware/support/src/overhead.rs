@@ -16,9 +16,9 @@
 use core::ffi::{c_int, c_void};
 
 use mlf_runtime::StaticArena;
+use mlf_runtime::tvm::Call;
 use mlf_runtime::tvm::ffi::{DLDataType, DLDevice, DLTensor, PackedFn, TVMValue};
 use mlf_runtime::tvm::workspace::Session;
-use mlf_runtime::tvm::{Call, Kernel};
 
 /// Type codes of every call (all `DLTensor*`), long enough for any packed call.
 static CODES: [c_int; 64] = [7; 64];
@@ -47,14 +47,12 @@ pub unsafe fn kernels_alone<const N: usize>(
     let (rc, cost) = crate::measure(|| {
         let mut rc = 0;
         for c in (0..REPS).flat_map(|_| calls) {
-            // Graph and AOT programs only: their kernels take TVM's packed ABI.
-            let Kernel::Packed(f, args) = c.kernel else { return -1 };
             // SAFETY: the generated kernel with the arguments it was compiled for.
             rc |= unsafe {
-                f(
-                    args.as_ptr().cast_mut(),
+                (c.f)(
+                    c.args.as_ptr().cast_mut(),
                     CODES.as_ptr().cast_mut(),
-                    args.len() as c_int,
+                    c.args.len() as c_int,
                     &mut ret,
                     &mut ret_code,
                     core::ptr::null_mut(),
@@ -158,13 +156,12 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
         let mut handles: [*const DLTensor; E] = [core::ptr::null(); E];
         for (k, c) in calls.iter().enumerate() {
             let node = &mut self.nodes[nulls + k];
-            let Kernel::Packed(cf, args) = c.kernel else { return None };
-            let f = kernels.iter().position(|(_, f)| *f as usize == cf as usize)?;
+            let f = kernels.iter().position(|(_, f)| *f as usize == c.f as usize)?;
             node.fexec = (MODULE << 16) | f as u32;
-            if args.len() > MAX_ARGS {
+            if c.args.len() > MAX_ARGS {
                 return None;
             }
-            for (i, a) in args.iter().enumerate() {
+            for (i, a) in c.args.iter().enumerate() {
                 // SAFETY: every argument of a generated call is a descriptor handle.
                 let h = unsafe { a.v_handle }.cast_const().cast::<DLTensor>();
                 let e = match handles[..self.n_entries].iter().position(|&x| x == h) {
@@ -184,7 +181,7 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
                 node.values[i] = TVMValue { v_handle: (&mut self.entries[e] as *mut DLTensor).cast() };
                 node.tcodes[i] = 13;
             }
-            node.count = args.len();
+            node.count = c.args.len();
         }
         self.n_nodes = nodes;
         self.input_names = Some(names);
@@ -194,9 +191,8 @@ impl<const E: usize, const N: usize> GraphPeer<E, N> {
         }
         self.output_entry = {
             let last = calls.last()?;
-            let Kernel::Packed(_, args) = last.kernel else { return None };
             // SAFETY: as above.
-            let h = unsafe { args.last()?.v_handle }.cast_const().cast::<DLTensor>();
+            let h = unsafe { last.args.last()?.v_handle }.cast_const().cast::<DLTensor>();
             handles[..self.n_entries].iter().position(|&x| x == h)?
         };
         Some(())

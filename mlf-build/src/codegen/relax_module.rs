@@ -303,9 +303,30 @@ pub fn module_tokens(
         let doc =
             format!(" Call {k} (instruction {}): `{name}` with {} arguments, {scratch_doc}.", c.instr, c.args.len());
         let id = ident(&format!("CALL_{k}"));
+        let args_id = ident(&format!("ARGS_{k}"));
+        let wrapper = ident(&format!("call_{k}"));
+        let n_args = usize_lit(c.args.len());
+        let args_doc = format!(" The `TVMFFIAny` arguments of call {k}.");
+        let wrapper_doc = format!(" Call {k} in the packed signature the runtime calls: `{name}` with [`{args_id}`].");
         tables.push(quote! {
+            #[doc = #args_doc]
+            static #args_id: ::mlf_runtime::tvm::FfiArgs<#n_args> = ::mlf_runtime::tvm::FfiArgs([#(#args),*]);
+            #[doc = #wrapper_doc]
+            unsafe extern "C" fn #wrapper(
+                _: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+                _: *mut ::core::ffi::c_int,
+                _: ::core::ffi::c_int,
+                _: *mut ::mlf_runtime::tvm::ffi::TVMValue,
+                _: *mut ::core::ffi::c_int,
+                _: *mut ::core::ffi::c_void,
+            ) -> i32 {
+                // SAFETY: the export's own kernel (declared from its tvm-ffi signature, present
+                // and renamed at build time) with the arguments lowered from its call, whose
+                // tensors are descriptors in this module's statics, live for the run.
+                unsafe { ::mlf_runtime::tvm::call_ffi(kernels::#f, &#args_id.0) }
+            }
             #[doc = #doc]
-            static #id: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::ffi(#name, kernels::#f, &[#(#args),*], #scratch)#staging;
+            static #id: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#name, #wrapper, &[], #scratch)#staging;
         });
         refs.push(quote!(&#id));
     }

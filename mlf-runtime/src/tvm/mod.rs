@@ -10,5 +10,5 @@ mod tables;
 pub mod workspace;
 
 pub use arrays::{ArrayTable, Bind, HookFn, StageHook, Step, StreamGuard, Streaming};
-pub use run::{Run, data_ptr};
-pub use tables::{Call, Kernel, MAX_PACKED_ARGS, Pointers, RunTensor, Scratch, Stage, Tensor};
+pub use run::{Run, call_ffi, data_ptr};
+pub use tables::{Call, FfiArgs, MAX_PACKED_ARGS, Pointers, RunTensor, Scratch, Stage, Tensor};

@@ -4,8 +4,8 @@
 
 use core::ffi::{c_int, c_void};
 
-use super::ffi::{K_ARG_INT, K_FFI_NONE, K_OPAQUE_HANDLE, PackedFn, TVMFFIAny, TVMValue};
-use super::tables::{Call, Kernel, MAX_PACKED_ARGS, RunTensor, TYPE_CODES};
+use super::ffi::{FfiFn, K_ARG_INT, K_FFI_NONE, K_OPAQUE_HANDLE, PackedFn, TVMFFIAny, TVMValue};
+use super::tables::{Call, MAX_PACKED_ARGS, RunTensor, TYPE_CODES};
 use super::workspace::Session;
 use crate::cell::StaticArena;
 use crate::element::Element;
@@ -20,6 +20,20 @@ pub struct Run {
     len: usize,
     params: *mut u8,
     params_len: usize,
+}
+
+/// Calls a tvm-ffi kernel (a Relax export's) with `args`: what the packed-signature wrapper of
+/// a Relax call in a generated module does.
+///
+/// # Safety
+/// `f` is a generated kernel taking `args`, whose tensors point at descriptors in statics, live
+/// for the run.
+#[inline]
+pub unsafe fn call_ffi(f: FfiFn, args: &[TVMFFIAny]) -> c_int {
+    let mut result = TVMFFIAny::int(0);
+    result.type_index = K_FFI_NONE;
+    // SAFETY: the caller's contract: the kernel reads `args` and writes at most `result`.
+    unsafe { f(core::ptr::null_mut(), args.as_ptr(), args.len() as i32, &mut result) }
 }
 
 impl Run {
@@ -177,32 +191,21 @@ impl Run {
         #[cfg(feature = "profile")]
         crate::profile::before(u32::from(index), c.name, crate::profile::Unit::Cpu);
         self.session.set_window(c.scratch.offset, c.scratch.len);
-        let rc = match c.kernel {
-            Kernel::Packed(f, args) => {
-                debug_assert!(args.len() <= MAX_PACKED_ARGS);
-                let mut ret = TVMValue { v_int64: 0 };
-                let mut ret_code: c_int = 0;
-                // SAFETY: per the caller's contract `f` is a generated kernel taking `args`; the
-                // handles point at descriptors in statics whose data is live for the run; the C
-                // reads the arguments and type codes and never writes them.
-                unsafe {
-                    f(
-                        args.as_ptr().cast_mut(),
-                        TYPE_CODES.as_ptr().cast_mut(),
-                        args.len() as c_int,
-                        &mut ret,
-                        &mut ret_code,
-                        core::ptr::null_mut(),
-                    )
-                }
-            }
-            Kernel::Ffi(f, args) => {
-                let mut result = TVMFFIAny::int(0);
-                result.type_index = K_FFI_NONE;
-                // SAFETY: as above, for a tvm-ffi kernel: it reads `args` (tensors point at
-                // descriptors in statics, live for the run) and writes at most `result`.
-                unsafe { f(core::ptr::null_mut(), args.as_ptr(), args.len() as i32, &mut result) }
-            }
+        debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
+        let mut ret = TVMValue { v_int64: 0 };
+        let mut ret_code: c_int = 0;
+        // SAFETY: per the caller's contract `c.f` is a generated kernel taking `c.args`; the
+        // handles point at descriptors in statics whose data is live for the run; the C reads
+        // the arguments and type codes and never writes them.
+        let rc = unsafe {
+            (c.f)(
+                c.args.as_ptr().cast_mut(),
+                TYPE_CODES.as_ptr().cast_mut(),
+                c.args.len() as c_int,
+                &mut ret,
+                &mut ret_code,
+                core::ptr::null_mut(),
+            )
         };
         #[cfg(feature = "profile")]
         crate::profile::after(u32::from(index), c.name, crate::profile::Unit::Cpu);

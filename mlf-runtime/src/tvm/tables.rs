@@ -10,7 +10,7 @@
 use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
 
-use super::ffi::{DLDataType, DLDevice, DLTensor, FfiFn, K_DL_TENSOR_HANDLE, PackedFn, TVMFFIAny, TVMValue};
+use super::ffi::{DLDataType, DLDevice, DLTensor, K_DL_TENSOR_HANDLE, PackedFn, TVMFFIAny, TVMValue};
 
 /// Most arguments a packed call passes; the type codes array is this long (packed AOT
 /// entries forward it to a main that reads the codes of pools it appends after the caller's
@@ -162,24 +162,18 @@ pub struct Stage {
     pub offset: usize,
 }
 
-/// The function a [`Call`] calls, with its arguments, in the ABI it was compiled for.
-#[derive(Clone, Copy)]
-pub enum Kernel {
-    /// TVM's packed-function ABI (graph and AOT models): one `DLTensor*` per tensor (a
-    /// [`Tensor`] or [`RunTensor`] handle), every type code 7.
-    Packed(PackedFn, &'static [TVMValue]),
-    /// tvm-ffi's safe-call ABI (Relax exports): `TVMFFIAny` arguments, tensors
-    /// ([`Tensor::any`], [`RunTensor::any`]) and integers ([`TVMFFIAny::int`]).
-    Ffi(FfiFn, &'static [TVMFFIAny]),
-}
-
-/// One operator call of a graph or Relax program (or a packed AOT entry): the function and its
-/// arguments, its scratch window, and the parameter files staged before it.
+/// One operator call of a graph (or a packed AOT entry): the function, its packed arguments,
+/// its scratch window, and the parameter files staged before it. A Relax export's kernel (the
+/// tvm-ffi safe-call ABI) is called through a packed-signature wrapper the generated module
+/// defines, which passes the call's `TVMFFIAny` arguments ([`call_ffi`](super::call_ffi)); its
+/// packed arguments are then empty.
 pub struct Call {
     /// The C function's name (for errors).
     pub name: &'static str,
-    /// The function and its arguments.
-    pub kernel: Kernel,
+    /// The function.
+    pub f: PackedFn,
+    /// Its arguments: one `DLTensor*` per tensor (a [`Tensor`] or [`RunTensor`] handle).
+    pub args: &'static [TVMValue],
     /// Its `TVMBackendAllocWorkspace` window.
     pub scratch: Scratch,
     /// Streamed parameter files read just before it (empty otherwise).
@@ -190,6 +184,14 @@ pub struct Call {
 // `Tensor` and `RunTensor`), dereferenced only by the model's C during a run.
 unsafe impl Sync for Call {}
 
+/// The `TVMFFIAny` arguments of one call of a Relax export's kernel, in a `static` of the
+/// generated module (the call's packed-signature wrapper passes them to the kernel).
+pub struct FfiArgs<const N: usize>(pub [TVMFFIAny; N]);
+
+// SAFETY: immutable after compilation; the tensor arguments point at descriptors in statics
+// (see `Tensor` and `RunTensor`), dereferenced only by the model's C during a run.
+unsafe impl<const N: usize> Sync for FfiArgs<N> {}
+
 impl Call {
     /// A call of `f` (named `name`) with `args`, its scratch window, and no staging.
     ///
@@ -198,13 +200,7 @@ impl Call {
     pub const fn new(name: &'static str, f: PackedFn, args: &'static [TVMValue], scratch: Scratch) -> Call {
         // Packed AOT entries append pools after the arguments and read their type codes.
         assert!(args.len() + 8 <= MAX_PACKED_ARGS, "too many arguments for a packed call");
-        Call { name, kernel: Kernel::Packed(f, args), scratch, stage: &[] }
-    }
-
-    /// A call of the tvm-ffi kernel `f` (named `name`) with `args` and its scratch window.
-    pub const fn ffi(name: &'static str, f: FfiFn, args: &'static [TVMFFIAny], scratch: Scratch) -> Call {
-        assert!(args.len() <= i32::MAX as usize, "too many arguments");
-        Call { name, kernel: Kernel::Ffi(f, args), scratch, stage: &[] }
+        Call { name, f, args, scratch, stage: &[] }
     }
 
     /// The same call with `stage` read into the staging buffer just before it.
