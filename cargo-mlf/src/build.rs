@@ -328,35 +328,44 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
             }
             problems += out.package(pkg, target, &reports);
             if devices.first() == Some(target) {
-                let board = pkg.manifest.board.clone().unwrap_or_default();
-                let regions = match board_regions(pkg, &board) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        out.error(pkg, "", "[package.metadata.mlf]", &e);
-                        problems += 1;
-                        Vec::new()
-                    }
-                };
-                let fw = firmware::Package {
-                    name: pkg.name.clone(),
-                    manifest_path: pkg.manifest_path.clone(),
-                    board: pkg.manifest.board_budget(&pkg.manifest_path),
-                    reports,
-                    regions,
-                    stack_region: board.stack_region.clone().unwrap_or_else(|| "RAM".into()),
-                    app_stack: board.stack.map(|s| s.bytes()),
-                };
-                if reports_complete(pkg, &fw.reports)
-                    && let Err(e) = fw.estimate(cargo.json)
-                {
-                    out.error(pkg, "", "[package.metadata.mlf]", &e);
-                    problems += 1;
-                }
+                let (fw, p) = firmware_package(pkg, reports, &out);
+                problems += p;
                 plan.packages.push(fw);
             }
         }
     }
     Ok((problems, plan))
+}
+
+/// The firmware check's view of `pkg` (its models' reports, its board and memory regions), with
+/// the problems found estimating its fit before the link.
+fn firmware_package(pkg: &Selected, reports: Vec<MemoryReport>, out: &Out<'_>) -> (firmware::Package, usize) {
+    let mut problems = 0;
+    let board = pkg.manifest.board.clone().unwrap_or_default();
+    let regions = match board_regions(pkg, &board) {
+        Ok(r) => r,
+        Err(e) => {
+            out.error(pkg, "", "[package.metadata.mlf]", &e);
+            problems += 1;
+            Vec::new()
+        }
+    };
+    let fw = firmware::Package {
+        name: pkg.name.clone(),
+        manifest_path: pkg.manifest_path.clone(),
+        board: pkg.manifest.board_budget(&pkg.manifest_path),
+        reports,
+        regions,
+        stack_region: board.stack_region.clone().unwrap_or_else(|| "RAM".into()),
+        app_stack: board.stack.map(|s| s.bytes()),
+    };
+    if reports_complete(pkg, &fw.reports)
+        && let Err(e) = fw.estimate(out.json)
+    {
+        out.error(pkg, "", "[package.metadata.mlf]", &e);
+        problems += 1;
+    }
+    (fw, problems)
 }
 
 /// Whether every listed model of `pkg` was checked.

@@ -10,7 +10,8 @@
 //!   mlf-macros and cargo-mlf.
 //!
 //! Paths are found in `use` trees and in inline `crate::…`, `super::…` and `self::…` paths
-//! (comments and string literals are skipped); `pub use` re-exports are followed to the module
+//! (comments, string literals and the code inside `quote!` are skipped); `pub use` re-exports
+//! are followed to the module
 //! that defines the item.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,6 +109,51 @@ fn strip(text: &str) -> String {
     out
 }
 
+/// Removes the bodies of `quote!` invocations (keeping line breaks): their paths belong to the
+/// code they generate, not to this crate.
+fn without_quoted(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("quote!") {
+        let b = rest.as_bytes();
+        if ident_byte(b, at.wrapping_sub(1)) {
+            out.push_str(&rest[..at + 6]);
+            rest = &rest[at + 6..];
+            continue;
+        }
+        let open = at + 6 + rest[at + 6..].len() - rest[at + 6..].trim_start().len();
+        let Some(&o) = b.get(open).filter(|c| matches!(c, b'{' | b'(' | b'[')) else {
+            out.push_str(&rest[..at + 6]);
+            rest = &rest[at + 6..];
+            continue;
+        };
+        let close = match o {
+            b'{' => b'}',
+            b'(' => b')',
+            _ => b']',
+        };
+        let mut depth = 0usize;
+        let mut end = b.len();
+        for (j, &c) in b.iter().enumerate().skip(open) {
+            if c == o {
+                depth += 1;
+            } else if c == close {
+                depth -= 1;
+                if depth == 0 {
+                    end = j + 1;
+                    break;
+                }
+            }
+        }
+        out.push_str(&rest[..=open]);
+        out.extend(rest[open + 1..end].chars().filter(|&c| c == '\n'));
+        out.push(close as char);
+        rest = &rest[end.min(rest.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn ident_byte(b: &[u8], i: usize) -> bool {
     b.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
@@ -120,7 +166,7 @@ fn read_crate(name: &str, src: &Path) -> Crate {
     while let Some((m, path, dir)) = todo.pop() {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // Tests may use anything; the rules are about the code they test.
-        let code = strip(without_tests(&text));
+        let code = without_quoted(&strip(without_tests(&text)));
         let mut children = BTreeSet::new();
         for line in code.lines() {
             let t = line.trim();

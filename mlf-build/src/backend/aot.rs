@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use super::aot_main::main_function;
 use super::aot_pool::take_out_constant_pool;
 use super::api::{Backend, Generate, Generated, Toolchain};
 use super::c_arrays::take_out_arrays;
@@ -17,14 +18,6 @@ use crate::plan::params::aot_region;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
 use crate::plan::stack;
-
-/// The AOT main defined in `desc`'s C (the function that calls the operators), if any.
-pub(super) fn main_function(desc: &ModelDesc) -> Option<String> {
-    let m = crate::support::names::sanitize(&desc.name).to_ascii_lowercase();
-    [format!("tvmgen_{m}___tvm_main__"), format!("tvmgen_{m}_run_model"), "tvm__run_func".to_string()]
-        .into_iter()
-        .find(|n| desc.code.definition(n).is_some())
-}
 
 /// An AOT model.
 pub(super) struct AotBackend<'a> {

@@ -28,29 +28,7 @@ pub(super) fn take_out_constant_pool(
         .ok_or_else(|| Error::missing("the definition of global_const_workspace"))?;
     let text = src.bytes.as_str().map_err(|e| e.in_member(src.member.clone()))?;
     let pool = toolchain.static_bytes(&src.member, text, &["global_const_workspace"])?.remove(0);
-    // The pool as compiled (padded to its alignment) must hold what metadata records and what
-    // the kernels read.
-    let recorded = desc.memory.constants_bytes;
-    if (pool.len() as u64) < recorded {
-        return Err(Error::invalid(format!(
-            "global_const_workspace compiles to {} bytes but metadata.json records {recorded} \
-             (constants_size_bytes); the archive is inconsistent — export it again",
-            pool.len()
-        ))
-        .in_member(src.member.clone()));
-    }
-    // (Without the `build` feature no C is compiled: the macro alone reads only kmodels.)
-    #[cfg(feature = "build")]
-    if let Some((reach, f, member)) = crate::read::mlf::usmp_reach::furthest(desc)?.remove(&true) {
-        if reach > pool.len() as u64 {
-            return Err(Error::unsupported(format!(
-                "{f} reads {reach} bytes into global_const_workspace, which compiles to {} bytes; \
-                 it would read past the parameters",
-                pool.len()
-            ))
-            .in_member(member));
-        }
-    }
+    check_pool_size(desc, &src.member, pool.len() as u64)?;
     // The pools `run` passes to the main, in its order.
     let run_item = src
         .scan
@@ -59,19 +37,7 @@ pub(super) fn take_out_constant_pool(
         .find(|i| i.name == run && i.is_function_definition)
         .ok_or_else(|| Error::missing(format!("{run} in {}", src.member)))?;
     let run_text = &text[run_item.range.clone()];
-    let mut order: Vec<(usize, bool)> = Vec::new();
-    for (needle, constant) in [("&global_const_workspace", true), ("&global_workspace", false)] {
-        let mut from = 0;
-        while let Some(p) = run_text[from..].find(needle) {
-            let at = from + p;
-            let next = run_text[at + needle.len()..].chars().next().unwrap_or(' ');
-            if !(next.is_ascii_alphanumeric() || next == '_') {
-                order.push((at, constant));
-            }
-            from = at + needle.len();
-        }
-    }
-    order.sort();
+    let order = pools_in_order(run_text);
     let main_name = [format!("tvmgen_{m}___tvm_main__"), format!("tvmgen_{m}_run_model")]
         .into_iter()
         .find(|n| desc.code.definition(n).is_some())
@@ -122,4 +88,51 @@ pub(super) fn take_out_constant_pool(
     let mut split = Split::default();
     split.add("global_const_workspace", DType::U8, &[pool.len() as u64], &Bytes::new(pool));
     Ok((out, split))
+}
+
+/// Refuses a constant pool smaller than what metadata records or what the kernels read.
+fn check_pool_size(desc: &ModelDesc, member: &str, pool_len: u64) -> Result<()> {
+    // The pool as compiled (padded to its alignment) must hold what metadata records and what
+    // the kernels read.
+    let recorded = desc.memory.constants_bytes;
+    if pool_len < recorded {
+        return Err(Error::invalid(format!(
+            "global_const_workspace compiles to {} bytes but metadata.json records {recorded} \
+             (constants_size_bytes); the archive is inconsistent — export it again",
+            pool_len
+        ))
+        .in_member(member.to_string()));
+    }
+    // (Without the `build` feature no C is compiled: the macro alone reads only kmodels.)
+    #[cfg(feature = "build")]
+    if let Some((reach, f, member)) = crate::read::mlf::usmp_reach::furthest(desc)?.remove(&true) {
+        if reach > pool_len {
+            return Err(Error::unsupported(format!(
+                "{f} reads {reach} bytes into global_const_workspace, which compiles to {} bytes; \
+                 it would read past the parameters",
+                pool_len
+            ))
+            .in_member(member));
+        }
+    }
+    Ok(())
+}
+
+/// The pools `run`'s body passes (`&global_const_workspace`: true, `&global_workspace`: false),
+/// with where each appears, in the order they appear.
+fn pools_in_order(run_text: &str) -> Vec<(usize, bool)> {
+    let mut order: Vec<(usize, bool)> = Vec::new();
+    for (needle, constant) in [("&global_const_workspace", true), ("&global_workspace", false)] {
+        let mut from = 0;
+        while let Some(p) = run_text[from..].find(needle) {
+            let at = from + p;
+            let next = run_text[at + needle.len()..].chars().next().unwrap_or(' ');
+            if !(next.is_ascii_alphanumeric() || next == '_') {
+                order.push((at, constant));
+            }
+            from = at + needle.len();
+        }
+    }
+    order.sort();
+    order
 }

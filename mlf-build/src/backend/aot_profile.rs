@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::aot::main_function;
+use super::aot_main::main_function;
 use super::api::OperatorMemory;
 use crate::error::{Error, Result};
 use crate::model::{CFile, CSource, ModelDesc};

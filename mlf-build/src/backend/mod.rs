@@ -5,6 +5,7 @@
 //! executor a model has; adding an executor means adding one implementation of [`Backend`].
 
 mod aot;
+mod aot_main;
 mod aot_pool;
 pub(crate) mod aot_profile;
 mod api;
@@ -40,7 +41,7 @@ use crate::error::Result;
 use crate::model::{Executor, Kpu, ModelDesc};
 use crate::plan::report::{MemoryReport, SectionSizes};
 
-pub use api::{Backend, Generate, OperatorMemory, Toolchain};
+pub use api::{Backend, Generate, Generated, OperatorMemory, Toolchain};
 pub use picture::{BoxKind, Picture, PlanBox};
 
 /// The backend of `desc`'s executor (a kmodel's KPU layers on the device model).

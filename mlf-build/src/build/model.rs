@@ -21,7 +21,7 @@ use super::libraries::UserLibraries;
 use super::measure::measure_library;
 use super::runnable;
 use super::split_folder::write_folder;
-use crate::backend::{self, Generate, Toolchain};
+use crate::backend::{self, Generate, Generated, Toolchain};
 use crate::codegen::render;
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};
@@ -339,15 +339,28 @@ impl Model {
         write_module(&layout, (&generated.tokens, &generated.summary), &header, &module, &canonical, cargo_metadata)?;
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
-        let external_bytes: u64 = split.as_ref().map_or(0, |s| s.files.iter().map(|f| f.bytes()).sum());
-        let kept = split.as_ref().map_or(0, Split::kept_bytes);
+        Ok(self.built(canonical, layout, module, generated, (embedded, split.as_ref()), library))
+    }
+
+    /// What a build made, with the memory figures known before the link.
+    fn built(
+        &self,
+        canonical: PathBuf,
+        layout: Layout,
+        module: String,
+        generated: Generated,
+        (embedded, split): (u64, Option<&Split>),
+        library: PathBuf,
+    ) -> Built {
+        let external_bytes: u64 = split.map_or(0, |s| s.files.iter().map(|f| f.bytes()).sum());
+        let kept = split.map_or(0, Split::kept_bytes);
         let mut unmeasured = generated.report;
         unmeasured.flash.params = embedded;
         unmeasured.ram.params = generated.param_ram_bytes;
         unmeasured.external_param_bytes = external_bytes;
         unmeasured.file = canonical.clone();
         unmeasured.shared_arena = self.shared_arena.clone();
-        Ok(Built {
+        Built {
             model: canonical,
             rust_file: layout.rust_file(),
             module,
@@ -359,7 +372,7 @@ impl Model {
             library: Some(library),
             unmeasured,
             layout,
-        })
+        }
     }
 
     /// With external parameters, their files (written to the split folder when one was asked

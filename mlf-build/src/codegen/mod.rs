@@ -13,6 +13,7 @@ pub mod profile;
 pub mod relax_module;
 pub mod render;
 pub mod skeleton;
+pub mod stack;
 pub mod tvm;
 
 use proc_macro2::{Literal, TokenStream};

@@ -16,11 +16,12 @@ use super::skeleton::{self, Field};
 use super::tvm::{self, ParamCode, TvmModule, bytes, region_static};
 use super::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
-use crate::model::{ModelDesc, Placement, RelaxArg, RelaxExec, TensorId, TensorPlace};
+use crate::model::{ModelDesc, Placement, RelaxArg, RelaxCall, RelaxExec, RelaxProgram, TensorId, TensorPlace};
 use crate::plan::params::sequential;
 use crate::plan::relax::RelaxPlan;
 use crate::plan::split::Split;
 use crate::plan::stack::StackFigure;
+use crate::support::dtype::DType;
 use crate::support::names;
 
 /// What the generator needs besides the model and its plan.
@@ -72,92 +73,145 @@ fn staging(exec: &RelaxExec, split: &Split, align: u64) -> (Vec<Vec<(usize, u64)
     (per_call, most)
 }
 
-/// Generates the module items, and the bytes of RAM its external parameters take.
-pub fn module_tokens(
-    desc: &ModelDesc,
-    exec: &RelaxExec,
-    plan: &RelaxPlan,
-    cg: &RelaxCodegen<'_>,
-) -> Result<(TokenStream, u64)> {
-    if !desc.blockers.is_empty() {
-        return Err(Error::unsupported(desc.blockers.join("; ")));
-    }
-    let prog = &exec.program;
-    let align = desc.plan_align();
-    let shapes_u64: Vec<Vec<u64>> = prog.tensors.iter().map(|t| t.shape.iter().map(|&d| d as u64).collect()).collect();
-    let (mut statics, dtypes) = tvm::dtype_consts(prog.tensors.iter().map(|t| t.dtype));
-    let (shape_items, shapes) = tvm::shape_statics(shapes_u64.iter());
-    statics.extend(shape_items);
+/// What the generator builds up: the model, its plan and the items made so far.
+struct Gen<'a> {
+    desc: &'a ModelDesc,
+    prog: &'a RelaxProgram,
+    plan: &'a RelaxPlan,
+    cg: &'a RelaxCodegen<'a>,
+    shapes_u64: Vec<Vec<u64>>,
+    dtypes: BTreeMap<DType, Ident>,
+    shapes: BTreeMap<Vec<u64>, Ident>,
+    /// Statics before the tables (dtypes, shapes, weights).
+    statics: Vec<TokenStream>,
+    /// Descriptor and call statics.
+    tables: Vec<TokenStream>,
+    /// Embedded weights: parameter index to its static.
+    embedded: BTreeMap<usize, Ident>,
+    /// Offsets of the parameter files in the parameter region (resident, lazy).
+    resident: Vec<u64>,
+    /// Bytes of the parameter region or staging buffer.
+    region: u64,
+    /// The streamed staging layout ([`staging`]).
+    stage: (Vec<Vec<(usize, u64)>>, u64),
+    /// Statements of `take()` and of `run()` before the calls.
+    on_take: Vec<TokenStream>,
+    before: Vec<TokenStream>,
+    /// Streamed weights: the descriptor of each (tensor, staging offset).
+    staged: BTreeMap<(TensorId, u64), Ident>,
+}
 
-    // The weights: embedded in place, or the references to their files and where they go.
-    let mut embedded: BTreeMap<usize, Ident> = BTreeMap::new();
-    let (mut resident, mut region, mut stage) = (Vec::new(), 0, (Vec::new(), 0));
-    match cg.params {
-        ParamCode::Embedded(files) => {
-            for (k, p) in desc.params.iter().enumerate() {
-                let symbol = files
-                    .get(k)
-                    .cloned()
-                    .flatten()
-                    .ok_or_else(|| Error::invalid(format!("weight {} has no embedded file", p.name)))?;
-                let id = ident(&format!("PARAM_{}", names::const_ident(&p.name)));
-                let doc =
-                    format!(" Weight `{}`: {} {:?}, {} bytes, used in place.", p.name, p.dtype, p.shape, p.bytes());
-                statics.push(tvm::embedded_param(&id, &symbol, p.bytes(), &doc));
-                embedded.insert(k, id);
+fn tensor_path() -> TokenStream {
+    TENSOR.parse().expect("a path")
+}
+
+impl<'a> Gen<'a> {
+    fn new(desc: &'a ModelDesc, prog: &'a RelaxProgram, plan: &'a RelaxPlan, cg: &'a RelaxCodegen<'a>) -> Self {
+        let shapes_u64: Vec<Vec<u64>> =
+            prog.tensors.iter().map(|t| t.shape.iter().map(|&d| d as u64).collect()).collect();
+        let (mut statics, dtypes) = tvm::dtype_consts(prog.tensors.iter().map(|t| t.dtype));
+        let (shape_items, shapes) = tvm::shape_statics(shapes_u64.iter());
+        statics.extend(shape_items);
+        Gen {
+            desc,
+            prog,
+            plan,
+            cg,
+            shapes_u64,
+            dtypes,
+            shapes,
+            statics,
+            tables: Vec::new(),
+            embedded: BTreeMap::new(),
+            resident: Vec::new(),
+            region: 0,
+            stage: (Vec::new(), 0),
+            on_take: Vec::new(),
+            before: Vec::new(),
+            staged: BTreeMap::new(),
+        }
+    }
+
+    /// The weights: embedded in place, or the references to their files and where they go.
+    fn weights(&mut self, exec: &RelaxExec) -> Result<()> {
+        let (desc, align) = (self.desc, self.desc.plan_align());
+        match self.cg.params {
+            ParamCode::Embedded(files) => {
+                for (k, p) in desc.params.iter().enumerate() {
+                    let symbol = files
+                        .get(k)
+                        .cloned()
+                        .flatten()
+                        .ok_or_else(|| Error::invalid(format!("weight {} has no embedded file", p.name)))?;
+                    let id = ident(&format!("PARAM_{}", names::const_ident(&p.name)));
+                    let doc =
+                        format!(" Weight `{}`: {} {:?}, {} bytes, used in place.", p.name, p.dtype, p.shape, p.bytes());
+                    self.statics.push(tvm::embedded_param(&id, &symbol, p.bytes(), &doc));
+                    self.embedded.insert(k, id);
+                }
+            }
+            ParamCode::Resident(split) | ParamCode::Streamed(split) | ParamCode::Lazy(split) => {
+                let files: Vec<String> =
+                    split.files.iter().map(|f| format!("`{}` = {}", f.id, f.names.join(", "))).collect();
+                let doc = format!(
+                    " The weights this model reads from a `ParamSource` ({} files, {} bytes): {}.",
+                    split.files.len(),
+                    split.files.iter().map(|f| f.bytes()).sum::<u64>(),
+                    files.join("; ")
+                );
+                self.statics.push(tvm::param_refs(split, &doc));
+                (self.resident, self.region) = sequential(split.files.iter().map(|f| f.bytes()), align);
+                if self.cg.params.placement() == Placement::Streamed {
+                    self.stage = staging(exec, split, align);
+                    (self.resident, self.region) = (Vec::new(), self.stage.1);
+                }
             }
         }
-        ParamCode::Resident(split) | ParamCode::Streamed(split) | ParamCode::Lazy(split) => {
-            let files: Vec<String> =
-                split.files.iter().map(|f| format!("`{}` = {}", f.id, f.names.join(", "))).collect();
-            let doc = format!(
-                " The weights this model reads from a `ParamSource` ({} files, {} bytes): {}.",
-                split.files.len(),
-                split.files.iter().map(|f| f.bytes()).sum::<u64>(),
-                files.join("; ")
-            );
-            statics.push(tvm::param_refs(split, &doc));
-            (resident, region) = sequential(split.files.iter().map(|f| f.bytes()), align);
-            if cg.params.placement() == Placement::Streamed {
-                stage = staging(exec, split, align);
-                (resident, region) = (Vec::new(), stage.1);
-            }
-        }
+        Ok(())
     }
 
-    // One descriptor per tensor a call passes (streamed weights: one per staging place).
-    let used: BTreeSet<TensorId> = prog
-        .calls
-        .iter()
-        .flat_map(|c| c.args.iter())
-        .filter_map(|a| if let RelaxArg::Tensor(t) = a { Some(*t) } else { None })
-        .collect();
-    let tensor: TokenStream = TENSOR.parse().expect("a path");
-    let output_offsets = prog
-        .outputs
-        .iter()
-        .map(|&o| plan.offset_of(prog, o).ok_or_else(|| Error::unsupported("an output that is an input or a weight")))
-        .collect::<Result<Vec<u64>>>()?;
-    let (mut tables, mut on_take, mut before) = (Vec::new(), Vec::new(), Vec::new());
-    let name_of = |t: TensorId| ident(&format!("T{t}"));
-    for &t in &used {
+    /// One descriptor per tensor a call passes (streamed weights: see [`Gen::staged_tensors`]).
+    fn tensors(&mut self) -> Result<()> {
+        let prog = self.prog;
+        let used: BTreeSet<TensorId> = prog
+            .calls
+            .iter()
+            .flat_map(|c| c.args.iter())
+            .filter_map(|a| if let RelaxArg::Tensor(t) = a { Some(*t) } else { None })
+            .collect();
+        for &t in &used {
+            let x = &prog.tensors[t];
+            let name = ident(&format!("T{t}"));
+            let what = format!("Tensor {t} ({} {:?})", x.dtype, x.shape);
+            let Some((ty, init, place)) = self.tensor(t, &name, &what)? else { continue };
+            let doc = format!(" {what}, {place}.");
+            self.tables.push(quote! {
+                #[doc = #doc]
+                static #name: #ty = #init;
+            });
+        }
+        Ok(())
+    }
+
+    /// Tensor `t`'s descriptor: its type, initialiser and where it is (`None` for a streamed
+    /// weight, which has one descriptor per staging place).
+    fn tensor(&mut self, t: TensorId, name: &Ident, what: &str) -> Result<Option<(TokenStream, TokenStream, String)>> {
+        let (desc, prog, tensor) = (self.desc, self.prog, tensor_path());
         let x = &prog.tensors[t];
-        let (dt, shape) = (&dtypes[&x.dtype], &shapes[&shapes_u64[t]]);
-        let name = name_of(t);
-        let what = format!("Tensor {t} ({} {:?})", x.dtype, x.shape);
-        let (ty, init, place) = match prog.tensors[prog.root(t)].place {
+        let (dt, shape) = (&self.dtypes[&x.dtype], &self.shapes[&self.shapes_u64[t]]);
+        Ok(Some(match prog.tensors[prog.root(t)].place {
             TensorPlace::Input(i) => {
-                on_take.push(quote!(#name.describe(&#shape, #dt);));
+                self.on_take.push(quote!(#name.describe(&#shape, #dt);));
                 let f = ident(&desc.inputs[i].ident);
                 let note =
                     comment(format!("{what}: input `{}`, the caller's buffer, read in place.", desc.inputs[i].name));
-                before.push(quote!(#note r.input(&#name, &inputs.#f[..]);));
+                self.before.push(quote!(#note r.input(&#name, &inputs.#f[..]);));
                 let ty = quote!(::mlf_runtime::tvm::RunTensor);
                 (ty.clone(), quote!(#ty::new()), "read in place from the caller's buffer (set by each run)".to_string())
             }
-            TensorPlace::Weight(w) => match cg.params {
+            TensorPlace::Weight(w) => match self.cg.params {
                 ParamCode::Embedded(_) => {
-                    let p = &embedded[&w];
+                    let p = &self.embedded[&w];
                     (
                         tensor.clone(),
                         quote!(#tensor::constant(&#p.0, &#shape, #dt)),
@@ -166,22 +220,24 @@ pub fn module_tokens(
                 }
                 ParamCode::Resident(split) | ParamCode::Lazy(split) => {
                     let k = split.of_param[w];
-                    let o = lit(resident[k]);
+                    let o = lit(self.resident[k]);
                     (
                         tensor.clone(),
                         quote!(#tensor::new(PARAM_REGION.at(#o), &#shape, #dt)),
                         format!(
                             "weight `{}` at {} of the parameter region",
                             desc.params[w].name,
-                            bytes(resident[k], split.files[k].bytes())
+                            bytes(self.resident[k], split.files[k].bytes())
                         ),
                     )
                 }
-                ParamCode::Streamed(_) => continue,
+                ParamCode::Streamed(_) => return Ok(None),
             },
             TensorPlace::Storage { .. } | TensorPlace::View(_) => {
-                let off =
-                    plan.offset_of(prog, t).ok_or_else(|| Error::invalid(format!("tensor {t} has no arena place")))?;
+                let off = self
+                    .plan
+                    .offset_of(prog, t)
+                    .ok_or_else(|| Error::invalid(format!("tensor {t} has no arena place")))?;
                 let o = lit(off);
                 (
                     tensor.clone(),
@@ -189,80 +245,109 @@ pub fn module_tokens(
                     format!("at arena {}", bytes(off, x.bytes)),
                 )
             }
-        };
-        let doc = format!(" {what}, {place}.");
-        tables.push(quote! {
-            #[doc = #doc]
-            static #name: #ty = #init;
-        });
+        }))
     }
 
-    // Streamed weights: a descriptor per (tensor, staging offset).
-    let region_id = region_static(cg.params.placement());
-    let mut staged: BTreeMap<(TensorId, u64), Ident> = BTreeMap::new();
-    if let ParamCode::Streamed(split) = cg.params {
+    /// Where call `k` stages the weights of file `file` (streamed).
+    fn staged_at(&self, k: usize, file: usize) -> u64 {
+        self.stage.0[k].iter().find(|(f, _)| *f == file).map(|x| x.1).expect("staged")
+    }
+
+    /// Streamed weights: a descriptor per (tensor, staging offset).
+    fn staged_tensors(&mut self) {
+        let ParamCode::Streamed(split) = self.cg.params else { return };
+        let (prog, tensor) = (self.prog, tensor_path());
+        let region_id = region_static(self.cg.params.placement());
         for (k, c) in prog.calls.iter().enumerate() {
             for a in &c.args {
                 let RelaxArg::Tensor(t) = *a else { continue };
                 let TensorPlace::Weight(w) = prog.tensors[prog.root(t)].place else { continue };
-                let file = split.of_param[w];
-                let off = stage.0[k].iter().find(|(f, _)| *f == file).map(|x| x.1).expect("staged");
-                if staged.contains_key(&(t, off)) {
+                let off = self.staged_at(k, split.of_param[w]);
+                if self.staged.contains_key(&(t, off)) {
                     continue;
                 }
                 let x = &prog.tensors[t];
-                let (dt, shape) = (&dtypes[&x.dtype], &shapes[&shapes_u64[t]]);
+                let (dt, shape) = (&self.dtypes[&x.dtype], &self.shapes[&self.shapes_u64[t]]);
                 let name = ident(&format!("T{t}_STAGED_{off}"));
                 let o = lit(off);
                 let doc = format!(
                     " Tensor {t} (weight `{}`), at {} of the staging buffer.",
-                    desc.params[w].name,
+                    self.desc.params[w].name,
                     bytes(off, x.bytes)
                 );
-                tables.push(quote! {
+                self.tables.push(quote! {
                     #[doc = #doc]
                     static #name: #tensor = #tensor::new(#region_id.at(#o), &#shape, #dt);
                 });
-                staged.insert((t, off), name);
+                self.staged.insert((t, off), name);
             }
         }
     }
 
-    // The kernels and the calls.
-    let mut kernel_ids: BTreeMap<&str, Ident> = BTreeMap::new();
-    let mut decls = Vec::new();
-    for k in prog.kernels() {
-        let id = ident(&format!("k_{}", names::sanitize(k)));
-        let link = format!("{}__tvm_ffi_{k}", cg.symbol_prefix);
-        decls.push(quote! {
-            #[link_name = #link]
-            pub unsafe fn #id(
-                handle: *mut ::core::ffi::c_void,
-                args: *const ::mlf_runtime::tvm::ffi::TVMFFIAny,
-                num_args: i32,
-                result: *mut ::mlf_runtime::tvm::ffi::TVMFFIAny,
-            ) -> i32;
-        });
-        kernel_ids.insert(k, id);
+    /// The declarations of the kernels, and the identifier of each.
+    fn kernels(&self) -> (Vec<TokenStream>, BTreeMap<&'a str, Ident>) {
+        let mut kernel_ids = BTreeMap::new();
+        let mut decls = Vec::new();
+        for k in self.prog.kernels() {
+            let id = ident(&format!("k_{}", names::sanitize(k)));
+            let link = format!("{}__tvm_ffi_{k}", self.cg.symbol_prefix);
+            decls.push(quote! {
+                #[link_name = #link]
+                pub unsafe fn #id(
+                    handle: *mut ::core::ffi::c_void,
+                    args: *const ::mlf_runtime::tvm::ffi::TVMFFIAny,
+                    num_args: i32,
+                    result: *mut ::mlf_runtime::tvm::ffi::TVMFFIAny,
+                ) -> i32;
+            });
+            kernel_ids.insert(k, id);
+        }
+        (decls, kernel_ids)
     }
-    let mut refs = Vec::new();
-    for (k, c) in prog.calls.iter().enumerate() {
-        let f = &kernel_ids[c.kernel.as_str()];
-        let args = c.args.iter().map(|a| match *a {
-            RelaxArg::Int(v) => quote!(::mlf_runtime::tvm::ffi::TVMFFIAny::int(#v)),
-            RelaxArg::Tensor(t) => match (&prog.tensors[prog.root(t)].place, cg.params) {
-                (TensorPlace::Weight(w), ParamCode::Streamed(split)) => {
-                    let off = stage.0[k].iter().find(|(f, _)| *f == split.of_param[*w]).map(|x| x.1).expect("staged");
-                    let n = &staged[&(t, off)];
-                    quote!(#n.any())
+
+    /// The parameter files call `k` reads and where they go (streamed: the staging buffer;
+    /// lazy: their places in the parameter region; otherwise none).
+    fn stages(&self, k: usize, c: &RelaxCall) -> Vec<(usize, u64)> {
+        match self.cg.params {
+            ParamCode::Streamed(_) => self.stage.0[k].clone(),
+            ParamCode::Lazy(split) => {
+                let mut v: Vec<(usize, u64)> = Vec::new();
+                for a in &c.args {
+                    if let RelaxArg::Tensor(t) = a {
+                        if let TensorPlace::Weight(w) = self.prog.tensors[self.prog.root(*t)].place {
+                            let file = split.of_param[w];
+                            if !v.iter().any(|x| x.0 == file) {
+                                v.push((file, self.resident[file]));
+                            }
+                        }
+                    }
                 }
-                _ => {
-                    let n = name_of(t);
-                    quote!(#n.any())
-                }
-            },
-        });
-        let (scratch_doc, scratch) = match plan.scratch.get(k).copied().flatten() {
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Call `k`'s arguments, packed-signature wrapper and `Call` static; returns the static.
+    fn call(&mut self, k: usize, c: &RelaxCall, f: &Ident) -> Ident {
+        let args: Vec<TokenStream> = c
+            .args
+            .iter()
+            .map(|a| match *a {
+                RelaxArg::Int(v) => quote!(::mlf_runtime::tvm::ffi::TVMFFIAny::int(#v)),
+                RelaxArg::Tensor(t) => match (&self.prog.tensors[self.prog.root(t)].place, self.cg.params) {
+                    (TensorPlace::Weight(w), ParamCode::Streamed(split)) => {
+                        let n = &self.staged[&(t, self.staged_at(k, split.of_param[*w]))];
+                        quote!(#n.any())
+                    }
+                    _ => {
+                        let n = ident(&format!("T{t}"));
+                        quote!(#n.any())
+                    }
+                },
+            })
+            .collect();
+        let (scratch_doc, scratch) = match self.plan.scratch.get(k).copied().flatten() {
             None => ("no scratch memory".to_string(), quote!(::mlf_runtime::tvm::Scratch::NONE)),
             Some((off, len)) => {
                 let (o, l) = (usize_lit(off as usize), usize_lit(len as usize));
@@ -272,24 +357,7 @@ pub fn module_tokens(
                 )
             }
         };
-        let stages: Vec<(usize, u64)> = match cg.params {
-            ParamCode::Streamed(_) => stage.0[k].clone(),
-            ParamCode::Lazy(split) => {
-                let mut v: Vec<(usize, u64)> = Vec::new();
-                for a in &c.args {
-                    if let RelaxArg::Tensor(t) = a {
-                        if let TensorPlace::Weight(w) = prog.tensors[prog.root(*t)].place {
-                            let file = split.of_param[w];
-                            if !v.iter().any(|x| x.0 == file) {
-                                v.push((file, resident[file]));
-                            }
-                        }
-                    }
-                }
-                v
-            }
-            _ => Vec::new(),
-        };
+        let stages = self.stages(k, c);
         let staging = if stages.is_empty() {
             quote!()
         } else {
@@ -302,13 +370,12 @@ pub fn module_tokens(
         let name = &c.kernel;
         let doc =
             format!(" Call {k} (instruction {}): `{name}` with {} arguments, {scratch_doc}.", c.instr, c.args.len());
-        let id = ident(&format!("CALL_{k}"));
-        let args_id = ident(&format!("ARGS_{k}"));
-        let wrapper = ident(&format!("call_{k}"));
+        let (id, args_id, wrapper) =
+            (ident(&format!("CALL_{k}")), ident(&format!("ARGS_{k}")), ident(&format!("call_{k}")));
         let n_args = usize_lit(c.args.len());
         let args_doc = format!(" The `TVMFFIAny` arguments of call {k}.");
         let wrapper_doc = format!(" Call {k} in the packed signature the runtime calls: `{name}` with [`{args_id}`].");
-        tables.push(quote! {
+        self.tables.push(quote! {
             #[doc = #args_doc]
             static #args_id: ::mlf_runtime::tvm::FfiArgs<#n_args> = ::mlf_runtime::tvm::FfiArgs([#(#args),*]);
             #[doc = #wrapper_doc]
@@ -328,10 +395,43 @@ pub fn module_tokens(
             #[doc = #doc]
             static #id: ::mlf_runtime::tvm::Call = ::mlf_runtime::tvm::Call::new(#name, #wrapper, &[], #scratch)#staging;
         });
-        refs.push(quote!(&#id));
+        id
     }
+}
+
+/// Generates the module items, and the bytes of RAM its external parameters take.
+pub fn module_tokens(
+    desc: &ModelDesc,
+    exec: &RelaxExec,
+    plan: &RelaxPlan,
+    cg: &RelaxCodegen<'_>,
+) -> Result<(TokenStream, u64)> {
+    if !desc.blockers.is_empty() {
+        return Err(Error::unsupported(desc.blockers.join("; ")));
+    }
+    let prog = &exec.program;
+    let align = desc.plan_align();
+    let output_offsets = prog
+        .outputs
+        .iter()
+        .map(|&o| plan.offset_of(prog, o).ok_or_else(|| Error::unsupported("an output that is an input or a weight")))
+        .collect::<Result<Vec<u64>>>()?;
+    let mut g = Gen::new(desc, prog, plan, cg);
+    g.weights(exec)?;
+    g.tensors()?;
+    g.staged_tensors();
+    let (decls, kernel_ids) = g.kernels();
+    let refs: Vec<TokenStream> = prog
+        .calls
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let id = g.call(k, c, &kernel_ids[c.kernel.as_str()]);
+            quote!(&#id)
+        })
+        .collect();
     let n = usize_lit(refs.len());
-    tables.push(quote! {
+    g.tables.push(quote! {
         /// The kernel calls, in program order.
         #[doc(hidden)]
         pub static CALLS: [&::mlf_runtime::tvm::Call; #n] = [#(#refs),*];
@@ -348,7 +448,7 @@ pub fn module_tokens(
         _ => (quote!(r.calls(&CALLS)?;), ""),
     };
     let note = comment(format!("Every kernel, in program order, each with its scratch window{what}."));
-    let api = tvm::param_api(cg.params.placement(), align, (region, None), &resident, quote!());
+    let api = tvm::param_api(cg.params.placement(), align, (g.region, None), &g.resident, quote!());
     let tvm_storage = lit(plan.tvm_storage);
     let model_doc = format!(
         " The Relax program `{}` of this export ({} kernel calls, executable version {}). Static RAM: \
@@ -361,6 +461,7 @@ pub fn module_tokens(
         plan.bound,
         plan.tvm_storage
     );
+    let (on_take, before) = (&g.on_take, &g.before);
     let tokens = tvm::module(TvmModule {
         desc,
         arena: plan.arena,
@@ -372,7 +473,7 @@ pub fn module_tokens(
             pub const TVM_PLAN_BYTES: usize = #tvm_storage;
         }]
         .into_iter()
-        .chain(tvm::stack_consts(cg.stack))
+        .chain(super::stack::stack_consts(cg.stack))
         .collect(),
         output_offsets,
         decls: vec![quote! {
@@ -384,8 +485,8 @@ pub fn module_tokens(
                 }
             }
         }],
-        statics,
-        tables,
+        statics: g.statics.clone(),
+        tables: g.tables.clone(),
         params: api,
         state: Vec::<Field>::new(),
         model_doc,
@@ -397,5 +498,5 @@ pub fn module_tokens(
         high_water_doc: "Highest arena offset the kernels' workspace reached in the last run (≤ [`ARENA_BYTES`]).",
         shared: skeleton::Shared::new(cg.shared_arena, false)?,
     })?;
-    Ok((tokens, region))
+    Ok((tokens, g.region))
 }

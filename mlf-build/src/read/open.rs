@@ -43,7 +43,27 @@ fn relax_export(path: &Path, detected: detect::Detected) -> Result<ModelDesc> {
             return Ok(desc);
         }
     }
-    Err(blob::refusal(path, &detected))
+    Err(export_refusal(path, &detected))
+}
+
+/// The refusal `mlf_build::open` gives for a TVM export: names the ABI generation (tvm-ffi code,
+/// TVM ≥ 0.21, can never be built) and what to export instead.
+fn export_refusal(path: &Path, detected: &detect::Detected) -> Error {
+    let scan = blob::source::scan_detected(path, detected);
+    if let Some(Ok(Some(payload))) = scan.as_ref().ok().map(relax::payload_of) {
+        return relax::refusal(&payload).in_file(path);
+    }
+    let abi = scan.map(|s| s.abi.generation).unwrap_or(blob::abi::Generation::Unknown);
+    let msg = match abi {
+        blob::abi::Generation::TvmFfi => format!(
+            "this TVM export was {}; use `cargo mlf inspect` to see what it holds",
+            blob::abi::TVM_FFI_REFUSAL
+        ),
+        _ => "this is a TVM module export (export_library), not a model mlf can build: export a Model Library Format archive \
+              (tvm.micro.export_model_library_format, TVM ≤ 0.18) instead; use `cargo mlf inspect` to see what it holds"
+            .to_string(),
+    };
+    Error::unsupported(msg).in_file(path)
 }
 
 /// For a folder without `metadata.json` that holds model files (`model.tar`…): the error naming

@@ -294,7 +294,7 @@ pub fn module_tokens(
             },
         ]
         .into_iter()
-        .chain(tvm::stack_consts(stack))
+        .chain(crate::codegen::stack::stack_consts(stack))
         .collect(),
         output_offsets: plan.outputs.clone(),
         decls: [e.decls.clone()].into_iter().chain(arrays.decls).collect(),

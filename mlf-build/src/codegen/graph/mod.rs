@@ -102,7 +102,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
             pub const TVM_PLAN_BYTES: usize = #tvm_total;
         }]
         .into_iter()
-        .chain(tvm::stack_consts(cg.stack))
+        .chain(crate::codegen::stack::stack_consts(cg.stack))
         .collect(),
         output_offsets: plan.outputs.iter().map(|o| o.offset).collect(),
         decls: kernels.items().into_iter().chain(arrays.decls).collect(),

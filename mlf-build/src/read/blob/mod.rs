@@ -26,10 +26,7 @@ pub mod payload;
 pub mod source;
 pub mod tree;
 
-use std::path::Path;
-
-use crate::error::{Error, Result};
-use crate::read::detect::Detected;
+use crate::error::Result;
 use crate::support::bytes::Bytes;
 
 pub use layout::{
@@ -43,26 +40,6 @@ pub use tree::{Blob, ImportTree, Module};
 pub fn parse(data: &Bytes, layout: Layout) -> Result<Blob> {
     let bytes = blob_extent(data)?;
     if layout.is_legacy_framing() { legacy::parse(&bytes, layout) } else { ffi::parse(&bytes) }
-}
-
-/// The refusal `mlf_build::open` gives for a TVM export: names the ABI generation (tvm-ffi code,
-/// TVM ≥ 0.21, can never be built) and what to export instead.
-pub fn refusal(path: &Path, detected: &Detected) -> Error {
-    let scan = source::scan_detected(path, detected);
-    if let Some(Ok(Some(payload))) = scan.as_ref().ok().map(crate::read::relax::payload_of) {
-        return crate::read::relax::refusal(&payload).in_file(path);
-    }
-    let abi = scan.map(|s| s.abi.generation).unwrap_or(abi::Generation::Unknown);
-    let msg = match abi {
-        abi::Generation::TvmFfi => format!(
-            "this TVM export was {}; use `cargo mlf inspect` to see what it holds",
-            abi::TVM_FFI_REFUSAL
-        ),
-        _ => "this is a TVM module export (export_library), not a model mlf can build: export a Model Library Format archive \
-              (tvm.micro.export_model_library_format, TVM ≤ 0.18) instead; use `cargo mlf inspect` to see what it holds"
-            .to_string(),
-    };
-    Error::unsupported(msg).in_file(path)
 }
 
 #[cfg(test)]

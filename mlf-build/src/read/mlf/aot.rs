@@ -5,7 +5,7 @@ use crate::error::{Context, Error, Result};
 use crate::model::*;
 use crate::read::archive::Archive;
 use crate::read::header::InterfaceHeader;
-use crate::read::metadata::ModuleMeta;
+use crate::read::metadata::{MainMemory, ModuleMeta};
 use crate::read::params::ParamTensor;
 use crate::read::relay::RelayMain;
 use crate::support::names;
@@ -78,28 +78,11 @@ pub(super) fn read_aot(
         super::crosscheck::aot_against_header(&desc.inputs, &desc.outputs, h, &header_name, &cm)?;
     }
 
-    // --- Workspace for non-USMP builds ---------------------------------------------------
-    let (workspace_bytes, workspace_source) = if usmp.is_some() {
-        (0, "none: USMP pools are inside the C".to_string())
-    } else if let Some(ws) = header.as_ref().and_then(|h| h.workspace_size) {
-        (
-            ws.max(main_meta.workspace_size_bytes),
-            format!("{header_name} TVMGEN_{}_WORKSPACE_SIZE", cm.to_ascii_uppercase()),
-        )
-    } else {
-        (main_meta.workspace_size_bytes, "metadata.json workspace_size_bytes".to_string())
-    };
+    let (workspace_bytes, workspace_source) =
+        workspace(usmp.is_some(), header.as_ref().and_then(|h| h.workspace_size), &header_name, &cm, &main_meta);
     // Live allocations at once: the main's own allocations plus the deepest kernel.
     let main_allocs = main.as_ref().map(|(_, f)| f.workspace_allocs.len() as u64).unwrap_or(0);
-    let kernel_allocs = desc
-        .code
-        .sources
-        .iter()
-        .flat_map(|s| s.scan.functions.iter())
-        .filter(|f| f.defined && !main_syms.contains(&f.name))
-        .map(|f| f.workspace_allocs.len() as u64)
-        .max()
-        .unwrap_or(0);
+    let kernel_allocs = deepest_kernel_allocations(desc, &main_syms);
     let external_pools = external_pools(header.as_ref(), &header_name, &cm)?;
     desc.executor = Executor::Aot(AotExec {
         call,
@@ -113,6 +96,33 @@ pub(super) fn read_aot(
         main_pools: Vec::new(),
     });
     Ok(())
+}
+
+/// The workspace of a non-USMP build, and where its size came from: the larger of the
+/// interface header's and metadata's figures.
+fn workspace(usmp: bool, in_header: Option<u64>, header_name: &str, cm: &str, main_meta: &MainMemory) -> (u64, String) {
+    if usmp {
+        (0, "none: USMP pools are inside the C".to_string())
+    } else if let Some(ws) = in_header {
+        (
+            ws.max(main_meta.workspace_size_bytes),
+            format!("{header_name} TVMGEN_{}_WORKSPACE_SIZE", cm.to_ascii_uppercase()),
+        )
+    } else {
+        (main_meta.workspace_size_bytes, "metadata.json workspace_size_bytes".to_string())
+    }
+}
+
+/// The most workspace allocations one kernel (a defined function other than the mains) makes.
+fn deepest_kernel_allocations(desc: &ModelDesc, main_syms: &[String]) -> u64 {
+    desc.code
+        .sources
+        .iter()
+        .flat_map(|s| s.scan.functions.iter())
+        .filter(|f| f.defined && !main_syms.contains(&f.name))
+        .map(|f| f.workspace_allocs.len() as u64)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The USMP pools inside the C ([`usmp_pools`]), recorded as a fact.

@@ -224,16 +224,9 @@ impl Walk<'_> {
         if !is_builtin(name) {
             return self.kernel(pc, dst, name, args);
         }
-        let need = |n: usize| {
-            if args.len() < n {
-                Err(Error::invalid(format!("{name} with {} arguments (needs {n})", args.len())))
-            } else {
-                Ok(())
-            }
-        };
         match name {
             "vm.builtin.check_tensor_info" => {
-                need(3)?;
+                need(name, args, 3)?;
                 let t = self.tensor(&args[0], name)?;
                 let ndim = Self::imm(&args[1], name)?;
                 let dtype = match args[2] {
@@ -246,92 +239,12 @@ impl Walk<'_> {
                     self.refresh_input(i);
                 }
             }
-            "vm.builtin.match_shape" => {
-                need(3)?;
-                let t = self.tensor(&args[0], name)?;
-                if args[1] != Arg::Register(VOID_REGISTER) {
-                    return Err(refuse("a shape check against a shape heap (symbolic shape)"));
-                }
-                let ndim =
-                    usize::try_from(Self::imm(&args[2], name)?).ok().filter(|&n| args.len() >= 3 + 2 * n).ok_or_else(
-                        || Error::invalid(format!("{name}: ndim does not match its {} arguments", args.len())),
-                    )?;
-                let mut shape = Vec::with_capacity(ndim);
-                for d in 0..ndim {
-                    let code = Self::imm(&args[3 + 2 * d], name)?;
-                    let v = Self::imm(&args[4 + 2 * d], name)?;
-                    if code != 0 {
-                        return Err(refuse(format!("dimension {d} is symbolic (match_shape code {code})")));
-                    }
-                    shape.push(v);
-                }
-                match self.p.tensors[t].place {
-                    TensorPlace::Input(i) => {
-                        self.checks[i].shape = Some(shape);
-                        self.refresh_input(i);
-                    }
-                    _ if self.p.tensors[t].shape != shape => {
-                        return Err(Error::invalid(format!(
-                            "shape check {shape:?} of a tensor of shape {:?}",
-                            self.p.tensors[t].shape
-                        )));
-                    }
-                    _ => {}
-                }
-            }
-            "vm.builtin.alloc_storage" => {
-                need(5)?;
-                if args[0] != Arg::Register(VM_REGISTER) {
-                    return Err(Error::invalid(format!("{name}: first argument is not the VM")));
-                }
-                let size = self.shape(&args[1], "the storage size")?;
-                let [bytes] = size[..] else {
-                    return Err(Error::invalid(format!("{name}: size {size:?} is not one number")));
-                };
-                let device = Self::imm(&args[2], name)?;
-                if device != 0 {
-                    return Err(refuse(format!("storage on device index {device} (only the CPU, 0, is static)")));
-                }
-                match self.constant(&args[4], "the storage scope")? {
-                    (_, Constant::Str(s)) if s == "global" => {}
-                    (_, Constant::Str(s)) => {
-                        return Err(refuse(format!(
-                            "storage in memory scope {} (only \"global\")",
-                            crate::error::shown(s)
-                        )));
-                    }
-                    (i, _) => return Err(Error::invalid(format!("{name}: scope c[{i}] is not a string"))),
-                }
-                self.p.storages.push(RelaxStorage { bytes: bytes as u64, instr: pc });
-                self.set(dst, Value::Storage(self.p.storages.len() - 1));
-            }
-            "vm.builtin.alloc_tensor" => {
-                need(4)?;
-                let storage = match args[0] {
-                    Arg::Register(r) => match self.regs.get(&r) {
-                        Some(Value::Storage(s)) => *s,
-                        _ => return Err(Error::invalid(format!("{name}: register %{r} is not a storage"))),
-                    },
-                    _ => return Err(Error::invalid(format!("{name}: storage is not a register"))),
-                };
-                let offset = Self::imm(&args[1], name)?;
-                let shape = self.shape(&args[2], "the tensor shape")?;
-                let dtype = self.dtype(&args[3], name)?;
-                let bytes = expected_bytes(&shape, dtype)
-                    .ok_or_else(|| Error::invalid(format!("{name}: shape {shape:?} overflows")))?;
-                let cap = self.p.storages[storage].bytes;
-                let fits = u64::try_from(offset).ok().and_then(|o| o.checked_add(bytes)).is_some_and(|e| e <= cap);
-                if !fits {
-                    return Err(Error::invalid(format!(
-                        "{name}: {bytes} bytes at offset {offset} do not fit storage of {cap} bytes"
-                    )));
-                }
-                let t = self.push(TensorPlace::Storage { storage, offset: offset as u64 }, dtype, shape);
-                self.set(dst, Value::Tensor(t));
-            }
+            "vm.builtin.match_shape" => self.match_shape(name, args)?,
+            "vm.builtin.alloc_storage" => self.alloc_storage(pc, dst, name, args)?,
+            "vm.builtin.alloc_tensor" => self.alloc_tensor(dst, name, args)?,
             "vm.builtin.null_value" => self.set(dst, Value::Dead),
             "vm.builtin.reshape" => {
-                need(2)?;
+                need(name, args, 2)?;
                 let of = self.tensor(&args[0], name)?;
                 let shape = self.shape(&args[1], "the reshape's shape")?;
                 let dtype = self.p.tensors[of].dtype;
@@ -360,6 +273,96 @@ impl Walk<'_> {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// `vm.builtin.match_shape`: an input's shape check (its shape), or a check of a tensor
+    /// whose shape is known.
+    fn match_shape(&mut self, name: &str, args: &[Arg]) -> Result<()> {
+        need(name, args, 3)?;
+        let t = self.tensor(&args[0], name)?;
+        if args[1] != Arg::Register(VOID_REGISTER) {
+            return Err(refuse("a shape check against a shape heap (symbolic shape)"));
+        }
+        let ndim = usize::try_from(Self::imm(&args[2], name)?)
+            .ok()
+            .filter(|&n| args.len() >= 3 + 2 * n)
+            .ok_or_else(|| Error::invalid(format!("{name}: ndim does not match its {} arguments", args.len())))?;
+        let mut shape = Vec::with_capacity(ndim);
+        for d in 0..ndim {
+            let code = Self::imm(&args[3 + 2 * d], name)?;
+            let v = Self::imm(&args[4 + 2 * d], name)?;
+            if code != 0 {
+                return Err(refuse(format!("dimension {d} is symbolic (match_shape code {code})")));
+            }
+            shape.push(v);
+        }
+        match self.p.tensors[t].place {
+            TensorPlace::Input(i) => {
+                self.checks[i].shape = Some(shape);
+                self.refresh_input(i);
+            }
+            _ if self.p.tensors[t].shape != shape => {
+                return Err(Error::invalid(format!(
+                    "shape check {shape:?} of a tensor of shape {:?}",
+                    self.p.tensors[t].shape
+                )));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `vm.builtin.alloc_storage`: a storage block of a constant size on the CPU, global scope.
+    fn alloc_storage(&mut self, pc: usize, dst: i64, name: &str, args: &[Arg]) -> Result<()> {
+        need(name, args, 5)?;
+        if args[0] != Arg::Register(VM_REGISTER) {
+            return Err(Error::invalid(format!("{name}: first argument is not the VM")));
+        }
+        let size = self.shape(&args[1], "the storage size")?;
+        let [bytes] = size[..] else {
+            return Err(Error::invalid(format!("{name}: size {size:?} is not one number")));
+        };
+        let device = Self::imm(&args[2], name)?;
+        if device != 0 {
+            return Err(refuse(format!("storage on device index {device} (only the CPU, 0, is static)")));
+        }
+        match self.constant(&args[4], "the storage scope")? {
+            (_, Constant::Str(s)) if s == "global" => {}
+            (_, Constant::Str(s)) => {
+                return Err(refuse(format!("storage in memory scope {} (only \"global\")", crate::error::shown(s))));
+            }
+            (i, _) => return Err(Error::invalid(format!("{name}: scope c[{i}] is not a string"))),
+        }
+        self.p.storages.push(RelaxStorage { bytes: bytes as u64, instr: pc });
+        self.set(dst, Value::Storage(self.p.storages.len() - 1));
+        Ok(())
+    }
+
+    /// `vm.builtin.alloc_tensor`: a tensor at a constant offset of a storage block.
+    fn alloc_tensor(&mut self, dst: i64, name: &str, args: &[Arg]) -> Result<()> {
+        need(name, args, 4)?;
+        let storage = match args[0] {
+            Arg::Register(r) => match self.regs.get(&r) {
+                Some(Value::Storage(s)) => *s,
+                _ => return Err(Error::invalid(format!("{name}: register %{r} is not a storage"))),
+            },
+            _ => return Err(Error::invalid(format!("{name}: storage is not a register"))),
+        };
+        let offset = Self::imm(&args[1], name)?;
+        let shape = self.shape(&args[2], "the tensor shape")?;
+        let dtype = self.dtype(&args[3], name)?;
+        let bytes = expected_bytes(&shape, dtype)
+            .ok_or_else(|| Error::invalid(format!("{name}: shape {shape:?} overflows")))?;
+        let cap = self.p.storages[storage].bytes;
+        let fits = u64::try_from(offset).ok().and_then(|o| o.checked_add(bytes)).is_some_and(|e| e <= cap);
+        if !fits {
+            return Err(Error::invalid(format!(
+                "{name}: {bytes} bytes at offset {offset} do not fit storage of {cap} bytes"
+            )));
+        }
+        let t = self.push(TensorPlace::Storage { storage, offset: offset as u64 }, dtype, shape);
+        self.set(dst, Value::Tensor(t));
         Ok(())
     }
 
@@ -417,6 +420,15 @@ impl Walk<'_> {
                 .ok_or_else(|| Error::invalid(format!("input {name:?}: shape {shape:?} overflows")))?;
             self.p.tensors[t] = RelaxTensor { place: TensorPlace::Input(i), dtype, shape, bytes };
         }
+        Ok(())
+    }
+}
+
+/// Refuses a builtin call with fewer than `n` arguments.
+fn need(name: &str, args: &[Arg], n: usize) -> Result<()> {
+    if args.len() < n {
+        Err(Error::invalid(format!("{name} with {} arguments (needs {n})", args.len())))
+    } else {
         Ok(())
     }
 }
