@@ -208,3 +208,24 @@ fn a_pointer_into_the_pool_passed_to_a_kernel_is_held_to_what_the_kernel_touches
     let e = open(&m).unwrap_err();
     assert!(e.contains("passes sid_2_let") && e.contains("expression"), "{e}");
 }
+
+/// A padding kernel reads before the pointer it is given only where its guard excludes it; with
+/// the guard weakened, the read before the pool's start is refused (real KWS int8 AOT USMP).
+#[test]
+fn a_kernel_reading_before_its_pool_is_refused_and_its_guard_is_read() {
+    let Some(root) = mlf_fixtures::fixtures_or_skip("a_kernel_reading_before_its_pool_is_refused") else { return };
+    let kws = tar_members(&root.join("mlf/kws-int8-aot-usmp/model.tar"));
+    let lib1 = "codegen/host/src/default_lib1.c";
+    open(&kws).expect("the guarded padding reads inside its input");
+    let mut m = kws.clone();
+    edit_member(&mut m, lib1, |t| replace_once(t, "((4 <= i0_i1_fused) && (i0_i1_fused < 53))", "(i0_i1_fused < 53)"));
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("bytes before the start of global_workspace") && e.contains("default_lib1.c"), "{e}");
+    // A disjunction guards nothing.
+    let mut m = kws;
+    edit_member(&mut m, lib1, |t| {
+        replace_once(t, "((4 <= i0_i1_fused) && (i0_i1_fused < 53))", "((4 <= i0_i1_fused) || (i0_i1_fused < 53))")
+    });
+    let e = open(&m).unwrap_err();
+    assert!(e.contains("bytes before the start of global_workspace"), "{e}");
+}

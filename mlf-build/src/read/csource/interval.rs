@@ -44,6 +44,8 @@ pub(super) enum Binding {
     Var(i64),
     /// A local standing for the expression in tokens `start..end`.
     Expr(usize, usize),
+    /// A name taking values in `lo..=hi` only (where a guard holds: [`guards`](super::guards)).
+    Between(i64, i64),
 }
 
 /// The exact range of `toks[start..end]` (the whole of it must be one expression), or `None`.
@@ -227,6 +229,13 @@ impl Eval<'_> {
                 Some(Range { lo: 0, hi, dense: true })
             }
             Binding::Expr(s, e) => self.whole(s, e),
+            Binding::Between(lo, hi) => {
+                if (!self.hull && self.used.iter().any(|u| u == name)) || lo > hi {
+                    return None;
+                }
+                self.used.push(name.to_string());
+                Some(Range { lo, hi, dense: true })
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 //! `#ifdef __cplusplus` regions) and reads top-level items by bracket structure, which is enough
 //! for the regular shape of TVM's output. It never fails: unreadable items are skipped.
 
+mod guards;
 mod interval;
 mod items;
 mod pool_access;

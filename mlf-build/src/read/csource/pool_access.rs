@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::guards::{Guard, guards};
 use super::interval::{Binding, hull};
 use super::pool_lets::pool_lets;
 use super::stores::{Names, canonical_for, elem_bytes};
@@ -38,7 +39,7 @@ pub fn pool_reach(text: &str, pools: &[&str]) -> PoolReach {
         lets.insert(l.local.clone(), follow.then(|| (l.pool.clone(), l.offset)));
     }
     let scope = Scope::of(&toks, &names);
-    let lookup = |n: &str| scope.lookup(n);
+    let mut guarded = Guarded::new(&toks);
     let mut out = PoolReach::default();
     for (pool, offset) in lets.values().flatten() {
         let r = out.reach.entry(pool.clone()).or_default();
@@ -73,6 +74,8 @@ pub fn pool_reach(text: &str, pools: &[&str]) -> PoolReach {
             }
             continue;
         };
+        guarded.at(open);
+        let lookup = |n: &str| guarded.lookup(&scope, n);
         let range = elem.and_then(|e| Some((hull(&toks, open + 1, close.checked_sub(1)?, &lookup)?, e)));
         let end = range.and_then(|(r, e)| {
             let count = u64::try_from(r.hi).ok()?.checked_add(1)?;
@@ -136,6 +139,55 @@ impl Scope {
     }
 }
 
+/// The guards ([`guards`]) that hold at a place, for places visited in order.
+struct Guarded {
+    all: Vec<Guard>,
+    next: usize,
+    active: Vec<usize>,
+}
+
+/// Most guards followed at once (more, deeper ones are left out: a weaker bound, never a wrong one).
+const MAX_ACTIVE_GUARDS: usize = 256;
+
+impl Guarded {
+    fn new(toks: &[Tok]) -> Guarded {
+        Guarded { all: guards(toks), next: 0, active: Vec::new() }
+    }
+
+    /// Moves to token `at` (never before the last place).
+    fn at(&mut self, at: usize) {
+        while self.next < self.all.len() && self.all[self.next].start <= at {
+            if self.active.len() < MAX_ACTIVE_GUARDS {
+                self.active.push(self.next);
+            }
+            self.next += 1;
+        }
+        let all = &self.all;
+        self.active.retain(|&g| all[g].end > at);
+    }
+
+    /// What `n` stands for here: its binding in `scope`, narrowed by the guards that hold.
+    fn lookup(&self, scope: &Scope, n: &str) -> Option<Binding> {
+        let base = scope.lookup(n)?;
+        let (mut lo, mut hi) = (None::<i64>, None::<i64>);
+        for g in self.active.iter().map(|&g| &self.all[g]).filter(|g| g.name == n) {
+            if let Some(l) = g.lo {
+                lo = Some(lo.map_or(l, |x| x.max(l)));
+            }
+            if let Some(h) = g.hi {
+                hi = Some(hi.map_or(h, |x| x.min(h)));
+            }
+        }
+        Some(match (base, lo, hi) {
+            (b, None, None) => b,
+            (Binding::Var(top), lo, hi) => Binding::Between(lo.unwrap_or(0).max(0), hi.unwrap_or(top).min(top)),
+            (Binding::Between(a, b), lo, hi) => Binding::Between(lo.unwrap_or(a).max(a), hi.unwrap_or(b).min(b)),
+            (Binding::Expr(..), Some(lo), Some(hi)) => Binding::Between(lo, hi),
+            (b, _, _) => b,
+        })
+    }
+}
+
 /// How far the function definition `text` reaches through its pointer parameter `param` (whose
 /// element has `declared` bytes, `None` for `void*`): the lowest byte (negative: before the
 /// pointer, as padding kernels index under a guard) and the end of the furthest access, every
@@ -147,7 +199,7 @@ pub fn param_reach(text: &str, param: &str, declared: Option<u64>) -> Option<(i6
     let body = toks.iter().position(|t| *t == Tok::Punct('{'))?;
     let names = Names::count(&toks);
     let scope = Scope::of(&toks, &names);
-    let lookup = |n: &str| scope.lookup(n);
+    let mut guarded = Guarded::new(&toks);
     let (mut low, mut reach) = (0i64, 0u64);
     for i in body..toks.len() {
         if toks[i] != Tok::Ident(param.to_string()) {
@@ -160,6 +212,8 @@ pub fn param_reach(text: &str, param: &str, declared: Option<u64>) -> Option<(i6
             (elem_bytes(ty?.0), i + 2)
         };
         let close = skip_group(&toks, open);
+        guarded.at(open);
+        let lookup = |n: &str| guarded.lookup(&scope, n);
         let r = hull(&toks, open + 1, close.checked_sub(1)?, &lookup)?;
         let elem = elem?;
         low = low.min(r.lo.checked_mul(i64::try_from(elem).ok()?)?);

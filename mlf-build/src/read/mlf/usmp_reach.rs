@@ -145,11 +145,19 @@ fn passed_on(desc: &ModelDesc, f: &CFunction, body: &str, pools: &[&str]) -> Res
                 t.get(item.range.clone())
             });
             let declared = elem_bytes(param.ty.trim_end_matches(|c: char| c == '*' || c.is_whitespace()).trim());
-            // The lowest byte is not held to the pool's start: padding kernels index before
-            // their input under a guard (`(1 <= i) ? p0[i - 41] : 0`) the evaluator does not read.
-            let Some((_, bytes)) = text.and_then(|t| param_reach(t, &param.name, declared)) else {
+            // Padding kernels index before their input only where a guard excludes it
+            // (`(1 <= i) ? p0[i - 41] : 0`): the evaluator reads the guard.
+            let Some((low, bytes)) = text.and_then(|t| param_reach(t, &param.name, declared)) else {
                 return refuse(&format!("whose accesses through {} mlf cannot bound", param.name));
             };
+            let start = i64::try_from(*offset).ok().and_then(|o| o.checked_add(low));
+            if start.is_none_or(|start| start < 0) {
+                let before = start.map_or(low.unsigned_abs(), i64::unsigned_abs);
+                return refuse(&format!(
+                    "which reads {before} bytes before the start of {pool} through {}",
+                    param.name
+                ));
+            }
             out.push((pool.clone(), offset.saturating_add(bytes)));
         }
     }
