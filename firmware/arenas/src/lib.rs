@@ -70,3 +70,24 @@ pub fn record_arena(report: &mut device_support::Report, total: usize, parts: &'
         report.measured(name, *bytes as u64);
     }
 }
+
+/// The program of `two-models` and `psram` (after the models' module file is included):
+/// ResNet-8 (graph executor) and KWS (AOT) taking turns twice on the shared arena, every
+/// reference case of each exact, then the stated stack and the arena's parts.
+#[macro_export]
+macro_rules! resnet_and_kws_program {
+    () => {
+        #[device_support::entry]
+        fn main() -> ! {
+            let mut report = device_support::Report::start("arenas");
+            let Some(mut arena) = $crate::arena!() else { report.fail("take-arena", None) };
+            for _turn in 0..2 {
+                $crate::run_cases!(report, arena, resnet, RESNET_CASES, RESNET_TOLERANCE, [i8; 3072], input_1_int8 -> identity_int8, exact = true);
+                $crate::run_cases!(report, arena, kws, KWS_CASES, KWS_TOLERANCE, [i8; 490], input_1 -> identity, exact = true);
+            }
+            report.stated_stack(resnet::STACK_BYTES.max(kws::STACK_BYTES));
+            $crate::record_arena(&mut report, ARENA_TOTAL, ARENA_PARTS);
+            report.finish()
+        }
+    };
+}

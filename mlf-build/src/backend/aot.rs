@@ -82,10 +82,6 @@ impl Backend for AotBackend<'_> {
         "aot"
     }
 
-    fn check_build_step(&self) -> Result<()> {
-        Ok(())
-    }
-
     fn required_functions(&self) -> &[String] {
         &[]
     }

@@ -19,14 +19,19 @@ pub trait Backend {
 
     /// Whether the build step builds this model (compiles C, writes a module into `OUT_DIR`);
     /// an error that says why not and what to do instead otherwise (then `include_model!`
-    /// generates the module itself).
-    fn check_build_step(&self) -> Result<()>;
+    /// generates the module itself). Built by default.
+    fn check_build_step(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// C functions the model calls that its C or objects must define (checked when linking).
     fn required_functions(&self) -> &[String];
 
-    /// Why the model's parameters cannot live outside the program image, if they cannot.
-    fn external_refusal(&self) -> Option<String>;
+    /// Why the model's parameters cannot live outside the program image, if they cannot (by
+    /// default they can).
+    fn external_refusal(&self) -> Option<String> {
+        None
+    }
 
     /// The parameter files of external parameters and, when taking them out changes the code
     /// (an AOT constant pool, constant arrays, TVM 0.8 linked parameters), the model whose code

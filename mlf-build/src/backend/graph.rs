@@ -77,16 +77,8 @@ impl Backend for GraphBackend<'_> {
         "graph"
     }
 
-    fn check_build_step(&self) -> Result<()> {
-        Ok(())
-    }
-
     fn required_functions(&self) -> &[String] {
         &self.exec.functions
-    }
-
-    fn external_refusal(&self) -> Option<String> {
-        None
     }
 
     fn split_params(&self, toolchain: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {

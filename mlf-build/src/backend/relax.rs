@@ -95,16 +95,8 @@ impl Backend for RelaxBackend<'_> {
         "relax"
     }
 
-    fn check_build_step(&self) -> Result<()> {
-        Ok(())
-    }
-
     fn required_functions(&self) -> &[String] {
         &self.exec.functions
-    }
-
-    fn external_refusal(&self) -> Option<String> {
-        None
     }
 
     fn split_params(&self, _: &dyn Toolchain) -> Result<(Option<ModelDesc>, Split)> {
