@@ -115,6 +115,7 @@ pub const PROGRAMS: &[Program] = &[
         shared(program("arenas-two-apart", "the same, arenas of their own", "arenas-apart", "two-models")),
     ),
     shared(program("arenas-psram", "ResNet-8 + KWS AOT, shared arena in PSRAM", "arenas", "psram")),
+    shared(program("arena-section", "KWS graph, its own arena in PSRAM (arena_section)", "arenas", "arena-section")),
     shared(program("arenas-three", "ResNet-8 + KWS AOT + iris kmodel, one arena", "arenas", "three-models")),
     vs(
         "arenas-three",

@@ -184,6 +184,23 @@ fn a_shared_arena_in_the_second_ram_region() {
     eprintln!("arenas-psram: arena {arena} bytes at {:#x} (.psram), {in_main_ram} bytes in RAM", symbol.address);
 }
 
+/// Issue 28: one model's own arena placed in the second RAM region by its build step
+/// (`.arena_section(".psram")`, `include_model!(…, arena_section = ".psram")`): the linked ELF
+/// has the module's `ARENA` in `.psram` in the MPS2's PSRAM, the main RAM keeps only the rest,
+/// and the model still reproduces its vectors bit for bit.
+#[test]
+fn a_model_arena_in_the_second_ram_region() {
+    let Some(o) = check("arena_section_in_second_ram_region", "arena-section") else { return };
+    all_bit_exact(&o);
+    let arena = summary(&o).number("arena_bytes").unwrap();
+    let symbol = o.memory.static_named(&["9kws_graph", "5ARENA"]).expect("the model's arena static");
+    assert_eq!((symbol.section.as_str(), symbol.bytes), (".psram", arena), "{symbol:?}");
+    assert!((0x2100_0000..0x2200_0000).contains(&symbol.address), "not in PSRAM: {symbol:?}");
+    let in_main_ram: u64 = o.memory.sections.iter().filter(|s| s.in_ram && s.name != ".psram").map(|s| s.bytes).sum();
+    assert!(in_main_ram < 8192, "the main RAM holds {in_main_ram} bytes: {:?}", o.memory.sections);
+    eprintln!("arena-section: arena {arena} bytes at {:#x} (.psram), {in_main_ram} bytes in RAM", symbol.address);
+}
+
 #[test]
 fn digits_on_cortex_m0_without_atomics_or_fpu() {
     let Some(o) = check("digits_on_cortex_m0", "digits-m0") else { return };

@@ -4,7 +4,9 @@
 //! declaration into `OUT_DIR/<program>.rs`: `two.rs` (ResNet-8 and KWS) and `three.rs` (and the
 //! iris kmodel, which needs no build step). An absent fixture makes the programs fail to
 //! compile, naming it. `psram.rs` is `two.rs` with the shared arena in the link section
-//! `.psram`, which the device's `memory.x` places in its second RAM region.
+//! `.psram`, which the device's `memory.x` places in its second RAM region. `kws-psram.rs`: KWS
+//! (graph executor) alone, on an arena of its own that build.rs places in `.psram`
+//! (`.arena_section(".psram")`; not built with `apart`).
 
 /// (fixture folder, model file, module name, built by this script).
 const MODELS: [(&str, &str, &str, bool); 3] = [
@@ -15,6 +17,9 @@ const MODELS: [(&str, &str, &str, bool); 3] = [
 
 fn main() {
     let apart = std::env::var_os("CARGO_FEATURE_APART").is_some();
+    if !apart {
+        arena_in_a_section();
+    }
     let mut models = Vec::new();
     for (rel, file, name, build) in MODELS {
         match device_vectors::fixture(rel) {
@@ -50,6 +55,22 @@ fn main() {
     device_vectors::write_all("three.rs", programs(3), &arena(apart, &["resnet", "kws", "iris"], ""));
     // The two TVM models' shared arena in the second RAM region (the section `.psram`).
     device_vectors::write_all("psram.rs", programs(2), &arena(apart, &["resnet", "kws"], " in \".psram\""));
+}
+
+/// KWS (graph executor) on an arena of its own, the arena in the link section `.psram`:
+/// `kws-psram.rs` (its `include_model!` says the section too, which the macro checks).
+fn arena_in_a_section() {
+    let out = "kws-psram.rs";
+    match device_vectors::fixture("mlf/kws-int8-graph") {
+        Ok(dir) => {
+            let model = dir.join("model.tar").canonicalize().expect("model.tar");
+            let m = mlf_build::Model::open(&model).name("kws_graph").arena_section(".psram");
+            m.compile().unwrap_or_else(|e| panic!("{e}"));
+            let p = device_vectors::Program::new(&model, "kws_graph").option("arena_section", ".psram");
+            p.cases(&dir, usize::MAX).write(out);
+        }
+        Err(why) => device_vectors::missing(out, &why),
+    }
 }
 
 /// The arena the models are on: `shared_arena!(models: …)`, or nothing (arenas of their own);

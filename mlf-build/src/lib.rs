@@ -117,9 +117,9 @@ pub fn open_with(path: impl AsRef<std::path::Path>, opts: &ReadOptions) -> Resul
 #[doc(hidden)]
 pub mod __private {
     // include_model!: recognising a file, finding what the build step wrote, kmodel modules.
-    pub use crate::build::include::{kmodel_module, kmodel_module_on};
+    pub use crate::build::include::{kmodel_module, kmodel_module_in, kmodel_module_on};
     pub use crate::build::layout::{
-        FileStamp, Layout, Located, NotLocated, Stamp, built_shared_arena, fingerprint, locate,
+        FileStamp, Layout, Located, NotLocated, Stamp, built_sections, built_shared_arena, fingerprint, locate,
     };
     pub use crate::read::sniff::{FileKind, sniff};
 
@@ -149,7 +149,7 @@ pub mod __private {
     pub use crate::plan::stack::StackFigure;
     pub use crate::support::dtype::DTypeCode;
     pub use crate::support::files;
-    pub use crate::support::{bytes, names, size};
+    pub use crate::support::{bytes, names, section, size};
     /// Pack signing keys (`cargo mlf keygen`).
     #[cfg(feature = "cli")]
     pub use mlf_pack::sign as pack_sign;
@@ -175,7 +175,7 @@ pub mod __private {
 
     /// Generated code, for the macro and tests.
     pub mod codegen {
-        pub use crate::codegen::{IncludePath, graph, kmodel, render, tvm::ParamCode};
+        pub use crate::codegen::{IncludePath, graph, kmodel, render, section::Sections, tvm::ParamCode};
     }
 
     /// Writers of TVM formats, for tests and fuzzing.

@@ -181,3 +181,91 @@ fn aot_module_profiled() {
     let digits = mlf_fixtures::digits_tar();
     assert_eq!(built_with_profile(&digits, true).0, built_with_profile(&digits, false).0);
 }
+
+/// The module `build.rs` generates for `model` in `placement` with its arena and parameters in
+/// the link sections `.dtcm` and `.psram_ro`, and the parameter assembly it compiles.
+fn generated_in_sections(model: &Path, placement: Placement) -> (String, Option<String>) {
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().canonicalize().unwrap();
+    let built = mlf_build::Model::open(model)
+        .params(placement)
+        .arena_section(".dtcm")
+        .params_section(".psram_ro")
+        .build_into(model, &out_dir, "mlf-snapshots", HOST, HOST, false)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        mlf_build::__private::built_sections(&built.rust_file),
+        (Some(".dtcm".into()), Some(".psram_ro".into())),
+        "the header names both sections"
+    );
+    let asm = walk(&out_dir).into_iter().find(|p| p.file_name().is_some_and(|n| n == "mlf_params.S"));
+    let module = normalise(&std::fs::read_to_string(&built.rust_file).unwrap(), &out_dir);
+    (module, asm.map(|p| std::fs::read_to_string(p).unwrap()))
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+/// Arena and parameters in link sections: the `ARENA` static (and an external placement's
+/// region) carry `#[link_section]`, embedded parameters are assembled into the named section;
+/// without the options the module is the one above (the goldens without sections).
+#[test]
+fn modules_in_link_sections() {
+    let digits = mlf_fixtures::digits_tar();
+    let (text, asm) = generated_in_sections(&digits, Placement::Embedded);
+    assert!(text.contains("#[unsafe(link_section = \".dtcm\")]\nstatic ARENA:"), "{text}");
+    let asm = asm.expect("embedded parameters are assembled");
+    assert!(asm.contains(".section .psram_ro,\"a\"") && !asm.contains(".rodata."), "{asm}");
+    insta::assert_snapshot!("graph_digits_embedded_in_sections", text);
+    let (text, _) = generated_in_sections(&digits, Placement::Resident);
+    assert!(text.contains("#[unsafe(link_section = \".psram_ro\")]\nstatic PARAM_REGION:"), "{text}");
+    insta::assert_snapshot!("graph_digits_resident_in_sections", text);
+    let (text, _) = generated_in_sections(&models().join("digits-aot-c.tar"), Placement::Streamed);
+    assert!(text.contains("#[unsafe(link_section = \".dtcm\")]\nstatic ARENA:"), "{text}");
+    assert!(text.contains("#[unsafe(link_section = \".psram_ro\")]\nstatic STAGING:"), "{text}");
+}
+
+/// A kmodel's state (its byte arenas) and its file in link sections.
+#[test]
+fn kmodel_module_in_link_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.kmodel");
+    std::fs::write(&path, mlf_fixtures::kmodel_synth::v4_conv().0).unwrap();
+    let include = IncludePath::InEnv { var: "CARGO_MANIFEST_DIR", path: "/models/net.kmodel".into() };
+    let sections = mlf_build::__private::codegen::Sections { arena: Some(".dtcm"), params: Some(".psram_ro") };
+    let kpu = mlf_build::Kpu::DeviceModel;
+    let (_, tokens) = mlf_build::__private::kmodel_module_in(&path, &include, kpu, u64::MAX, (None, sections)).unwrap();
+    let header =
+        ["`include_model!(\"models/net.kmodel\", arena_section = \".dtcm\", params_section = \".psram_ro\")`.".into()];
+    let text = render::text(&tokens, &header).unwrap();
+    assert!(text.contains("#[unsafe(link_section = \".dtcm\")]\nstatic STATE:"), "{text}");
+    assert!(text.contains("#[unsafe(link_section = \".psram_ro\")]\nstatic MODEL:"), "{text}");
+    insta::assert_snapshot!("kmodel_v4_kpu_conv_in_sections", text);
+    // On a shared arena, the arena's declaration chooses the section.
+    let e = mlf_build::__private::kmodel_module_in(&path, &include, kpu, u64::MAX, (Some("detect"), sections))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("arena_section") && e.contains("shared_arena!(detect: … in \".dtcm\")"), "{e}");
+}
+
+/// A section name that could not be one is refused before anything is built, naming the option
+/// and the model file.
+#[test]
+fn bad_section_names_are_refused() {
+    let digits = mlf_fixtures::digits_tar();
+    let out = tempfile::tempdir().unwrap();
+    for (model, option) in [
+        (mlf_build::Model::open(&digits).arena_section(".ps ram"), "arena_section"),
+        (mlf_build::Model::open(&digits).params_section(".x\",\"ax\"\n.text"), "params_section"),
+    ] {
+        let e = model.build_into(&digits, out.path(), "mlf-snapshots", HOST, HOST, false).err().expect("refused");
+        let m = e.to_string();
+        assert!(m.contains(option) && m.contains("is not allowed") && m.contains("digits"), "{m}");
+    }
+}

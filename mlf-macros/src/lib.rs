@@ -30,6 +30,8 @@ struct Args {
     kpu: Option<(mlf_build::Kpu, Span)>,
     max_static: Option<u64>,
     arena: Option<(String, Span)>,
+    /// `arena_section` and `params_section`: the link sections of the arena and parameters.
+    sections: [Option<String>; 2],
 }
 
 /// An option's value written either way: a word (`streamed`, `my_model`) or a string literal
@@ -63,14 +65,31 @@ fn option_help(key: &str) -> &'static str {
         "arena" => {
             "`arena = detect` (or `arena = \"detect\"`): the shared arena the model's memory is in, declared beside it with `mlf_runtime::shared_arena!(detect: …)`"
         }
-        _ => "the options are name, module, params, kpu, max_static and arena (see include_model!'s documentation)",
+        "arena_section" => {
+            "`arena_section = \".dtcm\"`: the link section the model's arena goes in, which the linker script places in a memory region"
+        }
+        "params_section" => {
+            "`params_section = \".psram_ro\"`: the link section the model's parameters go in, which the linker script places in a memory region"
+        }
+        _ => {
+            "the options are name, module, params, kpu, max_static, arena, arena_section and params_section (see include_model!'s documentation)"
+        }
     }
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let path: LitStr = input.parse()?;
-        let mut args = Args { path, name: None, module: None, params: None, kpu: None, max_static: None, arena: None };
+        let mut args = Args {
+            path,
+            name: None,
+            module: None,
+            params: None,
+            kpu: None,
+            max_static: None,
+            arena: None,
+            sections: [None, None],
+        };
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
@@ -113,11 +132,15 @@ impl Parse for Args {
                     }
                     args.arena = Some((value, span));
                 }
+                "arena_section" | "params_section" => {
+                    mlf_build::__private::section::check(&value).map_err(fail)?;
+                    args.sections[usize::from(key_text == "params_section")] = Some(value);
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"|\"lazy\"`, `kpu = k210|device_model`, `max_static = \"<size>\"` or `arena = <shared arena>`)"
+                            "unknown option `{other}` (expected `name = <module name>`, `module = \"<MLF module>\"`, `params = \"embedded\"|\"resident\"|\"streamed\"|\"lazy\"`, `kpu = k210|device_model`, `max_static = \"<size>\"`, `arena = <shared arena>`, `arena_section = \"<link section>\"` or `params_section = \"<link section>\"`)"
                         ),
                     ));
                 }
@@ -143,6 +166,8 @@ impl Parse for Args {
 /// | `kpu` | kmodels: where the KPU layers run, `device_model` (emulated, any CPU) or `k210` (the chip's KPU; mlf-runtime's feature `k210`) | `device_model` |
 /// | `max_static` | the most static memory the module may allocate (kmodels; TVM models set it in build.rs): `max_static = "512 MiB"` or bytes | 256 MiB |
 /// | `arena` | the shared arena the model's memory is in: the module `mlf_runtime::shared_arena!(detect: …)` declares beside this one; `Model::take(&mut arena)` then borrows the arena's handle. TVM models: build.rs must build it so (`.shared_arena("detect")`, `arena = "detect"` in `[package.metadata.mlf]`) | an arena of its own |
+/// | `arena_section` | the link section the model's arena goes in (a TVM model's `ARENA`, a kmodel's state), which the firmware's linker script places in a memory region: `arena_section = ".dtcm"`. Letters, digits, `.`, `_`, `$`. TVM models: build.rs builds it so (`.arena_section(".dtcm")`, `arena_section = ".dtcm"` in `[package.metadata.mlf]`), and the macro, if it says one, must say the same. A NOLOAD section is neither loaded nor zeroed at reset: fine for a TVM arena, not for a kmodel's state (its section must be initialised like `.data`) | the compiler's (`.bss`) |
+/// | `params_section` | the link section the model's parameters go in: embedded parameters (a kmodel's file; a TVM model's `.incbin` data) or the static region external ones load into: `params_section = ".psram_ro"`. TVM models: as for `arena_section` (`.params_section(…)` in build.rs) | the compiler's (`.rodata`, or `.bss` for a region) |
 ///
 /// ```ignore
 /// mlf_runtime::include_model!("models/iris.kmodel", name = iris);
@@ -150,6 +175,8 @@ impl Parse for Args {
 /// mlf_runtime::include_model!("models/two.tar", module = "vision");
 /// // a kmodel's KPU layers on the K210's own KPU (mlf-runtime's feature `k210`)
 /// mlf_runtime::include_model!("models/yolo.kmodel", name = yolo, kpu = k210);
+/// // the arena in a second RAM region (memory.x: `.dtcm (NOLOAD) : { *(.dtcm) } > DTCM`)
+/// mlf_runtime::include_model!("models/kws.tar", arena_section = ".dtcm");
 /// let mut model = iris::Model::take().unwrap();
 /// let out = model.run(&iris::Inputs { input: &[5.1, 3.5, 1.4, 0.2] })?;
 /// ```
@@ -246,14 +273,13 @@ fn kmodel(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> 
     let kpu = args.kpu.map_or(mlf_build::Kpu::DeviceModel, |(k, _)| k);
     let include = include_path(args, path)?;
     let limit = args.max_static.unwrap_or(mlf_build::__private::plan::limits::DEFAULT_MAX_STATIC_BYTES);
-    let (default_name, items) = mlf_build::__private::kmodel_module_on(
-        path,
-        &include,
-        kpu,
-        limit,
-        args.arena.as_ref().map(|(a, _)| a.as_str()),
-    )
-    .map_err(|e| e.to_string())?;
+    let sections = mlf_build::__private::codegen::Sections {
+        arena: args.sections[0].as_deref(),
+        params: args.sections[1].as_deref(),
+    };
+    let arena = args.arena.as_ref().map(|(a, _)| a.as_str());
+    let (default_name, items) = mlf_build::__private::kmodel_module_in(path, &include, kpu, limit, (arena, sections))
+        .map_err(|e| e.to_string())?;
     let items = render::tokens(items);
     let name = args.name.clone().unwrap_or_else(|| Ident::new(&default_name, Span::call_site()));
     let doc = format!("The kmodel `{}`.\n\n{USAGE_DOC}", args.path.value());
@@ -339,6 +365,23 @@ fn arena_mismatch(rel: &str, asked: Option<&str>, built: Option<&str>) -> String
     )
 }
 
+/// The error for a call whose `arena_section` or `params_section` is not the one build.rs built
+/// the model with (`built`); a call that says none takes build.rs's.
+fn section_mismatch(rel: &str, built: [Option<String>; 2], asked: &[Option<String>; 2]) -> Result<(), String> {
+    for (key, (built, asked)) in ["arena_section", "params_section"].iter().zip(built.iter().zip(asked)) {
+        let Some(asked) = asked else { continue };
+        if built.as_ref() != Some(asked) {
+            let said = built.as_ref().map_or("no link section".to_string(), |s| format!("{key} = {s:?}"));
+            return Err(format!(
+                "build.rs builds {rel} with {said}, but this include_model! asks for {key} = {asked:?}: the two must agree\n\
+                 help: build it with `.{key}({asked:?})` ({key} = {asked:?} in [package.metadata.mlf]) in build.rs, \
+                 or leave {key} out of include_model! (it then takes build.rs's)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `to` relative to `from` (both absolute), with `/` separators.
 fn relative(from: &Path, to: &Path) -> String {
     let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
@@ -403,6 +446,8 @@ fn mlf(args: &Args, path: &Path) -> Result<proc_macro2::TokenStream, String> {
     if built_arena != asked_arena {
         return Err(arena_mismatch(&rel, asked_arena.as_deref(), built_arena.as_deref()));
     }
+    let (arena_section, params_section) = mlf_build::__private::built_sections(&located.rust_file);
+    section_mismatch(&rel, [arena_section, params_section], &args.sections)?;
     let file = located.rust_file_in_out_dir;
     let doc = format!("{}\n\n{USAGE_DOC}", located.summary);
     let once = included_once_marker(args, path, args.path.span())?;

@@ -57,6 +57,13 @@ impl Program {
         self
     }
 
+    /// `include_model!(…, key = "value")`: an option the call states as build.rs built the model
+    /// (`arena_section = ".psram"`), which the macro checks against the build.
+    pub fn option(mut self, key: &str, value: &str) -> Program {
+        self.text = self.text.replacen(");\n", &format!(", {key} = {value:?});\n"), 1);
+        self
+    }
+
     /// The module of the build step's `placement` (`"resident"`, `"lazy"` …: needed when the
     /// build script builds the model with several placements).
     pub fn params(mut self, placement: &str) -> Program {

@@ -146,7 +146,7 @@ impl Backend for AotBackend<'_> {
             opts.symbol_prefix,
             opts.params,
             stack.as_ref(),
-            opts.shared_arena,
+            (opts.shared_arena, opts.sections),
         )?;
         if let Some(calls) = opts.profiled_calls {
             let hook = format!("{}{}", opts.symbol_prefix, super::aot_profile::HOOK_SYMBOL);

@@ -122,6 +122,9 @@ pub struct Generate<'a> {
     /// The shared arena (`mlf_runtime::shared_arena!`, named by its module beside the model's)
     /// the module's memory lives in; `None`: an arena of its own.
     pub shared_arena: Option<&'a str>,
+    /// The link sections the module's arena and parameters go in (`arena_section`,
+    /// `params_section`); by default none.
+    pub sections: crate::codegen::section::Sections<'a>,
     /// With profiling on, the operators the instrumented C reports to the module's profile hook
     /// (from [`Backend::instrument_for_profile`]); `None`: no hook in the module.
     pub profiled_calls: Option<&'a [String]>,

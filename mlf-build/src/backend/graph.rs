@@ -124,6 +124,7 @@ impl Backend for GraphBackend<'_> {
             params: opts.params,
             stack: stack.as_ref(),
             shared_arena: opts.shared_arena,
+            sections: opts.sections,
         };
         let tokens = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {

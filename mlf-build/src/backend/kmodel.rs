@@ -95,7 +95,13 @@ impl Backend for KmodelBackend<'_> {
             opts.model_file.ok_or_else(|| Error::invalid("no path to embed the kmodel from (a bug in mlf)"))?;
         let report = self.memory(opts.module_name, opts.target, opts.mlf_module)?;
         Ok(Generated {
-            tokens: module_tokens_on(self.desc, self.exec, model_file, opts.file_name, self.kpu, opts.shared_arena)?,
+            tokens: module_tokens_on(
+                self.desc,
+                self.exec,
+                (model_file, opts.file_name),
+                self.kpu,
+                (opts.shared_arena, opts.sections),
+            )?,
             arena_bytes: report.ram.arena,
             param_ram_bytes: 0,
             summary: format!(

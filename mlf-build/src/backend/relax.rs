@@ -119,6 +119,7 @@ impl Backend for RelaxBackend<'_> {
             params: opts.params,
             stack: stack.as_ref(),
             shared_arena: opts.shared_arena,
+            sections: opts.sections,
         };
         let (tokens, param_ram) = module_tokens(self.desc, self.exec, &p, &cg)?;
         Ok(Generated {

@@ -7,6 +7,7 @@ use proc_macro2::TokenStream;
 
 use crate::backend::{self, Generate};
 use crate::codegen::IncludePath;
+use crate::codegen::section::Sections;
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Result};
 use crate::model::Kpu;
@@ -33,6 +34,18 @@ pub fn kmodel_module_on(
     max_static: u64,
     shared_arena: Option<&str>,
 ) -> Result<(String, TokenStream)> {
+    kmodel_module_in(path, include_path, kpu, max_static, (shared_arena, Sections::default()))
+}
+
+/// Like [`kmodel_module_on`], the model's state and its file in the link sections `sections`
+/// names (`include_model!(…, arena_section = "…", params_section = "…")`).
+pub fn kmodel_module_in(
+    path: &Path,
+    include_path: &IncludePath,
+    kpu: Kpu,
+    max_static: u64,
+    (shared_arena, sections): (Option<&str>, Sections<'_>),
+) -> Result<(String, TokenStream)> {
     let desc = kmodel::read(path)?;
     let name = desc.default_module_name(path);
     let planned = backend::of_on(&desc, kpu).memory(&name, "", None).in_file(path)?;
@@ -50,6 +63,7 @@ pub fn kmodel_module_on(
             mlf_module: None,
             frames: None,
             shared_arena,
+            sections,
             profiled_calls: None,
         })
         .in_file(path)?;

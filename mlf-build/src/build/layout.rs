@@ -320,13 +320,34 @@ pub fn shared_arena_line(arena: &str) -> String {
 /// The shared arena the generated module `rust_file` was built for, read from its header
 /// (`None`: an arena of its own, or no such file).
 pub fn built_shared_arena(rust_file: &Path) -> Option<String> {
+    header_value(rust_file, SHARED_ARENA_MARK)
+}
+
+/// How the header lines of a module whose arena or parameters are in a link section start.
+const SECTION_MARKS: [&str; 2] = ["The arena is in the link section `", "The parameters are in the link section `"];
+
+/// The header lines of a module whose arena (`arena_section`) or parameters (`params_section`)
+/// are in a link section ([`built_sections`] reads them back).
+pub fn section_lines(arena: Option<&str>, params: Option<&str>) -> Vec<String> {
+    let line = |mark: &str, s: Option<&str>| s.map(|s| format!("{mark}{s}` (placed by the linker script)."));
+    [line(SECTION_MARKS[0], arena), line(SECTION_MARKS[1], params)].into_iter().flatten().collect()
+}
+
+/// The link sections (arena, parameters) the generated module `rust_file` was built with, read
+/// from its header (`None`: the compiler's sections, or no such file).
+pub fn built_sections(rust_file: &Path) -> (Option<String>, Option<String>) {
+    (header_value(rust_file, SECTION_MARKS[0]), header_value(rust_file, SECTION_MARKS[1]))
+}
+
+/// The text between `mark` and the next backquote in the header of `rust_file`.
+fn header_value(rust_file: &Path, mark: &str) -> Option<String> {
     use std::io::{BufRead, BufReader};
     let file = std::fs::File::open(rust_file).ok()?;
     // The header is the first lines, all comments.
     let lines = BufReader::new(file).lines().take(8).map_while(|l| l.ok());
-    lines.take_while(|l| l.starts_with("//")).find_map(|l| {
-        l.split_once(SHARED_ARENA_MARK).and_then(|(_, rest)| rest.split_once('`')).map(|(a, _)| a.to_string())
-    })
+    lines
+        .take_while(|l| l.starts_with("//"))
+        .find_map(|l| l.split_once(mark).and_then(|(_, rest)| rest.split_once('`')).map(|(a, _)| a.to_string()))
 }
 
 #[cfg(test)]

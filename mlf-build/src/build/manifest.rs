@@ -15,6 +15,8 @@
 //! fp_contract = false          # true: let the C compiler fuse a*b+c (default: -ffp-contract=off)
 //! max_static = "256 MiB"       # most static memory the generated module may allocate (the default)
 //! arena = "detect"             # optional: the shared arena (mlf_runtime::shared_arena!) the model's arena is in
+//! arena_section = ".dtcm"      # optional: the link sections of the arena and the parameters
+//! params_section = ".psram_ro"
 //! ram = "1 KiB"                # optional: this model's budget
 //! flash = "64 KiB"
 //! ```
@@ -86,6 +88,10 @@ pub struct ModelEntry {
     /// The shared arena the model's arena is in: the module `mlf_runtime::shared_arena!`
     /// declares beside the model's (see [`crate::Model::shared_arena`]).
     pub arena: Option<String>,
+    /// The link section of the model's arena (see [`crate::Model::arena_section`]).
+    pub arena_section: Option<String>,
+    /// The link section of the model's parameters (see [`crate::Model::params_section`]).
+    pub params_section: Option<String>,
     /// This model's static RAM budget.
     pub ram: Option<Size>,
     /// This model's flash budget.
@@ -288,6 +294,10 @@ impl Manifest {
                     "{a:?} is not a Rust identifier, so it cannot name a shared arena's module (shared_arena!({a}: …))"
                 ))
                 .at(at("arena")));
+            }
+            for (key, s) in [("arena_section", &m.arena_section), ("params_section", &m.params_section)] {
+                let bad = s.as_deref().and_then(|s| crate::support::section::check(s).err());
+                bad.map_or(Ok(()), |e| Err(Error::invalid(e).at(at(key))))?;
             }
         }
         Ok(())
@@ -518,6 +528,8 @@ mod tests {
         assert!(e.contains("unknown parameter placement"), "{e}");
         let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\nname = \"My Model\"\n");
         assert!(e.contains("models[0].name") && e.contains("my_model"), "{e}");
+        let e = err("[[package.metadata.mlf.models]]\npath = \"a.tar\"\narena_section = \".d tcm\"\n");
+        assert!(e.starts_with("package.metadata.mlf.models[0].arena_section: ") && e.contains("not allowed"), "{e}");
         let e = err("[package.metadata.mlf]\nboard = { flash = \"1 MiB\", rom = 5 }\n");
         assert!(e.starts_with("package.metadata.mlf.board") && e.contains("unknown field `rom`"), "{e}");
         let e = err("[package.metadata.mlf]\nram = -3\n");

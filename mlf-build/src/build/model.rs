@@ -23,6 +23,7 @@ use super::runnable;
 use super::split_folder::write_folder;
 use crate::backend::{self, Generate, Generated, Toolchain};
 use crate::codegen::render;
+use crate::codegen::section::Sections;
 use crate::codegen::tvm::ParamCode;
 use crate::error::{Context, Error, Result};
 use crate::model::{ModelDesc, Placement};
@@ -46,6 +47,8 @@ pub struct Model {
     max_static: u64,
     configure: Option<ConfigureCc>,
     shared_arena: Option<String>,
+    arena_section: Option<String>,
+    params_section: Option<String>,
     pub(super) profile: Option<bool>,
     pub(super) libs: UserLibraries,
 }
@@ -120,6 +123,8 @@ impl Model {
             max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
             profile: None,
             libs: UserLibraries::default(),
         }
@@ -195,6 +200,27 @@ impl Model {
         self
     }
 
+    /// Puts the model's arena in the link section `section` (`".dtcm"`, `".psram"`), which the
+    /// firmware's linker script places in a memory region: a TVM model's `ARENA` static, a
+    /// kmodel's state. A NOLOAD section is neither loaded nor zeroed at reset, which a TVM arena
+    /// does not need. `arena_section = "…"` in the model's `[package.metadata.mlf]` entry does
+    /// the same; `include_model!(…, arena_section = "…")`, if it says one, must say the same.
+    /// A model on a shared arena takes the arena's section (`shared_arena!(… in "…")`).
+    pub fn arena_section(mut self, section: impl Into<String>) -> Model {
+        self.arena_section = Some(section.into());
+        self
+    }
+
+    /// Puts the model's parameters in the link section `section`: embedded parameters (the
+    /// `.incbin` assembly's section, read-only data on ELF targets) or the static region
+    /// external ones are loaded into (`PARAM_REGION`, `STAGING`). Constants the model's C holds
+    /// itself stay where its compiler puts them. `params_section = "…"` in the model's
+    /// `[package.metadata.mlf]` entry does the same.
+    pub fn params_section(mut self, section: impl Into<String>) -> Model {
+        self.params_section = Some(section.into());
+        self
+    }
+
     /// The flags cargo gives rustc for the target, for a tool that builds outside a build script
     /// (`cargo mlf build`'s check): the C is then compiled as a build script would compile it,
     /// where cargo passes them in `CARGO_ENCODED_RUSTFLAGS` and the `cc` crate turns some of
@@ -260,6 +286,8 @@ impl Model {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
         backend::of(&desc).check_build_step()?;
+        let sections = Sections { arena: self.arena_section.as_deref(), params: self.params_section.as_deref() };
+        sections.check(self.shared_arena.as_deref()).in_file(&canonical)?;
         // Before the compiler ever runs on the model's C: the files it may make the compiler read,
         // the runtime's names it may not define, then whether it can run on the target.
         super::include_policy::check(&desc).in_file(&canonical)?;
@@ -299,7 +327,8 @@ impl Model {
             Some((d, calls)) => (d, Some(calls.as_slice())),
             None => (code_desc, None),
         };
-        let (param_files, params_asm) = write_embedded_params(code_desc, &layout, &prefix, split.is_none())?;
+        let (param_files, params_asm) =
+            write_embedded_params(code_desc, &layout, &prefix, (split.is_none(), sections.params))?;
         let params = match (self.params, &split) {
             (Placement::Resident, Some(split)) => ParamCode::Resident(split),
             (Placement::Streamed, Some(split)) => ParamCode::Streamed(split),
@@ -332,10 +361,12 @@ impl Model {
                 mlf_module: self.module.as_deref(),
                 frames: Some(&frames),
                 shared_arena: self.shared_arena.as_deref(),
+                sections,
                 profiled_calls,
             })
             .in_file(&canonical)?;
-        let header = header(&desc, &file_name, (self.module.as_deref(), self.shared_arena.as_deref()), self.params);
+        let mut header = header(&desc, &file_name, (self.module.as_deref(), self.shared_arena.as_deref()), self.params);
+        header.extend(super::layout::section_lines(sections.arena, sections.params));
         write_module(&layout, (&generated.tokens, &generated.summary), &header, &module, &canonical, cargo_metadata)?;
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
@@ -442,12 +473,13 @@ fn header(
 /// embeds them from there (`.incbin`, compiled with the model's C: the bytes never pass through
 /// rustc); returns, for each parameter, the symbol the assembly defines it under, or `None`
 /// when the C holds it, and the assembly file (`None` when nothing is embedded). Writes nothing
-/// unless `embed` (the parameters are embedded, not external).
+/// unless `embed` (the parameters are embedded, not external); `section`: the link section the
+/// assembly puts them in, if any.
 fn write_embedded_params(
     desc: &ModelDesc,
     layout: &Layout,
     prefix: &str,
-    embed: bool,
+    (embed, section): (bool, Option<&str>),
 ) -> Result<(Vec<Option<String>>, Option<std::path::PathBuf>)> {
     if !embed {
         return Ok((Vec::new(), None));
@@ -469,7 +501,7 @@ fn write_embedded_params(
         return Ok((symbols, None));
     }
     let asm = layout.work_dir().join("src").join(format!("{}.S", super::embed::PARAMS_ASM_STEM));
-    write_if_changed(&asm, super::embed::assembly(&embedded)?.as_bytes())?;
+    write_if_changed(&asm, super::embed::assembly(&embedded, section)?.as_bytes())?;
     Ok((symbols, Some(asm)))
 }
 

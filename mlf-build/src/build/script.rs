@@ -172,6 +172,12 @@ impl ModelEntry {
         if let Some(arena) = &self.arena {
             m = m.shared_arena(arena.clone());
         }
+        if let Some(s) = &self.arena_section {
+            m = m.arena_section(s.clone());
+        }
+        if let Some(s) = &self.params_section {
+            m = m.params_section(s.clone());
+        }
         let libs = self.libraries(crate_dir);
         for d in libs.include_dirs {
             m = m.include_dir(d);

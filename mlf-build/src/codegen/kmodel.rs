@@ -17,6 +17,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::render::{blank, comment};
+use super::section::Sections;
 use super::skeleton::{self, Field};
 use super::{IncludePath, ident};
 use crate::error::{Error, Result};
@@ -256,19 +257,20 @@ pub fn module_tokens(
     model_file: &IncludePath,
     file_name: &str,
 ) -> Result<TokenStream> {
-    module_tokens_on(desc, k, model_file, file_name, Kpu::DeviceModel, None)
+    module_tokens_on(desc, k, (model_file, file_name), Kpu::DeviceModel, (None, Default::default()))
 }
 
 /// Like [`module_tokens`], the KPU layers running on `kpu`, the state in the shared arena
-/// `shared_arena` if one is named.
+/// `shared_arena` if one is named, the state (`sections.arena`) and the model file
+/// (`sections.params`) in the link sections named.
 pub fn module_tokens_on(
     desc: &ModelDesc,
     k: &KmodelExec,
-    model_file: &IncludePath,
-    file_name: &str,
+    (model_file, file_name): (&IncludePath, &str),
     kpu: Kpu,
-    shared_arena: Option<&str>,
+    (shared_arena, sections): (Option<&str>, Sections<'_>),
 ) -> Result<TokenStream> {
+    sections.check(shared_arena)?;
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
     }
@@ -280,9 +282,12 @@ pub fn module_tokens_on(
     }
     let (file_len, path) = (Literal::usize_unsuffixed(k.file_bytes as usize), model_file.tokens());
     let model_doc = format!(
-        " The model file ({} bytes, {} of them the model), embedded 256-byte aligned as the KPU requires.",
-        k.file_bytes, k.model_bytes
+        " The model file ({} bytes, {} of them the model), embedded 256-byte aligned as the KPU requires{}.",
+        k.file_bytes,
+        k.model_bytes,
+        sections.params.map(|s| format!(", in the link section `{s}`")).unwrap_or_default()
     );
+    let place = super::section::attr(sections.params);
     let (state, model_fields, methods) = backend_parts(kpu);
     let model_doc_text = match kpu {
         Kpu::DeviceModel => " The model with its static memory; one instance exists at a time.",
@@ -294,6 +299,7 @@ pub fn module_tokens_on(
         consts: consts(k, kpu),
         decls: vec![quote! {
             #[doc = #model_doc]
+            #place
             static MODEL: ::mlf_runtime::Aligned256<#file_len> = ::mlf_runtime::Aligned256(*include_bytes!(#path));
         }],
         statics: Vec::new(),
@@ -308,6 +314,7 @@ pub fn module_tokens_on(
         },
         run_body: run_body(desc, input, kpu),
         shared: skeleton::Shared::new(shared_arena, true)?,
+        state_section: sections.arena,
     })
 }
 

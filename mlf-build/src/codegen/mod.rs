@@ -12,6 +12,7 @@ pub mod kmodel;
 pub mod profile;
 pub mod relax_module;
 pub mod render;
+pub mod section;
 pub mod skeleton;
 pub mod stack;
 pub mod tvm;

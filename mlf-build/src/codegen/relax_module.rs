@@ -35,6 +35,8 @@ pub struct RelaxCodegen<'a> {
     pub stack: Option<&'a StackFigure>,
     /// The shared arena the module's arena is, if any.
     pub shared_arena: Option<&'a str>,
+    /// The link sections of the arena and the parameters.
+    pub sections: super::section::Sections<'a>,
 }
 
 /// The justification written above the generated `unsafe` block.
@@ -421,15 +423,11 @@ pub fn module_tokens(
     g.tensors()?;
     g.staged_tensors();
     let (decls, kernel_ids) = g.kernels();
-    let refs: Vec<TokenStream> = prog
-        .calls
-        .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            let id = g.call(k, c, &kernel_ids[c.kernel.as_str()]);
-            quote!(&#id)
-        })
-        .collect();
+    let call_ref = |(k, c): (usize, &RelaxCall)| {
+        let id = g.call(k, c, &kernel_ids[c.kernel.as_str()]);
+        quote!(&#id)
+    };
+    let refs: Vec<TokenStream> = prog.calls.iter().enumerate().map(call_ref).collect();
     let n = usize_lit(refs.len());
     g.tables.push(quote! {
         /// The kernel calls, in program order.
@@ -448,7 +446,7 @@ pub fn module_tokens(
         _ => (quote!(r.calls(&CALLS)?;), ""),
     };
     let note = comment(format!("Every kernel, in program order, each with its scratch window{what}."));
-    let api = tvm::param_api(cg.params.placement(), align, (g.region, None), &g.resident, quote!());
+    let api = tvm::param_api(cg.params.placement(), align, (g.region, None, cg.sections.params), &g.resident, quote!());
     let tvm_storage = lit(plan.tvm_storage);
     let model_doc = format!(
         " The Relax program `{}` of this export ({} kernel calls, executable version {}). Static RAM: \
@@ -497,6 +495,7 @@ pub fn module_tokens(
         after: quote!(),
         high_water_doc: "Highest arena offset the kernels' workspace reached in the last run (≤ [`ARENA_BYTES`]).",
         shared: skeleton::Shared::new(cg.shared_arena, false)?,
+        arena_section: cg.sections.arena,
     })?;
     Ok((tokens, g.region))
 }

@@ -72,6 +72,9 @@ pub struct Module<'a> {
     pub run_body: TokenStream,
     /// The shared arena the model's memory lives in, if any.
     pub shared: Option<Shared>,
+    /// The link section of `STATE` (a kmodel's `arena_section`: its byte arenas are in the
+    /// state), if any.
+    pub state_section: Option<&'a str>,
 }
 
 /// A model built for a shared arena (`mlf_runtime::shared_arena!`): its memory lives in the
@@ -197,7 +200,20 @@ fn field_decl(f: &Field) -> TokenStream {
 }
 
 /// The state: its struct and the static that hands it out once at a time.
-fn state(fields: &[Field]) -> [TokenStream; 2] {
+fn state(fields: &[Field], section: Option<&str>) -> [TokenStream; 2] {
+    let place = match section {
+        None => quote!(
+            /// The one [`State`]: [`Model::take`] hands it out, dropping the `Model` gives it back.
+        ),
+        Some(s) => {
+            let doc = format!(
+                " The one [`State`]: [`Model::take`] hands it out, dropping the `Model` gives it back. In the link \
+                 section `{s}`, which the linker script places; the startup code must initialise it as it does \
+                 `.data` (a NOLOAD section is neither loaded nor zeroed)."
+            );
+            quote!(#[doc = #doc] #[unsafe(link_section = #s)])
+        }
+    };
     let decls = fields.iter().map(field_decl);
     let inits = fields.iter().map(|f| {
         let (name, init) = (&f.name, &f.init);
@@ -211,7 +227,7 @@ fn state(fields: &[Field]) -> [TokenStream; 2] {
             }
         },
         quote! {
-            /// The one [`State`]: [`Model::take`] hands it out, dropping the `Model` gives it back.
+            #place
             static STATE: ::mlf_runtime::TakeOnce<State> = ::mlf_runtime::TakeOnce::new(State { #(#inits)* });
         },
     ]
@@ -435,8 +451,8 @@ pub fn module(m: Module<'_>) -> Result<TokenStream> {
         items.extend(shared_items(shared));
     }
     match &m.shared {
-        Some(shared) if shared.state_in_arena => items.push(state(&m.state)[0].clone()),
-        _ => items.extend(state(&m.state)),
+        Some(shared) if shared.state_in_arena => items.push(state(&m.state, None)[0].clone()),
+        _ => items.extend(state(&m.state, m.state_section)),
     }
     items.extend(model(&m));
     let blank = blank();

@@ -175,17 +175,20 @@ pub fn region_static(placement: Placement) -> Ident {
 ///
 /// `export`: the symbol the region is exported under, when the model's LLVM objects reach
 /// constants in it through relocations ([`object_region_symbol`]).
+///
+/// `section`: the link section the region goes in (`params_section`), if any.
 pub fn param_api(
     placement: Placement,
     align: u64,
-    (region, export): (u64, Option<String>),
+    (region, export, section): (u64, Option<String>, Option<&str>),
     offsets: &[u64],
     after_load: TokenStream,
 ) -> ParamApi {
     let (align, region_lit, region) = (lit(align), lit(region), region_static(placement));
     let enter_with = quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align));
+    let place = super::section::attr(section);
     let region_item = |doc: &str| {
-        let doc = format!(" {doc} (zeroed: in `.bss`).");
+        let doc = format!(" {doc} ({}).", super::section::where_doc(section, "zeroed: in `.bss`"));
         let export = export.as_ref().map(|sym| {
             let note = format!(
                 " Exported as `{sym}`: the model's LLVM objects read the constant sections taken out of them here (their relocations were retargeted at build time)."
@@ -195,6 +198,7 @@ pub fn param_api(
         quote! {
             #[doc = #doc]
             #export
+            #place
             static #region: ::mlf_runtime::StaticArena<#region_lit> = ::mlf_runtime::StaticArena::new();
         }
     };
@@ -446,6 +450,8 @@ pub struct TvmModule<'a> {
     pub high_water_doc: &'static str,
     /// The shared arena the module's `ARENA` is, if any.
     pub shared: Option<skeleton::Shared>,
+    /// The link section of the module's own `ARENA` (`arena_section`), if any.
+    pub arena_section: Option<&'a str>,
 }
 
 /// The justification of `Run::enter` in every TVM module.
@@ -485,13 +491,25 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
     consts.extend(m.params.consts);
     let mut statics = m.statics;
     statics.extend(m.params.statics);
-    statics.push(match &m.shared {
-        None => quote! {
+    statics.push(match (&m.shared, m.arena_section) {
+        (None, Some(section)) => {
+            let doc = format!(
+                " The arena: every tensor the model writes and the scratch memory of its C ({}; every tensor is \
+                 written before it is read). The descriptors below point into it.",
+                super::section::where_doc(Some(section), "")
+            );
+            quote! {
+                #[doc = #doc]
+                #[unsafe(link_section = #section)]
+                static ARENA: ::mlf_runtime::StaticArena<ARENA_BYTES> = ::mlf_runtime::StaticArena::new();
+            }
+        }
+        (None, None) => quote! {
             /// The arena: every tensor the model writes and the scratch memory of its C (zeroed: in
             /// `.bss`). The descriptors below point into it.
             static ARENA: ::mlf_runtime::StaticArena<ARENA_BYTES> = ::mlf_runtime::StaticArena::new();
         },
-        Some(shared) => shared.arena_use(),
+        (Some(shared), _) => shared.arena_use(),
     });
     statics.extend(m.tables);
     let mut state =
@@ -555,5 +573,6 @@ pub fn module(m: TvmModule<'_>) -> Result<TokenStream> {
             unsafe { Ok(Outputs { #(#out_fields,)* }) }
         },
         shared,
+        state_section: None,
     })
 }

@@ -7,4 +7,5 @@ pub mod dtype;
 pub mod files;
 pub mod hash;
 pub mod names;
+pub mod section;
 pub mod size;

@@ -234,7 +234,7 @@ pub fn module_tokens(
     symbol_prefix: &str,
     params: ParamCode<'_>,
     stack: Option<&StackFigure>,
-    shared_arena: Option<&str>,
+    (shared_arena, sections): (Option<&str>, crate::codegen::section::Sections<'_>),
 ) -> Result<TokenStream> {
     if !desc.blockers.is_empty() {
         return Err(Error::unsupported(desc.blockers.join("; ")));
@@ -255,8 +255,13 @@ pub fn module_tokens(
     }
     statics.extend(arrays.statics);
     let export = tvm::object_region_symbol(params.split(), symbol_prefix);
-    let api =
-        tvm::param_api(params.placement(), plan.align, (args.region.1, export), &args.region.0, arrays.after_load);
+    let api = tvm::param_api(
+        params.placement(),
+        plan.align,
+        (args.region.1, export, sections.params),
+        &args.region.0,
+        arrays.after_load,
+    );
     let (ws, tvm_ws) = (lit(plan.workspace_bytes), lit(plan.tvm_workspace_bytes));
     let slack = match plan.slack_bytes {
         0 => String::new(),
@@ -310,5 +315,6 @@ pub fn module_tokens(
         after: quote!(),
         high_water_doc: "Most workspace bytes `TVMBackendAllocWorkspace` used in the last run (≤ [`WORKSPACE_BYTES`]).",
         shared: skeleton::Shared::new(shared_arena, false)?,
+        arena_section: sections.arena,
     })
 }

@@ -28,6 +28,8 @@ pub struct GraphCodegen<'a> {
     pub stack: Option<&'a StackFigure>,
     /// The shared arena the module's arena is, if any.
     pub shared_arena: Option<&'a str>,
+    /// The link sections of the arena and the parameters.
+    pub sections: crate::codegen::section::Sections<'a>,
 }
 
 /// The justification written above the generated `unsafe` block.
@@ -67,7 +69,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     let api = tvm::param_api(
         cg.params.placement(),
         plan.align,
-        (params.region, export),
+        (params.region, export, cg.sections.params),
         &params.resident_offsets,
         arrays.after_load,
     );
@@ -118,6 +120,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
         after: tables.after,
         high_water_doc: "Highest arena offset the workspace allocator reached in the last run (≤ [`ARENA_BYTES`]).",
         shared: skeleton::Shared::new(cg.shared_arena, false)?,
+        arena_section: cg.sections.arena,
     })
 }
 
@@ -144,7 +147,13 @@ mod tests {
         let mut split = Split::default();
         split.add_params(&desc.params);
         for params in [ParamCode::Resident(&split), ParamCode::Streamed(&split), ParamCode::Lazy(&split)] {
-            let cg = GraphCodegen { symbol_prefix: "mlf_test_", stack: None, params, shared_arena: None };
+            let cg = GraphCodegen {
+                symbol_prefix: "mlf_test_",
+                stack: None,
+                params,
+                shared_arena: None,
+                sections: Default::default(),
+            };
             let e = module_tokens(&desc, g, &plan, &cg).unwrap_err().to_string();
             assert!(e.contains("external parameter shares storage with an activation"), "{e}");
         }
