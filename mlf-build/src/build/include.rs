@@ -51,6 +51,7 @@ pub fn kmodel_module_on(
             frames: None,
             shared_arena,
             profiled_calls: None,
+            inline_workspace: None,
         })
         .in_file(path)?;
     Ok((name, generated.tokens))

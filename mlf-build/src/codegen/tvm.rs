@@ -168,22 +168,47 @@ pub fn region_static(placement: Placement) -> Ident {
     ident(if placement == Placement::Streamed { "STAGING" } else { "PARAM_REGION" })
 }
 
+/// How `run()` enters its run.
+#[derive(Clone, Copy, Debug)]
+pub enum RunEnter {
+    /// Through the thread's workspace session (`Run::enter`), allocations aligned to `align`.
+    Session {
+        /// Alignment of workspace allocations.
+        align: u64,
+    },
+    /// With the model's own workspace, which its C allocates from inline (`Run::enter_inline`
+    /// over `entry::WORKSPACE`).
+    Inline,
+}
+
 /// The [`ParamApi`] for `placement`. `region` is the resident region or the staging buffer in
-/// bytes; `offsets` the resident offset of each entry of `PARAMS`; `align` the alignment of
-/// workspace allocations; `after_load` what `load` does once the files are read (constant
+/// bytes; `offsets` the resident offset of each entry of `PARAMS`; `enter` how `run()` enters
+/// (the workspace it uses); `after_load` what `load` does once the files are read (constant
 /// arrays bound).
 ///
 /// `export`: the symbol the region is exported under, when the model's LLVM objects reach
 /// constants in it through relocations ([`object_region_symbol`]).
 pub fn param_api(
     placement: Placement,
-    align: u64,
+    enter: RunEnter,
     (region, export): (u64, Option<String>),
     offsets: &[u64],
     after_load: TokenStream,
 ) -> ParamApi {
-    let (align, region_lit, region) = (lit(align), lit(region), region_static(placement));
-    let enter_with = quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align));
+    let (region_lit, region) = (lit(region), region_static(placement));
+    let (enter_plain, enter_with) = match enter {
+        RunEnter::Session { align } => {
+            let align = lit(align);
+            (
+                quote!(::mlf_runtime::tvm::Run::enter(&ARENA, #align)),
+                quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align)),
+            )
+        }
+        RunEnter::Inline => (
+            quote!(::mlf_runtime::tvm::Run::enter_inline(&ARENA, &entry::WORKSPACE)),
+            quote!(::mlf_runtime::tvm::Run::enter_inline_with_params(&ARENA, &#region, &entry::WORKSPACE)),
+        ),
+    };
     let region_item = |doc: &str| {
         let doc = format!(" {doc} (zeroed: in `.bss`).");
         let export = export.as_ref().map(|sym| {
@@ -204,7 +229,7 @@ pub fn param_api(
             consts: Vec::new(),
             statics: Vec::new(),
             state: Vec::new(),
-            enter: (quote!(::mlf_runtime::tvm::Run::enter(&ARENA, #align)), format!("{enter_note}.")),
+            enter: (enter_plain, format!("{enter_note}.")),
             methods: Vec::new(),
             run_sig: run_sig(None),
             check_loaded: quote!(),
