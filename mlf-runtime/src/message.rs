@@ -40,6 +40,16 @@ impl Message {
         m
     }
 
+    /// The longest UTF-8 prefix of `bytes` (a C string's bytes, without its NUL), cut to
+    /// [`Message::CAPACITY`] bytes.
+    pub(crate) fn from_c_bytes(bytes: &[u8]) -> Self {
+        let bytes = &bytes[..bytes.len().min(Self::CAPACITY)];
+        match core::str::from_utf8(bytes) {
+            Ok(t) => Self::new(t),
+            Err(e) => Self::new(core::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or("")),
+        }
+    }
+
     /// Copies the last [`Message::CAPACITY`] bytes of `text` (for paths, whose end names the
     /// file), marking a cut with a leading `…`.
     pub fn tail(text: &str) -> Self {

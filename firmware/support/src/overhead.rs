@@ -16,9 +16,9 @@
 use core::ffi::{c_int, c_void};
 
 use mlf_runtime::StaticArena;
-use mlf_runtime::tvm::Call;
 use mlf_runtime::tvm::ffi::{DLDataType, DLDevice, DLTensor, PackedFn, TVMValue};
 use mlf_runtime::tvm::workspace::Session;
+use mlf_runtime::tvm::{Call, ModelWorkspace};
 
 /// Type codes of every call (all `DLTensor*`), long enough for any packed call.
 static CODES: [c_int; 64] = [7; 64];
@@ -306,6 +306,25 @@ pub unsafe fn with_scratch<const N: usize, R>(scratch: &'static StaticArena<N>, 
     let r = f();
     drop(session);
     Some(r)
+}
+
+/// Runs `f` with an AOT model's own workspace (`<module>::entry::WORKSPACE`, which its C
+/// allocates from inline) installed over `scratch` (before, and emptied after: outside
+/// whatever `f` measures).
+///
+/// # Safety
+/// Nothing else uses `scratch`, and the model is not running.
+pub unsafe fn with_model_workspace<const N: usize, const M: usize, R>(
+    workspace: &'static ModelWorkspace<M>,
+    scratch: &'static StaticArena<N>,
+    f: impl FnOnce() -> R,
+) -> R {
+    // SAFETY: the caller's contract: `scratch` and the workspace are this function's alone.
+    let mut installed = unsafe { workspace.install(scratch.as_mut_ptr(), N) };
+    installed.set_window(0, N);
+    let r = f();
+    drop(installed);
+    r
 }
 
 /// What a graph program hands [`graph`]: the generated module's tables and the model's facts.

@@ -13,7 +13,7 @@ use super::tvm::{inspect_body, inspect_external, line, object_constants, static_
 use crate::codegen::aot::module_tokens;
 use crate::error::{Context, Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc};
-use crate::plan::aot::{AotPlan, plan};
+use crate::plan::aot::{AotPlan, InlineWorkspace, inline_workspace, plan};
 use crate::plan::params::aot_region;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
@@ -143,7 +143,7 @@ impl Backend for AotBackend<'_> {
             self.desc,
             self.exec,
             &p,
-            opts.symbol_prefix,
+            (opts.symbol_prefix, opts.inline_workspace.as_ref()),
             opts.params,
             stack.as_ref(),
             (opts.shared_arena, opts.sections),
@@ -239,6 +239,10 @@ impl Backend for AotBackend<'_> {
 
     fn operator_memory(&self) -> Result<Vec<super::api::OperatorMemory>> {
         super::aot_profile::operator_memory(self.desc)
+    }
+
+    fn inline_workspace(&self) -> Option<InlineWorkspace> {
+        inline_workspace(self.desc)
     }
 
     fn instrument_for_profile(&self, hook: &str) -> Result<Option<(ModelDesc, Vec<String>)>> {

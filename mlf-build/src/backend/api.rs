@@ -8,6 +8,7 @@ use crate::codegen::IncludePath;
 use crate::codegen::tvm::ParamCode;
 use crate::error::Result;
 use crate::model::ModelDesc;
+use crate::plan::aot::InlineWorkspace;
 use crate::plan::report::MemoryReport;
 use crate::plan::split::Split;
 use crate::plan::stack::Frames;
@@ -53,6 +54,13 @@ pub trait Backend {
     /// profile hook around each operator (graph, kmodel) or the calls cannot be instrumented.
     fn instrument_for_profile(&self, _hook: &str) -> Result<Option<(ModelDesc, Vec<String>)>> {
         Ok(None)
+    }
+
+    /// Whether the model's C serves its own workspace inline (an AOT model whose code is all C
+    /// that mlf compiles), and how; `None` (the default): it calls the runtime's
+    /// `TVMBackendAllocWorkspace`.
+    fn inline_workspace(&self) -> Option<InlineWorkspace> {
+        None
     }
 
     /// What the plan says of each operator the profile hook reports, in run order: its arena
@@ -128,6 +136,9 @@ pub struct Generate<'a> {
     /// With profiling on, the operators the instrumented C reports to the module's profile hook
     /// (from [`Backend::instrument_for_profile`]); `None`: no hook in the module.
     pub profiled_calls: Option<&'a [String]>,
+    /// The workspace the model's C was compiled to serve inline (from
+    /// [`Backend::inline_workspace`]); `None`: the C calls the runtime's functions.
+    pub inline_workspace: Option<InlineWorkspace>,
 }
 
 /// A generated module and what the build reports about it.

@@ -12,6 +12,7 @@ use super::runnable;
 use crate::build::retarget::Retarget;
 use crate::error::{Error, Result};
 use crate::model::ModelDesc;
+use crate::plan::aot::InlineWorkspace;
 use crate::plan::split::ObjectSections;
 use crate::plan::stack::Frames;
 
@@ -93,6 +94,9 @@ pub struct CompileJob<'a> {
     pub object_sections: BTreeMap<String, Vec<(usize, u64)>>,
     /// The assembly that embeds the parameters (`.incbin`), assembled into the library.
     pub params_asm: Option<PathBuf>,
+    /// The workspace the model's C serves inline (its allocator is added to the rename
+    /// header); `None`: the C calls mlf-runtime's functions.
+    pub inline_workspace: Option<InlineWorkspace>,
 }
 
 /// Writes the shared headers, the model's own headers and the rename header into `job.dir`, and
@@ -104,7 +108,11 @@ fn base_build(job: &CompileJob<'_>, obj_dir: &str) -> Result<cc::Build> {
         write_if_changed(&model_include.join(rel), bytes)?;
     }
     let rename = job.dir.join("mlf_rename.h");
-    write_if_changed(&rename, rename_header(&model_symbols(job.desc)?, &job.prefix).as_bytes())?;
+    let mut header = rename_header(&model_symbols(job.desc)?, &job.prefix);
+    if let Some(w) = &job.inline_workspace {
+        header.push_str(&crate::codegen::aot::workspace::c_header(&job.prefix, w));
+    }
+    write_if_changed(&rename, header.as_bytes())?;
     let mut build = cc::Build::new();
     build
         .target(&job.target)

@@ -65,6 +65,7 @@ pub fn kmodel_module_in(
             shared_arena,
             sections,
             profiled_calls: None,
+            inline_workspace: None,
         })
         .in_file(path)?;
     Ok((name, generated.tokens))

@@ -310,6 +310,7 @@ impl Model {
             libs: &self.libs,
             object_sections: Default::default(),
             params_asm: None,
+            inline_workspace: None,
         };
         // External parameters: the split, and the model whose C no longer holds them when they
         // were in it (a constant pool, constant arrays, linked parameters): the C compiled and
@@ -327,6 +328,7 @@ impl Model {
             Some((d, calls)) => (d, Some(calls.as_slice())),
             None => (code_desc, None),
         };
+        let inline_workspace = self.inline_workspace(code_desc);
         let (param_files, params_asm) =
             write_embedded_params(code_desc, &layout, &prefix, (split.is_none(), sections.params))?;
         let params = match (self.params, &split) {
@@ -337,8 +339,14 @@ impl Model {
         };
         // The C first (the module states its frames' stack); LLVM objects' taken sections retargeted.
         let object_sections = params.split().map(|s| object_offsets(s, code_desc.plan_align())).unwrap_or_default();
-        let library = compile::compile(&CompileJob { desc: code_desc, object_sections, params_asm, ..job.clone() })
-            .in_file(&canonical)?;
+        let library = compile::compile(&CompileJob {
+            desc: code_desc,
+            object_sections,
+            params_asm,
+            inline_workspace,
+            ..job.clone()
+        })
+        .in_file(&canonical)?;
         let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         // Bounded before anything is generated: the plan's figures against the limit.
@@ -363,6 +371,7 @@ impl Model {
                 shared_arena: self.shared_arena.as_deref(),
                 sections,
                 profiled_calls,
+                inline_workspace,
             })
             .in_file(&canonical)?;
         let mut header = header(&desc, &file_name, (self.module.as_deref(), self.shared_arena.as_deref()), self.params);
@@ -371,6 +380,13 @@ impl Model {
         let embedded: u64 =
             code_desc.params.iter().zip(&param_files).filter(|(_, f)| f.is_some()).map(|(p, _)| p.bytes()).sum();
         Ok(self.built(canonical, layout, module, generated, (embedded, split.as_ref()), library))
+    }
+
+    /// The workspace served inline in the model's C, when all the code that may ask for it is
+    /// that C (the user's own C and libraries call the runtime's functions).
+    fn inline_workspace(&self, code_desc: &crate::model::ModelDesc) -> Option<crate::plan::aot::InlineWorkspace> {
+        let own_code_only = self.libs.sources.is_empty() && self.libs.libraries.is_empty();
+        backend::of(code_desc).inline_workspace().filter(|_| own_code_only)
     }
 
     /// What a build made, with the memory figures known before the link.

@@ -446,7 +446,13 @@ pub fn module_tokens(
         _ => (quote!(r.calls(&CALLS)?;), ""),
     };
     let note = comment(format!("Every kernel, in program order, each with its scratch window{what}."));
-    let api = tvm::param_api(cg.params.placement(), align, (g.region, None, cg.sections.params), &g.resident, quote!());
+    let api = tvm::param_api(
+        cg.params.placement(),
+        tvm::RunEnter::Session { align },
+        (g.region, None, cg.sections.params),
+        &g.resident,
+        quote!(),
+    );
     let tvm_storage = lit(plan.tvm_storage);
     let model_doc = format!(
         " The Relax program `{}` of this export ({} kernel calls, executable version {}). Static RAM: \

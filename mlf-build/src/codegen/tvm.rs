@@ -168,9 +168,22 @@ pub fn region_static(placement: Placement) -> Ident {
     ident(if placement == Placement::Streamed { "STAGING" } else { "PARAM_REGION" })
 }
 
+/// How `run()` enters its run.
+#[derive(Clone, Copy, Debug)]
+pub enum RunEnter {
+    /// Through the thread's workspace session (`Run::enter`), allocations aligned to `align`.
+    Session {
+        /// Alignment of workspace allocations.
+        align: u64,
+    },
+    /// With the model's own workspace, which its C allocates from inline (`Run::enter_inline`
+    /// over `entry::WORKSPACE`).
+    Inline,
+}
+
 /// The [`ParamApi`] for `placement`. `region` is the resident region or the staging buffer in
-/// bytes; `offsets` the resident offset of each entry of `PARAMS`; `align` the alignment of
-/// workspace allocations; `after_load` what `load` does once the files are read (constant
+/// bytes; `offsets` the resident offset of each entry of `PARAMS`; `enter` how `run()` enters
+/// (the workspace it uses); `after_load` what `load` does once the files are read (constant
 /// arrays bound).
 ///
 /// `export`: the symbol the region is exported under, when the model's LLVM objects reach
@@ -179,13 +192,25 @@ pub fn region_static(placement: Placement) -> Ident {
 /// `section`: the link section the region goes in (`params_section`), if any.
 pub fn param_api(
     placement: Placement,
-    align: u64,
+    enter: RunEnter,
     (region, export, section): (u64, Option<String>, Option<&str>),
     offsets: &[u64],
     after_load: TokenStream,
 ) -> ParamApi {
-    let (align, region_lit, region) = (lit(align), lit(region), region_static(placement));
-    let enter_with = quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align));
+    let (region_lit, region) = (lit(region), region_static(placement));
+    let (enter_plain, enter_with) = match enter {
+        RunEnter::Session { align } => {
+            let align = lit(align);
+            (
+                quote!(::mlf_runtime::tvm::Run::enter(&ARENA, #align)),
+                quote!(::mlf_runtime::tvm::Run::enter_with_params(&ARENA, &#region, #align)),
+            )
+        }
+        RunEnter::Inline => (
+            quote!(::mlf_runtime::tvm::Run::enter_inline(&ARENA, &entry::WORKSPACE)),
+            quote!(::mlf_runtime::tvm::Run::enter_inline_with_params(&ARENA, &#region, &entry::WORKSPACE)),
+        ),
+    };
     let place = super::section::attr(section);
     let region_item = |doc: &str| {
         let doc = format!(" {doc} ({}).", super::section::where_doc(section, "zeroed: in `.bss`"));
@@ -208,7 +233,7 @@ pub fn param_api(
             consts: Vec::new(),
             statics: Vec::new(),
             state: Vec::new(),
-            enter: (quote!(::mlf_runtime::tvm::Run::enter(&ARENA, #align)), format!("{enter_note}.")),
+            enter: (enter_plain, format!("{enter_note}.")),
             methods: Vec::new(),
             run_sig: run_sig(None),
             check_loaded: quote!(),

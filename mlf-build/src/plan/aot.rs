@@ -77,3 +77,29 @@ pub fn plan(desc: &ModelDesc, a: &AotExec, align: u64) -> Result<AotPlan> {
         arena_bytes: cursor,
     })
 }
+
+/// How an AOT model's C gets its workspace when mlf compiles all of it (C files only, no LLVM
+/// object, no library of the user's): `TVMBackendAllocWorkspace` and
+/// `TVMBackendFreeWorkspace` are served inline in that C by a LIFO bump allocator over the
+/// model's own state (`mlf_runtime::tvm::ModelWorkspace`), instead of a call into the runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct InlineWorkspace {
+    /// Alignment of every allocation (the plan's).
+    pub align: u64,
+    /// Most allocations live at once: every allocation site of the C (each live at most once:
+    /// TVM frees what a function allocates before it returns, and its C does not recurse), at
+    /// least one. A run that goes past it gets an allocation refused, and an error.
+    pub most_live: u64,
+}
+
+/// The [`InlineWorkspace`] of `desc`, or `None` when some of its code is not C that mlf compiles
+/// with the model's header (an LLVM object, a C++ file), which calls the runtime's functions.
+pub fn inline_workspace(desc: &ModelDesc) -> Option<InlineWorkspace> {
+    let all_c = desc.code.sources.iter().all(|s| s.member.ends_with(".c"));
+    if !desc.code.objects.is_empty() || !all_c {
+        return None;
+    }
+    let sites = desc.code.sources.iter().flat_map(|s| &s.scan.functions).filter(|f| f.defined);
+    let most_live = sites.map(|f| f.workspace_allocs.len() as u64).sum::<u64>().max(1);
+    Some(InlineWorkspace { align: desc.plan_align(), most_live })
+}

@@ -14,6 +14,7 @@ use core::marker::PhantomData;
 
 use super::run::Run;
 use super::tables::{Call, Stage};
+use super::workspace::RunWorkspace;
 use crate::cell::StaticArena;
 use crate::error::Error;
 use crate::params::{Bits, Loaded, ParamRef, ParamSource};
@@ -96,7 +97,7 @@ impl<const K: usize> Default for ArrayTable<K> {
     }
 }
 
-impl Run {
+impl<S: RunWorkspace> Run<S> {
     /// [`Run::calls_streamed`] for a model whose C reads constant arrays through `table`: before
     /// call `i`, its parameter files and then the arrays of `steps[i]` are read into the staging
     /// buffer and the entries of its arrays pointed at them.
@@ -129,7 +130,7 @@ impl Run {
         &mut self,
         calls: &'static [&'static Call],
         arrays: Option<(&'static [Step], &'static ArrayTable<K>)>,
-        mut read: impl FnMut(&mut Run, Stage) -> Result<(), Error>,
+        mut read: impl FnMut(&mut Run<S>, Stage) -> Result<(), Error>,
     ) -> Result<(), Error> {
         for (i, c) in calls.iter().enumerate() {
             let step = arrays.and_then(|(steps, table)| steps.get(i).map(|s| (s, table)));

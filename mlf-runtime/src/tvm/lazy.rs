@@ -9,10 +9,11 @@
 use super::arrays::{ArrayTable, Step};
 use super::run::Run;
 use super::tables::{Call, Stage};
+use super::workspace::RunWorkspace;
 use crate::error::Error;
 use crate::params::{Bits, Loaded, ParamRef, ParamSource};
 
-impl Run {
+impl<S: RunWorkspace> Run<S> {
     /// Reads `params[s.file]` from `source` into the parameter region at `s.offset` (checking
     /// size and hash) unless `loaded` has it, and records it there once read. A failed read
     /// returns the error and leaves the file unloaded.

@@ -5,10 +5,13 @@ mod arrays;
 pub mod backend;
 pub mod ffi;
 mod lazy;
+mod model_workspace;
 mod run;
 mod tables;
 pub mod workspace;
 
 pub use arrays::{ArrayTable, Bind, HookFn, StageHook, Step, StreamGuard, Streaming};
+pub use model_workspace::{Installed, ModelWorkspace, WORKSPACE_MESSAGE_BYTES};
 pub use run::{Run, call_ffi, data_ptr};
 pub use tables::{Call, FfiArgs, MAX_PACKED_ARGS, Pointers, RunTensor, Scratch, Stage, Tensor};
+pub use workspace::RunWorkspace;

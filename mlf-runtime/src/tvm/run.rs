@@ -6,16 +6,18 @@ use core::ffi::{c_int, c_void};
 
 use super::ffi::{FfiFn, K_ARG_INT, K_FFI_NONE, K_OPAQUE_HANDLE, PackedFn, TVMFFIAny, TVMValue};
 use super::tables::{Call, MAX_PACKED_ARGS, RunTensor, TYPE_CODES};
-use super::workspace::Session;
+use super::workspace::{RunWorkspace, Session};
 use crate::cell::StaticArena;
 use crate::element::Element;
 use crate::error::{Error, Message};
 use crate::params::{ParamRef, ParamSource};
 
 /// A model run: the arena installed for `TVMBackendAllocWorkspace` (and the parameter region,
-/// for external parameters) until it is dropped.
-pub struct Run {
-    session: Session<'static>,
+/// for external parameters) until it is dropped. `W` serves the workspace: the thread's
+/// [`Session`] (the Rust `TVMBackendAllocWorkspace`), or an AOT model's own
+/// [`ModelWorkspace`](super::ModelWorkspace), which its C allocates from inline.
+pub struct Run<W = Session<'static>> {
+    ws: W,
     base: *mut u8,
     len: usize,
     params: *mut u8,
@@ -46,8 +48,7 @@ impl Run {
     /// `Model` holds its module's take-once state, which owns them.
     pub unsafe fn enter<const N: usize>(arena: &'static StaticArena<N>, align: usize) -> Result<Run, Error> {
         let base = arena.as_mut_ptr();
-        let session = Session::enter_raw(base, N, align)?;
-        Ok(Run { session, base, len: N, params: core::ptr::null_mut(), params_len: 0 })
+        Ok(Run::new(Session::enter_raw(base, N, align)?, base, N))
     }
 
     /// Starts a run with a second region for external parameters: loaded before the run
@@ -63,9 +64,23 @@ impl Run {
     ) -> Result<Run, Error> {
         // SAFETY: forwarded from the caller.
         let mut r = unsafe { Self::enter(arena, align)? };
-        r.params = params.as_mut_ptr();
-        r.params_len = P;
+        r.set_params(params);
         Ok(r)
+    }
+}
+
+impl<S: RunWorkspace> Run<S> {
+    /// A run over the `len` bytes at `base` (the arena `ws` serves), without parameters.
+    #[inline]
+    pub(super) fn new(ws: S, base: *mut u8, len: usize) -> Self {
+        Run { ws, base, len, params: core::ptr::null_mut(), params_len: 0 }
+    }
+
+    /// Gives the run its parameter region.
+    #[inline]
+    pub(super) fn set_params<const P: usize>(&mut self, params: &'static StaticArena<P>) {
+        self.params = params.as_mut_ptr();
+        self.params_len = P;
     }
 
     /// Points input descriptor `t` at the caller's buffer (read, never written, by the
@@ -128,7 +143,7 @@ impl Run {
     /// graph calls carry their own, see [`Call::scratch`]).
     #[inline]
     pub fn workspace(&mut self, offset: usize, len: usize) {
-        self.session.set_window(offset, len);
+        self.ws.set_window(offset, len);
     }
 
     /// Calls every call of `calls` in order (their index in the slice is the call number in
@@ -190,7 +205,7 @@ impl Run {
     pub(super) unsafe fn call_at(&mut self, index: u16, c: &Call) -> Result<(), Error> {
         #[cfg(feature = "profile")]
         crate::profile::before(u32::from(index), c.name, crate::profile::Unit::Cpu);
-        self.session.set_window(c.scratch.offset, c.scratch.len);
+        self.ws.set_window(c.scratch.offset, c.scratch.len);
         debug_assert!(c.args.len() <= MAX_PACKED_ARGS);
         let mut ret = TVMValue { v_int64: 0 };
         let mut ret_code: c_int = 0;
@@ -209,14 +224,14 @@ impl Run {
         };
         #[cfg(feature = "profile")]
         crate::profile::after(u32::from(index), c.name, crate::profile::Unit::Cpu);
-        self.session.end_call(index, c.name, rc)
+        self.ws.end_call(index, c.name, rc)
     }
 
     /// Checks what a direct call of `function` (call `index`: an AOT entry called with
     /// pointers) returned.
     #[inline]
     pub fn check(&mut self, index: u16, function: &'static str, rc: i32) -> Result<(), Error> {
-        self.session.end_call(index, function, rc)
+        self.ws.end_call(index, function, rc)
     }
 
     /// Points each descriptor of `table` at the storage `_lookup_linked_param` returns for its
@@ -255,7 +270,7 @@ impl Run {
     /// Ends the run and returns the highest arena offset the workspace reached.
     #[inline]
     pub fn finish(self) -> usize {
-        self.session.high_water()
+        self.ws.high_water()
     }
 }
 

@@ -279,3 +279,33 @@ impl Drop for Session<'_> {
         BUSY.store(false, core::sync::atomic::Ordering::Release);
     }
 }
+
+/// What serves the workspace of a [`Run`](super::Run): the window the C allocates from, and the check of
+/// what a call left behind.
+pub trait RunWorkspace {
+    /// Moves the window to `[offset, offset + len)` of the run's arena (clamped to it); live
+    /// allocations must have been freed.
+    fn set_window(&mut self, offset: usize, len: usize);
+    /// `Ok` when call `index` (`function`) returned `rc == 0` and freed everything it allocated,
+    /// otherwise the error that says why.
+    fn end_call(&self, index: u16, function: &'static str, rc: i32) -> Result<(), Error>;
+    /// The highest arena offset the workspace reached this run.
+    fn high_water(&self) -> usize;
+}
+
+impl RunWorkspace for Session<'static> {
+    #[inline]
+    fn set_window(&mut self, offset: usize, len: usize) {
+        Session::set_window(self, offset, len);
+    }
+
+    #[inline]
+    fn end_call(&self, index: u16, function: &'static str, rc: i32) -> Result<(), Error> {
+        Session::end_call(self, index, function, rc)
+    }
+
+    #[inline]
+    fn high_water(&self) -> usize {
+        Session::high_water(self)
+    }
+}

@@ -3,6 +3,7 @@
 //! outputs, workspace and pools in the static arena, each argument under a comment.
 
 mod args;
+pub mod workspace;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -13,7 +14,7 @@ use super::tvm::{self, ParamCode, TvmModule, bytes};
 use super::{arrays, ident, lit, usize_lit};
 use crate::error::{Error, Result};
 use crate::model::{AotCall, AotExec, ModelDesc, Placement};
-use crate::plan::aot::AotPlan;
+use crate::plan::aot::{AotPlan, InlineWorkspace};
 use crate::plan::stack::StackFigure;
 use crate::support::names;
 use args::{Arg, Args};
@@ -41,7 +42,7 @@ fn entry(
     a: &AotExec,
     args: &Args,
     (symbol_prefix, params, ws): (&str, Placement, u64),
-    after_call: &TokenStream,
+    (inline, after_call): (Option<&InlineWorkspace>, &TokenStream),
 ) -> Result<Entry> {
     let symbol = a.call.symbol().to_string();
     let link = format!("{symbol_prefix}{symbol}");
@@ -108,6 +109,7 @@ fn entry(
             pointer_fn(direct.len())
         }
     };
+    let state = inline.map(|w| workspace::state_static(symbol_prefix, w));
     e.decls = quote! {
         /// The model's entry point, under the private name its C was compiled with (public for
         /// tools that call it themselves).
@@ -117,6 +119,8 @@ fn entry(
                 #[link_name = #link]
                 #decl
             }
+
+            #state
         }
     };
     Ok(e)
@@ -231,7 +235,7 @@ pub fn module_tokens(
     desc: &ModelDesc,
     a: &AotExec,
     plan: &AotPlan,
-    symbol_prefix: &str,
+    (symbol_prefix, inline): (&str, Option<&InlineWorkspace>),
     params: ParamCode<'_>,
     stack: Option<&StackFigure>,
     (shared_arena, sections): (Option<&str>, crate::codegen::section::Sections<'_>),
@@ -241,7 +245,8 @@ pub fn module_tokens(
     }
     let args = Args::new(desc, a, plan, params)?;
     let arrays = array_code(params, &args, symbol_prefix);
-    let e = entry(desc, a, &args, (symbol_prefix, params.placement(), plan.workspace_bytes), &arrays.after_call)?;
+    let e =
+        entry(desc, a, &args, (symbol_prefix, params.placement(), plan.workspace_bytes), (inline, &arrays.after_call))?;
     let mut statics = args.statics.clone();
     if let Some(split) = params.split() {
         let total: u64 = split.files.iter().map(|f| f.bytes()).sum();
@@ -255,9 +260,13 @@ pub fn module_tokens(
     }
     statics.extend(arrays.statics);
     let export = tvm::object_region_symbol(params.split(), symbol_prefix);
+    let enter = match inline {
+        Some(_) => tvm::RunEnter::Inline,
+        None => tvm::RunEnter::Session { align: plan.align },
+    };
     let api = tvm::param_api(
         params.placement(),
-        plan.align,
+        enter,
         (args.region.1, export, sections.params),
         &args.region.0,
         arrays.after_load,

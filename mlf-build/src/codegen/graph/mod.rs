@@ -68,7 +68,7 @@ pub fn module_tokens(desc: &ModelDesc, g: &GraphExec, plan: &GraphPlan, cg: &Gra
     let export = tvm::object_region_symbol(cg.params.split(), cg.symbol_prefix);
     let api = tvm::param_api(
         cg.params.placement(),
-        plan.align,
+        tvm::RunEnter::Session { align: plan.align },
         (params.region, export, cg.sections.params),
         &params.resident_offsets,
         arrays.after_load,
