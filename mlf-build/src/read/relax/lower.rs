@@ -44,6 +44,14 @@ struct InputCheck {
     shape: Option<Vec<i64>>,
 }
 
+impl InputCheck {
+    /// The input's shape: its `match_shape`, or none for a 0-d (scalar) input, whose rank and
+    /// dtype TVM checks without a `match_shape`.
+    fn shape(&self) -> Option<Vec<i64>> {
+        self.shape.clone().or_else(|| (self.ndim == Some(0)).then(Vec::new))
+    }
+}
+
 fn refuse(what: impl Into<String>) -> Error {
     Error::unsupported(format!("cannot be built statically: {}", what.into()))
 }
@@ -400,16 +408,16 @@ impl Walk<'_> {
     /// Gives an input its dtype and shape as soon as both checks were seen.
     fn refresh_input(&mut self, i: usize) {
         let c = &self.checks[i];
-        if let (Some(dtype), Some(shape)) = (c.dtype, c.shape.clone()) {
+        if let (Some(dtype), Some(shape)) = (c.dtype, c.shape()) {
             let bytes = expected_bytes(&shape, dtype).unwrap_or(0);
             self.p.tensors[self.p.inputs[i].tensor] = RelaxTensor { place: TensorPlace::Input(i), dtype, shape, bytes };
         }
     }
 
     fn finish_inputs(&mut self) -> Result<()> {
-        for (i, c) in self.checks.iter_mut().enumerate() {
+        for (i, c) in self.checks.iter().enumerate() {
             let name = &self.p.inputs[i].name;
-            let (Some(dtype), Some(shape)) = (c.dtype, c.shape.take()) else {
+            let (Some(dtype), Some(shape)) = (c.dtype, c.shape()) else {
                 return Err(refuse(format!("input {name:?} has no static dtype and shape check")));
             };
             if c.ndim.is_some_and(|n| n != shape.len() as i64) {
