@@ -285,14 +285,7 @@ impl Model {
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
         let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
-        backend::of(&desc).check_build_step()?;
-        let sections = Sections { arena: self.arena_section.as_deref(), params: self.params_section.as_deref() };
-        sections.check(self.shared_arena.as_deref()).in_file(&canonical)?;
-        // Before the compiler ever runs on the model's C: the files it may make the compiler read,
-        // the runtime's names it may not define, then whether it can run on the target.
-        super::include_policy::check(&desc).in_file(&canonical)?;
-        compile::check_runtime_symbols(&desc).in_file(&canonical)?;
-        runnable::check_runnable(&desc, target, host, &self.libs).in_file(&canonical)?;
+        let sections = self.check_before_compile(&desc, &canonical, target, host)?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
         let prefix = format!("mlf_{:08x}_", fnv1a(FNV_OFFSET, layout.key().as_bytes()) as u32);
@@ -387,6 +380,25 @@ impl Model {
     fn inline_workspace(&self, code_desc: &crate::model::ModelDesc) -> Option<crate::plan::aot::InlineWorkspace> {
         let own_code_only = self.libs.sources.is_empty() && self.libs.libraries.is_empty();
         backend::of(code_desc).inline_workspace().filter(|_| own_code_only)
+    }
+
+    /// What is checked before the compiler ever runs on the model's C: that it has a build step,
+    /// its link sections, the files it may make the compiler read, the runtime's names it may not
+    /// define, then whether it can run on the target. Returns the sections.
+    fn check_before_compile(
+        &self,
+        desc: &ModelDesc,
+        canonical: &Path,
+        target: &str,
+        host: &str,
+    ) -> Result<Sections<'_>> {
+        backend::of(desc).check_build_step()?;
+        let sections = Sections { arena: self.arena_section.as_deref(), params: self.params_section.as_deref() };
+        sections.check(self.shared_arena.as_deref()).in_file(canonical)?;
+        super::include_policy::check(desc).in_file(canonical)?;
+        compile::check_runtime_symbols(desc).in_file(canonical)?;
+        runnable::check_runnable(desc, target, host, &self.libs).in_file(canonical)?;
+        Ok(sections)
     }
 
     /// What a build made, with the memory figures known before the link.

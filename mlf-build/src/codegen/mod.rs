@@ -9,6 +9,7 @@ pub mod aot;
 pub mod arrays;
 pub mod graph;
 pub mod kmodel;
+pub mod param_refs;
 pub mod profile;
 pub mod relax_module;
 pub mod render;

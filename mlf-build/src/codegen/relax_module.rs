@@ -401,6 +401,21 @@ impl<'a> Gen<'a> {
     }
 }
 
+/// The statement of `run()` that calls the kernels, and what it does before each call.
+fn run_calls(params: ParamCode<'_>) -> (TokenStream, &'static str) {
+    match params {
+        ParamCode::Streamed(_) => (
+            quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;),
+            "; before each, the weights it reads are read into the staging buffer",
+        ),
+        ParamCode::Lazy(_) => (
+            quote!(r.calls_lazy(&CALLS, source, &PARAMS, &mut self.state.loaded)?;),
+            "; before each, the weights it reads that no earlier run loaded are read into their places",
+        ),
+        _ => (quote!(r.calls(&CALLS)?;), ""),
+    }
+}
+
 /// Generates the module items, and the bytes of RAM its external parameters take.
 pub fn module_tokens(
     desc: &ModelDesc,
@@ -434,17 +449,7 @@ pub fn module_tokens(
         #[doc(hidden)]
         pub static CALLS: [&::mlf_runtime::tvm::Call; #n] = [#(#refs),*];
     });
-    let (run_calls, what) = match cg.params {
-        ParamCode::Streamed(_) => (
-            quote!(r.calls_streamed(&CALLS, source, &PARAMS)?;),
-            "; before each, the weights it reads are read into the staging buffer",
-        ),
-        ParamCode::Lazy(_) => (
-            quote!(r.calls_lazy(&CALLS, source, &PARAMS, &mut self.state.loaded)?;),
-            "; before each, the weights it reads that no earlier run loaded are read into their places",
-        ),
-        _ => (quote!(r.calls(&CALLS)?;), ""),
-    };
+    let (run_calls, what) = run_calls(cg.params);
     let note = comment(format!("Every kernel, in program order, each with its scratch window{what}."));
     let api = tvm::param_api(
         cg.params.placement(),

@@ -15,6 +15,8 @@ use crate::model::{ModelDesc, Placement, TensorInfo};
 use crate::plan::split::{ObjectSections, Split};
 use crate::support::dtype::DType;
 
+pub use super::param_refs::param_refs;
+
 /// `const DT_…: DLDataType` items for the dtypes in `dtypes`, and a map from dtype to the item.
 pub fn dtype_consts(dtypes: impl IntoIterator<Item = DType>) -> (Vec<TokenStream>, BTreeMap<DType, Ident>) {
     let mut map = BTreeMap::new();
@@ -366,49 +368,6 @@ fn resident_api(
                 return Err(::mlf_runtime::params::ParamError::new(::mlf_runtime::params::ParamErrorKind::NotLoaded, "", "").into());
             }
         },
-    }
-}
-
-/// The embedded references to external parameter files: `pub static PARAMS: [ParamRef; N]`
-/// (identifier, size, hash of each file), documented with `doc`, and `pub static PACK: Pack<N>`
-/// (what a parameter pack must be for this code: those files, the model digest, the public key
-/// packs must be signed with), which `FlashArchive::open` and `Slots::open` take.
-pub fn param_refs(split: &Split, doc: &str) -> TokenStream {
-    let refs = split.files.iter().map(|f| {
-        let (id, bytes, hash) = (&f.id, lit(f.bytes()), Literal::u64_unsuffixed(f.xxh64));
-        quote!(::mlf_runtime::params::ParamRef { id: #id, bytes: #bytes, xxh64: #hash })
-    });
-    let n = usize_lit(split.files.len());
-    let hex = |b: &u8| format!("0x{b:02x}").parse::<TokenStream>().expect("a literal");
-    let digest = split.binding.digest.iter().map(hex);
-    let key = match &split.binding.key {
-        Some(k) => {
-            let k = k.iter().map(hex);
-            quote!(Some([#(#k),*]))
-        }
-        None => quote!(None),
-    };
-    let mut order: Vec<usize> = (0..split.files.len()).collect();
-    order.sort_by(|&a, &b| split.files[a].id.cmp(&split.files[b].id));
-    let order = order.iter().map(|&k| Literal::u16_unsuffixed(k as u16));
-    let pack_doc = format!(
-        " What a parameter pack must be for this code (`FlashArchive::open(bytes, &PACK)`): the files \
-         of [`PARAMS`], the model digest `{}` (a pack split from another model or version records \
-         another), {}.",
-        crate::plan::split::digest_hex(&split.binding.digest),
-        if split.binding.key.is_some() {
-            "and the Ed25519 public key packs must be signed with (an unsigned pack, or one signed with another key, is refused)"
-        } else {
-            "and no public key (signatures are not checked; see `Model::pack_key`)"
-        }
-    );
-    quote! {
-        #[doc = #doc]
-        #[doc(hidden)]
-        pub static PARAMS: [::mlf_runtime::params::ParamRef; #n] = [#(#refs),*];
-        #[doc = #pack_doc]
-        pub static PACK: ::mlf_runtime::params::Pack<#n> =
-            ::mlf_runtime::params::Pack::ordered(&PARAMS, [#(#digest),*], #key, [#(#order),*]);
     }
 }
 
