@@ -348,6 +348,8 @@ mod tests {
             stack: None,
             notes: vec![],
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
         };
         let text = r.to_string();
         assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
@@ -376,6 +378,8 @@ mod tests {
             stack: None,
             notes: vec![],
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
         };
         let text = r.to_string();
         assert!(text.contains("\n    kmodel file               2000 bytes (2.0 KiB)    embedded"), "{text}");
