@@ -189,6 +189,7 @@ fn check_model(
         let mut report =
             mlf_build::__private::memory_report_on(&desc, &name, target, entry.module.as_deref(), None, kpu)?;
         report.shared_arena = entry.arena.clone();
+        (report.arena_section, report.params_section) = (entry.arena_section.clone(), entry.params_section.clone());
         return Ok((report, desc));
     }
     if entry.kpu.is_some() {
@@ -342,12 +343,12 @@ fn check(cargo: &CargoArgs, plan_svg: Option<&Path>) -> Result<(usize, firmware:
 fn firmware_package(pkg: &Selected, reports: Vec<MemoryReport>, out: &Out<'_>) -> (firmware::Package, usize) {
     let mut problems = 0;
     let board = pkg.manifest.board.clone().unwrap_or_default();
-    let regions = match board_regions(pkg, &board) {
+    let (regions, placements) = match board_regions(pkg, &board) {
         Ok(r) => r,
         Err(e) => {
             out.error(pkg, "", "[package.metadata.mlf]", &e);
             problems += 1;
-            Vec::new()
+            Default::default()
         }
     };
     let fw = firmware::Package {
@@ -356,6 +357,7 @@ fn firmware_package(pkg: &Selected, reports: Vec<MemoryReport>, out: &Out<'_>) -
         board: pkg.manifest.board_budget(&pkg.manifest_path),
         reports,
         regions,
+        placements,
         stack_region: board.stack_region.clone().unwrap_or_else(|| "RAM".into()),
         app_stack: board.stack.map(|s| s.bytes()),
     };
@@ -375,21 +377,29 @@ fn reports_complete(pkg: &Selected, reports: &[MemoryReport]) -> bool {
 
 /// The package's memory regions: the `MEMORY` of its linker script (`board.memory`, else a
 /// `memory.x` beside `Cargo.toml`), then `board.regions` (which replace a region of the same name).
-fn board_regions(pkg: &Selected, board: &mlf_build::__private::manifest::Board) -> Result<Vec<regions::Region>, Error> {
+/// The package's memory regions, and which region each input section of its linker script's
+/// `SECTIONS` goes to.
+fn board_regions(
+    pkg: &Selected,
+    board: &mlf_build::__private::manifest::Board,
+) -> Result<(Vec<regions::Region>, Vec<(String, String)>), Error> {
     let dir = pkg.manifest_path.parent().unwrap_or(Path::new("."));
     let script = match &board.memory {
         Some(p) => Some(dir.join(p)),
         None => Some(dir.join("memory.x")).filter(|p| p.is_file()),
     };
-    let mut out = match script {
-        Some(path) => regions::parse(&std::fs::read_to_string(&path).in_file(&path)?, &path)?,
-        None => Vec::new(),
+    let (mut out, placements) = match script {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).in_file(&path)?;
+            (regions::parse(&text, &path)?, regions::placements(&text))
+        }
+        None => Default::default(),
     };
     for (name, r) in &board.regions {
         out.retain(|x| &x.name != name);
         out.push(regions::Region { name: name.clone(), origin: r.origin, length: r.length.bytes() });
     }
-    Ok(out)
+    Ok((out, placements))
 }
 
 /// Where the reports go: JSON lines on stdout (`--message-format json`), or the human report

@@ -349,6 +349,49 @@ fn firmware_regions_from_memory_x_and_one_byte_over_fails() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// A model's arena placed by `arena_section = ".psram"` in its `[package.metadata.mlf]` entry, the
+/// crate's `memory.x` putting `.psram` in a second RAM region: before the link `cargo mlf build`
+/// counts the arena in that region (not in `RAM`), and after the link the ELF has it there.
+#[test]
+fn firmware_regions_count_an_arena_in_the_region_its_section_goes_to() {
+    let test = "firmware_regions_arena_section";
+    if !tools::require(test, &[Need::Target(THUMBV7EM), Need::ArmGcc]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("placed-fw");
+    let out = new_crate(&dir, &["--template", "firmware"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let memory_x = dir.join("memory.x");
+    let script = std::fs::read_to_string(&memory_x).unwrap().replace(
+        "RAM : ORIGIN = 0x20000000, LENGTH = 4M",
+        "RAM : ORIGIN = 0x20000000, LENGTH = 4M\n  PSRAM : ORIGIN = 0x21000000, LENGTH = 16M",
+    );
+    let psram = "SECTIONS\n{\n  .psram (NOLOAD) : ALIGN(16)\n  {\n    *(.psram .psram.*);\n  } > PSRAM\n}\nINSERT AFTER .bss;\n";
+    std::fs::write(&memory_x, script + psram).unwrap();
+    let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let entry = "[[package.metadata.mlf.models]]\n";
+    std::fs::write(dir.join("Cargo.toml"), toml.replace(entry, &format!("{entry}arena_section = \".psram\"\n")))
+        .unwrap();
+    let (model, fw) = model_and_firmware_reports(&dir);
+    let (arena, name) = (model["ram"]["arena"].as_u64().unwrap(), model["model"].as_str().unwrap());
+    assert_eq!(model["arena_section"], ".psram", "{model}");
+    let regions = fw["regions"].as_array().unwrap_or_else(|| panic!("no regions: {fw}"));
+    let region = |n: &str| regions.iter().find(|r| r["name"] == n).unwrap_or_else(|| panic!("no {n}: {fw}"));
+    let psram_sections = region("PSRAM")["sections"].as_array().unwrap().clone();
+    // The arena static, padded to its 64-byte alignment.
+    let in_psram = |s: &serde_json::Value| s[0] == ".psram" && (arena..arena + 64).contains(&s[1].as_u64().unwrap());
+    assert!(psram_sections.iter().any(in_psram), "{fw}");
+    assert!(!region("RAM")["sections"].as_array().unwrap().iter().any(|s| s[0] == ".psram"), "{fw}");
+    let out = mlf_build_in(&dir, &[]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let before = format!(
+        "region PSRAM          {arena} of 16777216 bytes before the link (bounds from the models): arena of {name} (.psram) {arena}"
+    );
+    assert!(stderr.contains(&before), "{before}\nnot in\n{stderr}");
+}
+
 /// The Rust that runs Relax export `fixtures/relax/{dir}` as module `module` on case 0 and exits
 /// with failure unless every element of output 0 is within `tol` of the reference.
 fn relax_run(module: &str, dir: &str, input: &str, t: &str, n_in: usize, n_out: usize, tol: f32) -> String {

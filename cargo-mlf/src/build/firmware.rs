@@ -31,6 +31,9 @@ pub struct Package {
     pub reports: Vec<MemoryReport>,
     /// Its memory regions (linker script and `board.regions`; empty: none known).
     pub regions: Vec<Region>,
+    /// The region each input section of the linker script's `SECTIONS` goes to (pattern,
+    /// region): where a model's `arena_section` or `params_section` is counted.
+    pub placements: Vec<(String, String)>,
     /// The region that holds the stack.
     pub stack_region: String,
     /// The application's own stack, as declared (`board.stack`).
@@ -47,15 +50,19 @@ impl Package {
         }
         let totals = mlf_build::__private::Totals::of(&self.reports);
         let stack = models_stack(&self.reports);
+        let placed = self.placed(json);
+        let moved = |flash: bool| placed.iter().filter(|p| p.flash == flash).map(|p| p.bytes).sum::<u64>();
         let mut uses = Vec::new();
         for r in &self.regions {
             let mut u = Use { region: r.clone(), sections: Vec::new(), models_stack: None, app_stack: None };
             if r.name == self.stack_region {
-                u.sections.push(("models' static RAM".into(), totals.ram));
+                u.sections.push(("models' static RAM".into(), totals.ram.saturating_sub(moved(false))));
                 (u.models_stack, u.app_stack) = (stack, self.app_stack);
             } else if r.name == "FLASH" {
-                u.sections.push(("models' flash".into(), totals.flash));
-            } else {
+                u.sections.push(("models' flash".into(), totals.flash.saturating_sub(moved(true))));
+            }
+            u.sections.extend(placed.iter().filter(|p| p.region == r.name).map(|p| (p.what.clone(), p.bytes)));
+            if u.sections.is_empty() {
                 continue;
             }
             if !json {
@@ -70,6 +77,46 @@ impl Package {
             uses.push(u);
         }
         regions::check(&format!("the models of {}", self.name), &uses).map_err(|e| e.in_file(&self.manifest_path))
+    }
+}
+
+/// A model's arena or parameters in a link section the linker script places in a region.
+struct Placed {
+    /// What it is: `arena of kws (.psram)`.
+    what: String,
+    /// Its bytes.
+    bytes: u64,
+    /// Counted in flash (embedded parameters) rather than in static RAM.
+    flash: bool,
+    /// The region.
+    region: String,
+}
+
+impl Package {
+    /// The models' arenas and parameters in link sections, each with its region: a section no
+    /// output section of the linker script takes stays counted with the models' static RAM or
+    /// flash (a note says so, unless `json`).
+    fn placed(&self, json: bool) -> Vec<Placed> {
+        let mut out = Vec::new();
+        for r in &self.reports {
+            // An arena's section; parameters': embedded in flash, else their static region.
+            let items = [
+                (r.arena_section.as_deref().filter(|_| r.shared_arena.is_none()), "arena", r.ram.arena, false),
+                (r.params_section.as_deref(), "parameters", r.flash.params.max(r.ram.params), r.ram.params == 0),
+            ];
+            for (section, what, bytes, flash) in items {
+                let Some(section) = section.filter(|_| bytes > 0) else { continue };
+                let what = format!("{what} of {} ({section})", r.model);
+                match regions::region_of(section, &self.placements) {
+                    Some(region) => out.push(Placed { what, bytes, flash, region: region.to_string() }),
+                    None if !json => eprintln!(
+                        "  note: {what}: no output section of the linker script takes `{section}`, so it stays counted with the models' before the link"
+                    ),
+                    None => {}
+                }
+            }
+        }
+        out
     }
 }
 

@@ -92,6 +92,37 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Region>, Error> {
     Ok(regions)
 }
 
+/// The input sections each output section of the script's `SECTIONS` takes, with the region it
+/// goes to (`.psram (NOLOAD) : { *(.psram .psram.*); } > PSRAM` gives `(".psram", "PSRAM")` and
+/// `(".psram.*", "PSRAM")`): each input-section pattern of a `{ … }` block followed by `> REGION`.
+pub fn placements(text: &str) -> Vec<(String, String)> {
+    let text = strip_comments(text);
+    let mut out = Vec::new();
+    for (close, _) in text.match_indices('}') {
+        let after = text[close + 1..].trim_start();
+        let Some(region) = after.strip_prefix('>') else { continue };
+        let region: String = region.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // The block's own `{`: no brace between it and this `}` (an output section's body).
+        let Some(open) = text[..close].rfind(['{', '}']).filter(|&i| text.as_bytes()[i] == b'{') else { continue };
+        let body = &text[open + 1..close];
+        for pattern in body.split(|c: char| c.is_whitespace() || "();".contains(c)) {
+            if pattern.starts_with('.') && !region.is_empty() {
+                out.push((pattern.to_string(), region.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The region the input section `section` goes to by `placements` (a pattern ending in `*`
+/// takes every name it starts).
+pub fn region_of<'a>(section: &str, placements: &'a [(String, String)]) -> Option<&'a str> {
+    placements
+        .iter()
+        .find(|(p, _)| p.strip_suffix('*').map_or(p == section, |prefix| section.starts_with(prefix)))
+        .map(|(_, r)| r.as_str())
+}
+
 /// What fills one region after the link.
 #[derive(Clone, Debug, Serialize)]
 pub struct Use {
@@ -220,6 +251,18 @@ mod tests {
             ]
         );
         assert!(parse("SECTIONS {}", Path::new("x")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn output_sections_say_which_region_takes_an_input_section() {
+        let text = "MEMORY { RAM : ORIGIN = 0, LENGTH = 1K }\nSECTIONS\n{\n  .psram (NOLOAD) : ALIGN(16)\n  {\n    \
+                    *(.psram .psram.*); /* arenas */\n  } > PSRAM\n  .dtcm : { KEEP(*(.dtcm)) } > DTCM AT> FLASH\n}\n";
+        let p = placements(text);
+        assert_eq!(region_of(".psram", &p), Some("PSRAM"));
+        assert_eq!(region_of(".psram.kws", &p), Some("PSRAM"));
+        assert_eq!(region_of(".dtcm", &p), Some("DTCM"));
+        assert_eq!(region_of(".sram2", &p), None);
+        assert!(placements("MEMORY { RAM : ORIGIN = 0, LENGTH = 1K }").is_empty());
     }
 
     #[test]

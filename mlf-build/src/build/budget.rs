@@ -158,6 +158,8 @@ mod tests {
             stack: None,
             notes: vec![],
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
         };
         let reports = [r("a", 100, 1000), r("b", 200, 2000)];
         assert!(check_crate("demo", &reports, &budget(Some(300), Some(3000))).is_ok());

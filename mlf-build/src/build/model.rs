@@ -419,6 +419,8 @@ impl Model {
         unmeasured.external_param_bytes = external_bytes;
         unmeasured.file = canonical.clone();
         unmeasured.shared_arena = self.shared_arena.clone();
+        unmeasured.arena_section = self.arena_section.clone();
+        unmeasured.params_section = self.params_section.clone();
         Built {
             model: canonical,
             rust_file: layout.rust_file(),

@@ -52,6 +52,14 @@ pub struct MemoryReport {
     /// its `ram.arena` is then its part of that arena, which totals count once per arena.
     #[serde(default)]
     pub shared_arena: Option<String>,
+    /// The link section the model's arena is in (`arena_section`), if any: the region the
+    /// linker script places it in counts `ram.arena`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arena_section: Option<String>,
+    /// The link section the model's parameters are in (`params_section`), if any: the region
+    /// the linker script places it in counts `flash.params` (embedded) or `ram.params`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_section: Option<String>,
 }
 
 /// Static RAM of a model.
@@ -137,6 +145,8 @@ impl MemoryReport {
             stack: None,
             notes: Vec::new(),
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
         };
         r.finish();
         r
@@ -338,6 +348,8 @@ mod tests {
             stack: None,
             notes: vec![],
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
         };
         let text = r.to_string();
         assert!(text.starts_with("model digits (digits.tar, graph executor, target t)\n"), "{text}");
@@ -366,6 +378,8 @@ mod tests {
             stack: None,
             notes: vec![],
             shared_arena: None,
+            arena_section: None,
+            params_section: None,
         };
         let text = r.to_string();
         assert!(text.contains("\n    kmodel file               2000 bytes (2.0 KiB)    embedded"), "{text}");
