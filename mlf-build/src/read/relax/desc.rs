@@ -12,7 +12,6 @@ use super::{decode, payload_of};
 use crate::error::{Context, Error, Result};
 use crate::model::{
     CFile, CSource, Code, Executor, MemoryInfo, ModelDesc, ModelFormat, ObjectFile, ParamInfo, RelaxExec, TensorInfo,
-    TensorPlace,
 };
 use crate::read::archive::Archive;
 use crate::read::blob::source::Scan;
@@ -121,14 +120,6 @@ fn dedupe_idents(ts: &mut [TensorInfo]) -> Result<()> {
 fn check_tensors(desc: &ModelDesc) -> Result<()> {
     for t in desc.inputs.iter().chain(&desc.outputs) {
         t.bytes_checked()?;
-    }
-    let Executor::Relax(r) = &desc.executor else { return Ok(()) };
-    for &o in &r.program.outputs {
-        if !matches!(r.program.tensors[r.program.root(o)].place, TensorPlace::Storage { .. }) {
-            return Err(Error::unsupported(
-                "an output that is an input or a weight of the program (not computed by a kernel)",
-            ));
-        }
     }
     Ok(())
 }
