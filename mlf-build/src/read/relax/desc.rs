@@ -103,6 +103,7 @@ pub fn read(path: &Path, scan: &Scan, archive: &Archive) -> Result<Option<ModelD
     desc.fact("TVM's storage", format!("{storage} bytes (sum of alloc_storage)"), "relax.VMExecutable");
     desc.memory.workspace_bytes = storage;
     check_tensors(&desc).in_file(path)?;
+    desc.blockers.extend(float16_kernels(&desc.code));
     Ok(Some(desc))
 }
 
@@ -122,6 +123,21 @@ fn check_tensors(desc: &ModelDesc) -> Result<()> {
         t.bytes_checked()?;
     }
     Ok(())
+}
+
+/// C kernels that compute in float16: TVM's C target writes them with a type `half` it never
+/// defines, and the C compilers mlf builds with have no IEEE half type with TVM's rounding on
+/// every target (arm-none-eabi-gcc and riscv64-unknown-elf-gcc 12 have no `_Float16`), so such
+/// an export is refused, naming the file. (LLVM objects compute float16 themselves.)
+fn float16_kernels(code: &Code) -> Option<String> {
+    let s = code.sources.iter().find(|s| s.bytes.as_slice().windows(7).any(|w| w == b"(half*)"))?;
+    Some(format!(
+        "{}: its kernels compute in float16 (the C type `half`, which TVM's C target leaves undefined \
+         and C compilers for Cortex-M and RISC-V have no IEEE type for): keep float16 out of the model \
+         (compute in float32) or export it with an LLVM target (`{{\"kind\": \"llvm\", …}}`), whose objects \
+         compute float16 themselves",
+        s.member
+    ))
 }
 
 /// The kernels of an export: its C files other than the blob's, or else its objects.
@@ -181,6 +197,22 @@ mod tests {
         let shapes: Vec<_> = desc.params.iter().map(|p| (p.name.as_str(), p.shape.clone())).collect();
         assert_eq!(shapes[0].1, [64, 32]);
         assert_eq!(desc.params.iter().map(|p| p.bytes()).sum::<u64>(), (64 * 32 + 32 + 32 * 10 + 10) * 4);
+    }
+
+    /// C kernels computing in float16 use a type `half` TVM never defines: the export is not
+    /// buildable, and says why naming the file; kernels without it are.
+    #[test]
+    fn float16_c_kernels_are_a_blocker() {
+        let desc = crate::open(fixture("mlp-f32-c")).unwrap();
+        assert!(desc.blockers.is_empty(), "{:?}", desc.blockers);
+        let mut code = desc.code.clone();
+        assert_eq!(super::float16_kernels(&code), None);
+        let text = "int32_t k(void* a) {\n  half* x = ((half*)(((DLTensor*)a)[0].data));\n  return 0;\n}\n";
+        let s = &mut code.sources[0];
+        s.bytes = crate::support::bytes::Bytes::new(text.as_bytes().to_vec());
+        s.scan = crate::model::CFile::scan(text);
+        let why = super::float16_kernels(&code).unwrap();
+        assert!(why.starts_with("lib0.c: its kernels compute in float16"), "{why}");
     }
 
     #[test]
