@@ -199,6 +199,23 @@ mod tests {
         assert_eq!(desc.params.iter().map(|p| p.bytes()).sum::<u64>(), (64 * 32 + 32 + 32 * 10 + 10) * 4);
     }
 
+    /// An export extracted to a folder (`lib0.c` + `devc.c`) reads as its tar does.
+    #[test]
+    fn an_export_extracted_to_a_folder_reads_as_its_tar() {
+        let tar = fixture("edges-c");
+        let dir = tempfile::tempdir().unwrap();
+        let gz = flate2::read::GzDecoder::new(std::fs::File::open(&tar).unwrap());
+        tar::Archive::new(gz).unpack(dir.path()).unwrap();
+        assert!(dir.path().join("devc.c").is_file());
+        let (a, b) = (crate::open(&tar).unwrap(), crate::open(dir.path()).unwrap());
+        let (Executor::Relax(ra), Executor::Relax(rb)) = (&a.executor, &b.executor) else { panic!("Relax models") };
+        assert_eq!(ra.program, rb.program);
+        assert_eq!(a.inputs.len(), b.inputs.len());
+        assert_eq!(a.content_hash, b.content_hash);
+        assert_eq!(b.code.sources.len(), 1);
+        assert_eq!(b.code.sources[0].member, "lib0.c");
+    }
+
     /// C kernels computing in float16 use a type `half` TVM never defines: the export is not
     /// buildable, and says why naming the file; kernels without it are.
     #[test]
