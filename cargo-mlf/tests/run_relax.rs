@@ -22,7 +22,9 @@ fn relax(name: &str) -> (PathBuf, PathBuf) {
 
 #[test]
 fn c_exports_reproduce_their_vectors() {
-    for name in ["mlp-f32-fused-c", "int8cnn-c", "views-fused-c"] {
+    // edges-c: scalar and bool inputs and outputs, nested tuples, outputs that are an input or
+    // a constant (copied into the arena after the last call).
+    for name in ["mlp-f32-fused-c", "int8cnn-c", "views-fused-c", "edges-c"] {
         let (model, dir) = relax(name);
         assert_eq!(common::run_cases(&model, &dir), 3, "{name}");
     }
@@ -42,7 +44,7 @@ fn every_c_export_reproduces_its_vectors() {
         assert_eq!(common::run_cases(&dir.join("model.tar"), &dir), 3, "{name}");
         n += 1;
     }
-    assert_eq!(n, 11);
+    assert_eq!(n, 13);
 }
 
 /// Runs case 0 of export `name` on `target`; returns the device's stderr.
@@ -145,7 +147,7 @@ fn every_export_on_the_emulated_devices() {
             }
         }
     }
-    assert_eq!((ran, refused), (24, 3), "{names:?}");
+    assert_eq!((ran, refused), (28, 3), "{names:?}");
 }
 
 /// `cargo mlf run` of export `name` for `target`, expected to fail: its stderr.

@@ -70,8 +70,11 @@ pub fn filled(t: &TensorInfo, fill: Fill, rng: &mut fastrand::Rng) -> Result<Vec
         }
     };
     let mut out = vec![0u8; n * size];
+    let bool = t.dtype.code == mlf_build::__private::DTypeCode::Bool;
     match (fill, ty) {
         (Fill::Zeros, _) => {}
+        // A bool is 0 or 1.
+        (Fill::Random, _) if bool => out.iter_mut().for_each(|b| *b = rng.bool() as u8),
         (Fill::Ones, _) => out.chunks_exact_mut(size).for_each(|c| c.copy_from_slice(&one)),
         // Uniform bytes are uniform integers over the dtype's whole range.
         (Fill::Random, ty) if ty != "f32" && ty != "f64" => rng.fill(&mut out),

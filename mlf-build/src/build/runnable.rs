@@ -102,7 +102,7 @@ pub fn refusals(desc: &ModelDesc, target: &str, libs: &UserLibraries) -> Vec<Str
     for (what, ts) in [("input", &desc.inputs), ("output", &desc.outputs)] {
         for t in ts.iter().filter(|t| t.dtype.rust_type().is_none()) {
             out.push(format!(
-                "{what} {} is {}: typed inputs and outputs support float32/64, int8/16/32/64 and uint8/16/32/64",
+                "{what} {} is {}: typed inputs and outputs support float32/64, int8/16/32/64, uint8/16/32/64 and one-byte bool (as u8)",
                 t.name, t.dtype
             ));
         }

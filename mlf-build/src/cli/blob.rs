@@ -138,10 +138,14 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
             // program), and says why not when it is a part of one.
             // Whole, it is buildable when mlf can plan it too (kernels in an object that take
             // scratch memory of sizes only their machine code states cannot be planned).
-            let planned = crate::read::open(path, &crate::read::ReadOptions::default())
-                .and_then(|desc| crate::backend::of(&desc).memory(&desc.name, "", None).map(drop));
-            if let Err(e) = planned {
-                blockers.insert(0, e.to_string());
+            // The model's own blockers (float16 C kernels, say) too.
+            let planned = crate::read::open(path, &crate::read::ReadOptions::default()).and_then(|desc| {
+                crate::backend::of(&desc).memory(&desc.name, "", None)?;
+                Ok(desc.blockers)
+            });
+            match planned {
+                Err(e) => blockers.insert(0, e.to_string()),
+                Ok(theirs) => blockers.extend(theirs),
             }
         }
     }

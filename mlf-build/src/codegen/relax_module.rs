@@ -235,7 +235,7 @@ impl<'a> Gen<'a> {
                 }
                 ParamCode::Streamed(_) => return Ok(None),
             },
-            TensorPlace::Storage { .. } | TensorPlace::View(_) => {
+            TensorPlace::Storage { .. } | TensorPlace::View(_) | TensorPlace::Copy(_) => {
                 let off = self
                     .plan
                     .offset_of(prog, t)
@@ -248,6 +248,57 @@ impl<'a> Gen<'a> {
                 )
             }
         }))
+    }
+
+    /// The statements after the calls: each output that is an input or a weight
+    /// ([`TensorPlace::Copy`]) copied into its buffer in the arena.
+    fn copies(&self) -> Result<TokenStream> {
+        let (desc, prog) = (self.desc, self.prog);
+        let mut out = Vec::new();
+        for (t, x) in prog.tensors.iter().enumerate() {
+            let TensorPlace::Copy(src) = x.place else { continue };
+            let to = self
+                .plan
+                .offset_of(prog, t)
+                .ok_or_else(|| Error::invalid(format!("output tensor {t} has no arena place")))?;
+            let (off, len) = (lit(to), lit(x.bytes));
+            let (what, statement) = match (&prog.tensors[prog.root(src)].place, self.cg.params) {
+                (TensorPlace::Input(i), _) => {
+                    let f = ident(&desc.inputs[*i].ident);
+                    (format!("input `{}`", desc.inputs[*i].name), quote!(r.copy_in(#off, &inputs.#f[..]);))
+                }
+                (TensorPlace::Weight(w), ParamCode::Embedded(_)) => {
+                    let p = &self.embedded[w];
+                    (format!("weight `{}`", desc.params[*w].name), quote!(r.copy_in(#off, &#p.0[..]);))
+                }
+                (TensorPlace::Weight(w), ParamCode::Resident(split) | ParamCode::Lazy(split)) => {
+                    let k = split.of_param[*w];
+                    let from = lit(self.resident[k]);
+                    let copy = quote!(r.copy_param(#from, #off, #len););
+                    let statement = if self.cg.params.placement() == Placement::Lazy {
+                        let (file, at) = (lit(k as u64), usize_lit(self.resident[k] as usize));
+                        quote! {
+                            r.load_once(source, &PARAMS, ::mlf_runtime::tvm::Stage { file: #file, offset: #at }, &mut self.state.loaded)?;
+                            #copy
+                        }
+                    } else {
+                        copy
+                    };
+                    (format!("weight `{}`", desc.params[*w].name), statement)
+                }
+                (TensorPlace::Weight(w), ParamCode::Streamed(_)) => {
+                    return Err(Error::unsupported(format!(
+                        "output {t} is weight `{}`, which streamed weights never hold in memory after the call that \
+                         reads it: use params = \"resident\" or \"lazy\"",
+                        desc.params[*w].name
+                    )));
+                }
+                (other, _) => return Err(Error::invalid(format!("output tensor {t} copies {other:?}"))),
+            };
+            let note = comment(format!("An output that is {what}: copied to arena {}.", bytes(to, x.bytes)));
+            out.push(quote!(#note #statement));
+        }
+        Ok(quote!(#(#out)*))
     }
 
     /// Where call `k` stages the weights of file `file` (streamed).
@@ -503,7 +554,7 @@ pub fn module_tokens(
         before: quote!(#(#before)*),
         calls: quote!(#note #run_calls),
         safety: SAFETY,
-        after: quote!(),
+        after: g.copies()?,
         high_water_doc: "Highest arena offset the kernels' workspace reached in the last run (≤ [`ARENA_BYTES`]).",
         shared: skeleton::Shared::new(cg.shared_arena, false)?,
         arena_section: cg.sections.arena,

@@ -25,6 +25,9 @@ pub enum TensorPlace {
     },
     /// The same bytes as another tensor, seen with another shape (`reshape`).
     View(TensorId),
+    /// An output whose bytes are an input's or a weight's (TVM returns the object itself): a
+    /// buffer of its own, which each run fills with a copy of that tensor after the last call.
+    Copy(TensorId),
 }
 
 /// A tensor of the program.

@@ -16,8 +16,9 @@ pub use super::sniff::FileKind;
 pub struct Detected {
     /// What the path holds.
     pub kind: FileKind,
-    /// The tar archive read to classify a tar file (a `.tar.gz` export's decompressed tar);
-    /// `None` for directories and other files.
+    /// The tar archive read to classify a tar file (a `.tar.gz` export's decompressed tar), or
+    /// the folder an export was extracted to (`devc.c` or `devc.o` in it); `None` for other
+    /// directories and files.
     pub archive: Option<Archive>,
     /// Whether the file is gzip-compressed (`archive` is then its decompressed tar).
     pub gzipped: bool,
@@ -45,6 +46,13 @@ pub fn detect_loaded(path: &Path) -> Result<Detected> {
     if !is_dir && is_gzip(&head(path)?) {
         if let Some(archive) = gzipped_export(path) {
             return Ok(Detected { kind: FileKind::TvmModule, archive: Some(archive), gzipped: true });
+        }
+    }
+    if is_dir && !path.join("metadata.json").exists() && ["devc.c", "devc.o"].iter().any(|f| path.join(f).is_file()) {
+        // An `export_library` tar extracted to a folder: read as the tar would be.
+        let archive = Archive::open(path)?;
+        if tar_kind(&archive) == FileKind::TvmModule {
+            return Ok(Detected { kind: FileKind::TvmModule, archive: Some(archive), gzipped: false });
         }
     }
     let kind = sniff(path)?;

@@ -18,6 +18,8 @@ pub enum DTypeCode {
     Handle,
     /// bfloat16 (`kDLBfloat` = 4).
     BFloat,
+    /// Boolean, one byte per element holding 0 or 1 (`kDLBool` = 6; TVM ≥ 0.2x's `bool`).
+    Bool,
     /// Another code, kept as is.
     Other(u8),
 }
@@ -31,6 +33,7 @@ impl DTypeCode {
             DTypeCode::Float => 2,
             DTypeCode::Handle => 3,
             DTypeCode::BFloat => 4,
+            DTypeCode::Bool => 6,
             DTypeCode::Other(c) => c,
         }
     }
@@ -43,6 +46,7 @@ impl DTypeCode {
             2 => DTypeCode::Float,
             3 => DTypeCode::Handle,
             4 => DTypeCode::BFloat,
+            6 => DTypeCode::Bool,
             c => DTypeCode::Other(c),
         }
     }
@@ -114,7 +118,9 @@ impl DType {
         (self.bits as u64 * self.lanes as u64).div_ceil(8)
     }
 
-    /// The Rust scalar type for this dtype, when there is one (`f32`, `i8`, …).
+    /// The Rust scalar type for this dtype, when there is one (`f32`, `i8`, …). DLPack's
+    /// one-byte `bool` is `u8` (0 or 1): a byte a kernel writes can never make an invalid Rust
+    /// `bool`.
     pub fn rust_type(self) -> Option<&'static str> {
         if self.lanes != 1 {
             return None;
@@ -130,6 +136,7 @@ impl DType {
             (DTypeCode::UInt, 16) => "u16",
             (DTypeCode::UInt, 32) => "u32",
             (DTypeCode::UInt, 64) => "u64",
+            (DTypeCode::Bool, 8) => "u8",
             _ => return None,
         })
     }
@@ -161,7 +168,7 @@ impl DType {
                     format!("{self} is a {b}-bit integer; sub-byte and odd-width integers are not supported")
                 }
                 _ => format!("{self} is not supported"),
-            } + " (mlf runs float32/64, int8/16/32/64 and uint8/16/32/64)",
+            } + " (mlf runs float32/64, int8/16/32/64, uint8/16/32/64 and one-byte bool (as u8))",
         )
     }
 
@@ -176,7 +183,7 @@ impl DType {
     pub fn require_rust_type(self) -> Result<&'static str> {
         self.rust_type().ok_or_else(|| {
             Error::new(crate::error::ErrorKind::UnsupportedDtype(format!(
-                "{self} (typed inputs and outputs support float32/64, int8/16/32/64 and uint8/16/32/64)"
+                "{self} (typed inputs and outputs support float32/64, int8/16/32/64, uint8/16/32/64 and one-byte bool (as u8))"
             )))
         })
     }
@@ -185,7 +192,7 @@ impl DType {
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.code, self.bits, self.lanes) {
-            (DTypeCode::UInt, 1, 1) => return f.write_str("bool"),
+            (DTypeCode::UInt, 1, 1) | (DTypeCode::Bool, 8, 1) => return f.write_str("bool"),
             (DTypeCode::Handle, _, 1) => return f.write_str("handle"),
             _ => {}
         }
@@ -194,6 +201,7 @@ impl fmt::Display for DType {
             DTypeCode::UInt => "uint".to_string(),
             DTypeCode::Float => "float".to_string(),
             DTypeCode::BFloat => "bfloat".to_string(),
+            DTypeCode::Bool => "bool".to_string(),
             DTypeCode::Handle => "handle".to_string(),
             DTypeCode::Other(c) => format!("custom{c}_"),
         };

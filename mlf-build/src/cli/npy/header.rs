@@ -97,9 +97,13 @@ fn element_type(descr: &str) -> Result<(DType, bool)> {
         'f' => DTypeCode::Float,
         'i' => DTypeCode::Int,
         'u' => DTypeCode::UInt,
+        'b' => DTypeCode::Bool,
         _ => return Err(unknown()),
     };
-    let ok = matches!((code, bytes), (DTypeCode::Float, 4 | 8) | (DTypeCode::Int | DTypeCode::UInt, 1 | 2 | 4 | 8));
+    let ok = matches!(
+        (code, bytes),
+        (DTypeCode::Float, 4 | 8) | (DTypeCode::Int | DTypeCode::UInt, 1 | 2 | 4 | 8) | (DTypeCode::Bool, 1)
+    );
     if !ok {
         return Err(unknown());
     }
@@ -112,6 +116,7 @@ pub fn numpy_name(dtype: DType) -> String {
         DTypeCode::Float => "float",
         DTypeCode::Int => "int",
         DTypeCode::UInt => "uint",
+        DTypeCode::Bool => return "bool".into(),
         _ => return dtype.to_string(),
     };
     format!("{kind}{}", dtype.bits)

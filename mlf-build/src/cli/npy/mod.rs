@@ -130,6 +130,13 @@ pub fn output_npy(t: &TensorInfo, raw: &[u8]) -> Result<Vec<u8>> {
         (DTypeCode::UInt, 16, 1) => write!(u16),
         (DTypeCode::UInt, 32, 1) => write!(u32),
         (DTypeCode::UInt, 64, 1) => write!(u64),
+        (DTypeCode::Bool, 8, 1) => {
+            let mut w = npyz::WriteOptions::new().default_dtype().shape(&t.shape).writer(&mut out).begin_nd()?;
+            for &b in raw {
+                w.push(&(b != 0))?;
+            }
+            w.finish()?;
+        }
         _ => return Err(Error::unsupported(format!("dtype {} in .npy files", t.dtype))),
     }
     Ok(out)

@@ -306,7 +306,12 @@ pub fn scan_archive(archive: &Archive, gzipped: bool) -> Result<Scan> {
         let kind = scan_one(name, Some(name), bytes, &mext, &mut abi, &mut found).in_member(name)?;
         members.push((name.to_string(), kind));
     }
-    let container = if gzipped { "gzip-compressed tar export" } else { "tar export" }.to_string();
+    let container = match (gzipped, archive.kind()) {
+        (true, _) => "gzip-compressed tar export",
+        (false, crate::read::archive::ArchiveKind::Directory) => "export extracted to a folder",
+        (false, crate::read::archive::ArchiveKind::Tar) => "tar export",
+    }
+    .to_string();
     Ok(Scan { container, found, members, abi: abi.finish() })
 }
 

@@ -12,7 +12,6 @@ use super::{decode, payload_of};
 use crate::error::{Context, Error, Result};
 use crate::model::{
     CFile, CSource, Code, Executor, MemoryInfo, ModelDesc, ModelFormat, ObjectFile, ParamInfo, RelaxExec, TensorInfo,
-    TensorPlace,
 };
 use crate::read::archive::Archive;
 use crate::read::blob::source::Scan;
@@ -104,6 +103,7 @@ pub fn read(path: &Path, scan: &Scan, archive: &Archive) -> Result<Option<ModelD
     desc.fact("TVM's storage", format!("{storage} bytes (sum of alloc_storage)"), "relax.VMExecutable");
     desc.memory.workspace_bytes = storage;
     check_tensors(&desc).in_file(path)?;
+    desc.blockers.extend(float16_kernels(&desc.code));
     Ok(Some(desc))
 }
 
@@ -122,15 +122,22 @@ fn check_tensors(desc: &ModelDesc) -> Result<()> {
     for t in desc.inputs.iter().chain(&desc.outputs) {
         t.bytes_checked()?;
     }
-    let Executor::Relax(r) = &desc.executor else { return Ok(()) };
-    for &o in &r.program.outputs {
-        if !matches!(r.program.tensors[r.program.root(o)].place, TensorPlace::Storage { .. }) {
-            return Err(Error::unsupported(
-                "an output that is an input or a weight of the program (not computed by a kernel)",
-            ));
-        }
-    }
     Ok(())
+}
+
+/// C kernels that compute in float16: TVM's C target writes them with a type `half` it never
+/// defines, and the C compilers mlf builds with have no IEEE half type with TVM's rounding on
+/// every target (arm-none-eabi-gcc and riscv64-unknown-elf-gcc 12 have no `_Float16`), so such
+/// an export is refused, naming the file. (LLVM objects compute float16 themselves.)
+fn float16_kernels(code: &Code) -> Option<String> {
+    let s = code.sources.iter().find(|s| s.bytes.as_slice().windows(7).any(|w| w == b"(half*)"))?;
+    Some(format!(
+        "{}: its kernels compute in float16 (the C type `half`, which TVM's C target leaves undefined \
+         and C compilers for Cortex-M and RISC-V have no IEEE type for): keep float16 out of the model \
+         (compute in float32) or export it with an LLVM target (`{{\"kind\": \"llvm\", …}}`), whose objects \
+         compute float16 themselves",
+        s.member
+    ))
 }
 
 /// The kernels of an export: its C files other than the blob's, or else its objects.
@@ -190,6 +197,39 @@ mod tests {
         let shapes: Vec<_> = desc.params.iter().map(|p| (p.name.as_str(), p.shape.clone())).collect();
         assert_eq!(shapes[0].1, [64, 32]);
         assert_eq!(desc.params.iter().map(|p| p.bytes()).sum::<u64>(), (64 * 32 + 32 + 32 * 10 + 10) * 4);
+    }
+
+    /// An export extracted to a folder (`lib0.c` + `devc.c`) reads as its tar does.
+    #[test]
+    fn an_export_extracted_to_a_folder_reads_as_its_tar() {
+        let tar = fixture("edges-c");
+        let dir = tempfile::tempdir().unwrap();
+        let gz = flate2::read::GzDecoder::new(std::fs::File::open(&tar).unwrap());
+        tar::Archive::new(gz).unpack(dir.path()).unwrap();
+        assert!(dir.path().join("devc.c").is_file());
+        let (a, b) = (crate::open(&tar).unwrap(), crate::open(dir.path()).unwrap());
+        let (Executor::Relax(ra), Executor::Relax(rb)) = (&a.executor, &b.executor) else { panic!("Relax models") };
+        assert_eq!(ra.program, rb.program);
+        assert_eq!(a.inputs.len(), b.inputs.len());
+        assert_eq!(a.content_hash, b.content_hash);
+        assert_eq!(b.code.sources.len(), 1);
+        assert_eq!(b.code.sources[0].member, "lib0.c");
+    }
+
+    /// C kernels computing in float16 use a type `half` TVM never defines: the export is not
+    /// buildable, and says why naming the file; kernels without it are.
+    #[test]
+    fn float16_c_kernels_are_a_blocker() {
+        let desc = crate::open(fixture("mlp-f32-c")).unwrap();
+        assert!(desc.blockers.is_empty(), "{:?}", desc.blockers);
+        let mut code = desc.code.clone();
+        assert_eq!(super::float16_kernels(&code), None);
+        let text = "int32_t k(void* a) {\n  half* x = ((half*)(((DLTensor*)a)[0].data));\n  return 0;\n}\n";
+        let s = &mut code.sources[0];
+        s.bytes = crate::support::bytes::Bytes::new(text.as_bytes().to_vec());
+        s.scan = crate::model::CFile::scan(text);
+        let why = super::float16_kernels(&code).unwrap();
+        assert!(why.starts_with("lib0.c: its kernels compute in float16"), "{why}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ const STATIC_BUILTINS: &[&str] = &[
     "vm.builtin.null_value",
     "vm.builtin.reshape",
     "vm.builtin.make_tuple",
+    "vm.builtin.tuple_getitem",
 ];
 
 /// What a register holds during the walk.
@@ -32,7 +33,8 @@ const STATIC_BUILTINS: &[&str] = &[
 enum Value {
     Tensor(TensorId),
     Storage(usize),
-    Tuple(Vec<TensorId>),
+    /// A tuple (`make_tuple`), whose items may be tuples.
+    Tuple(Vec<Value>),
     Dead,
 }
 
@@ -186,6 +188,31 @@ impl Walk<'_> {
         }
     }
 
+    /// `vm.builtin.tuple_getitem(tuple, i)`: item `i` of a tuple the program made.
+    fn tuple_getitem(&mut self, dst: i64, name: &str, args: &[Arg]) -> Result<()> {
+        need(name, args, 2)?;
+        let item = match (&args[0], &args[1]) {
+            (Arg::Register(r), Arg::Immediate(i)) => match self.regs.get(r) {
+                Some(Value::Tuple(items)) => usize::try_from(*i).ok().and_then(|i| items.get(i)).cloned(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let item = item.ok_or_else(|| Error::invalid(format!("{name} of {:?} at {:?}", args[0], args[1])))?;
+        self.set(dst, item);
+        Ok(())
+    }
+
+    /// An item of `make_tuple`: a tensor or a tuple.
+    fn tuple_item(&mut self, a: &Arg, what: &str) -> Result<Value> {
+        if let Arg::Register(r) = *a {
+            if let Some(v @ Value::Tuple(_)) = self.regs.get(&r) {
+                return Ok(v.clone());
+            }
+        }
+        Ok(Value::Tensor(self.tensor(a, what)?))
+    }
+
     fn weight(&mut self, a: &Arg, what: &str) -> Result<TensorId> {
         let (i, c) = self.constant(a, what)?;
         let Constant::Tensor { device, dtype, shape, data } = c else {
@@ -266,9 +293,10 @@ impl Walk<'_> {
                 self.set(dst, Value::Tensor(t));
             }
             "vm.builtin.make_tuple" => {
-                let items = args.iter().map(|a| self.tensor(a, name)).collect::<Result<_>>()?;
+                let items = args.iter().map(|a| self.tuple_item(a, name)).collect::<Result<_>>()?;
                 self.set(dst, Value::Tuple(items));
             }
+            "vm.builtin.tuple_getitem" => self.tuple_getitem(dst, name, args)?,
             "vm.builtin.alloc_shape_heap" | "vm.builtin.make_shape" => {
                 return Err(refuse(format!("`{name}`: shapes computed at run time (a symbolic shape)")));
             }
@@ -397,11 +425,30 @@ impl Walk<'_> {
     }
 
     fn ret(&mut self, r: i64) -> Result<()> {
-        self.p.outputs = match self.regs.get(&r) {
-            Some(Value::Tensor(t)) => vec![*t],
-            Some(Value::Tuple(ts)) => ts.clone(),
+        let mut outputs = Vec::new();
+        match self.regs.get(&r) {
+            Some(v @ (Value::Tensor(_) | Value::Tuple(_))) => flatten(v, &mut outputs),
             other => return Err(Error::invalid(format!("`main` returns {other:?}, not tensors"))),
-        };
+        }
+        // An output that is an input or a weight (or a view of one) gets a buffer of its own,
+        // filled by a copy after the last call: the caller's outputs are the model's.
+        let mut copies: HashMap<TensorId, TensorId> = HashMap::new();
+        for o in &mut outputs {
+            if !matches!(self.p.tensors[self.p.root(*o)].place, TensorPlace::Input(_) | TensorPlace::Weight(_)) {
+                continue;
+            }
+            let src = *o;
+            *o = match copies.get(&src) {
+                Some(&c) => c,
+                None => {
+                    let x = &self.p.tensors[src];
+                    let c = self.push(TensorPlace::Copy(src), x.dtype, x.shape.clone());
+                    copies.insert(src, c);
+                    c
+                }
+            };
+        }
+        self.p.outputs = outputs;
         Ok(())
     }
 
@@ -429,6 +476,15 @@ impl Walk<'_> {
             self.p.tensors[t] = RelaxTensor { place: TensorPlace::Input(i), dtype, shape, bytes };
         }
         Ok(())
+    }
+}
+
+/// The tensors of a tensor or a (nested) tuple, in order.
+fn flatten(v: &Value, out: &mut Vec<TensorId>) {
+    match v {
+        Value::Tensor(t) => out.push(*t),
+        Value::Tuple(items) => items.iter().for_each(|i| flatten(i, out)),
+        Value::Storage(_) | Value::Dead => {}
     }
 }
 
@@ -496,7 +552,77 @@ mod tests {
             assert!(!p.calls.is_empty() && !p.weights.is_empty() && p.storage_sum() > 0, "{}", d.display());
             n += 1;
         }
-        assert_eq!(n, 16);
+        assert_eq!(n, 18);
+    }
+
+    /// The edge cases TVM 0.27 writes for models the other fixtures do not have: a 0-d input
+    /// checked by rank and dtype alone (no `match_shape`), a bool input and outputs, nested
+    /// tuples flattened in order, and outputs that are an input or a constant, each given a
+    /// buffer of its own that a copy fills.
+    #[test]
+    fn edge_cases_lower() {
+        for name in ["edges-c", "edges-fused-c"] {
+            let p = lowered(name).unwrap();
+            let sig = |t: TensorId| (p.tensors[t].dtype.to_string(), p.tensors[t].shape.clone());
+            let ins: Vec<_> = p.inputs.iter().map(|i| sig(i.tensor)).collect();
+            assert_eq!(ins, [("float32".into(), vec![2, 3]), ("float32".into(), vec![]), ("bool".into(), vec![2, 3])]);
+            let outs: Vec<_> = p.outputs.iter().map(|&o| sig(o)).collect();
+            assert_eq!(
+                outs,
+                [
+                    ("float32".into(), vec![2, 3]),
+                    ("float32".into(), vec![2, 3]),
+                    ("float32".into(), vec![3]),
+                    ("bool".into(), vec![2, 3]),
+                    ("float32".into(), vec![]),
+                    ("float32".into(), vec![]),
+                ],
+                "{name}"
+            );
+            let place = |k: usize| p.tensors[p.outputs[k]].place.clone();
+            assert_eq!(place(1), TensorPlace::Copy(p.inputs[0].tensor), "{name}");
+            assert!(matches!(place(2), TensorPlace::Copy(w) if matches!(p.tensors[w].place, TensorPlace::Weight(_))));
+            assert_eq!(place(5), TensorPlace::Copy(p.inputs[1].tensor), "{name}");
+            assert!(matches!(place(0), TensorPlace::Storage { .. }), "{name}");
+        }
+    }
+
+    #[test]
+    fn tuple_getitem_takes_an_item_of_a_tuple() {
+        // `ret` of the MLP's result becomes `ret make_tuple(make_tuple(result), …)[0][0]`.
+        let mut ex = mlp();
+        let ret = ex.instrs.iter().position(|i| matches!(i, Instr::Ret(_))).unwrap();
+        let Instr::Ret(r) = ex.instrs[ret] else { unreachable!() };
+        let f = |ex: &mut Executable, name: &str| {
+            ex.functions.push(crate::read::relax::exec::FuncInfo {
+                kind: FuncKind::Packed,
+                name: name.into(),
+                start_instr: 0,
+                end_instr: 0,
+                num_args: 0,
+                register_file_size: 0,
+                param_names: Vec::new(),
+            });
+            ex.functions.len() as i64 - 1
+        };
+        let (make, get) = (f(&mut ex, "vm.builtin.make_tuple"), f(&mut ex, "vm.builtin.tuple_getitem"));
+        let (a, b, c, d) = (900, 901, 902, 903);
+        let call = |dst, func, args: Vec<Arg>| Instr::Call { dst, func, args };
+        let tail = vec![
+            call(a, make, vec![Arg::Register(r)]),
+            call(b, make, vec![Arg::Register(a), Arg::Register(r)]),
+            call(c, get, vec![Arg::Register(b), Arg::Immediate(0)]),
+            call(d, get, vec![Arg::Register(c), Arg::Immediate(0)]),
+            Instr::Ret(d),
+        ];
+        ex.instrs.splice(ret..=ret, tail);
+        let main = ex.functions.iter_mut().find(|f| f.name == ENTRY).unwrap();
+        main.end_instr += 4;
+        let want = lower(&mlp()).unwrap().outputs;
+        assert_eq!(lower(&ex).unwrap().outputs, want);
+        let Instr::Call { args, .. } = &mut ex.instrs[ret + 3] else { unreachable!() };
+        args[1] = Arg::Immediate(5);
+        assert!(lower(&ex).unwrap_err().to_string().contains("tuple_getitem"));
     }
 
     #[test]
