@@ -1,6 +1,7 @@
 //! Golden memory plans: every graph fixture's plan (layout, arena size, every buffer's offset)
 //! and synthetic chains of 100 and 1,000 operators, as planned before planning became
-//! O(n log n). A change of any offset shows up here.
+//! O(n log n). A change of any offset shows up here, and so do the tensor-level liveness bound
+//! and the operators whose output takes an input's bytes (in-place operators).
 
 use mlf_build::__private::plan::graph::plan;
 use mlf_build::Executor;
@@ -12,9 +13,12 @@ fn plan_text(path: &std::path::Path) -> Option<String> {
     let Executor::Graph(g) = &desc.executor else { return None };
     let p = plan(&desc, g, 16).unwrap();
     let mut s = format!(
-        "layout {}, arena {} bytes (storage-id layout {})\n",
-        p.layout, p.arena_bytes, p.storage_id_layout_bytes
+        "layout {}, arena {} bytes (storage-id layout {}; tensor-level liveness bound {})\n",
+        p.layout, p.arena_bytes, p.storage_id_layout_bytes, p.tensor_bound
     );
+    for ip in &p.in_place {
+        s.push_str(&format!("in place: node {} may write entry {} over entry {}\n", ip.node, ip.output, ip.input));
+    }
     for b in &p.buffers {
         s.push_str(&format!("{:>8} {:>7} [{}, {}] {}\n", b.offset, b.size, b.first, b.last, b.name));
     }

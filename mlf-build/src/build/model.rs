@@ -42,6 +42,7 @@ pub struct Model {
     split_dir: Option<PathBuf>,
     pack_key: Option<PathBuf>,
     fp_contract: bool,
+    in_place: bool,
     rustflags: Option<Vec<String>>,
     max_static: u64,
     configure: Option<ConfigureCc>,
@@ -116,6 +117,7 @@ impl Model {
             split_dir: None,
             pack_key: None,
             fp_contract: false,
+            in_place: true,
             rustflags: None,
             max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
@@ -182,6 +184,16 @@ impl Model {
     /// entry does the same.
     pub fn fp_contract(mut self, allow: bool) -> Model {
         self.fp_contract = allow;
+        self
+    }
+
+    /// Lets an operator's output take the bytes of an input that dies at that operator where
+    /// the kernel's C proves that its stores never clobber an element still to be read (`true`,
+    /// the default: the arena may go below the liveness bound at tensor granularity; see
+    /// `docs/memory.md`). `false` plans every tensor apart, as before. `in_place = false` in
+    /// the model's `[package.metadata.mlf]` entry does the same.
+    pub fn in_place(mut self, on: bool) -> Model {
+        self.in_place = on;
         self
     }
 
@@ -258,7 +270,10 @@ impl Model {
         cargo_metadata: bool,
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
-        let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
+        let mut desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
+        if !self.in_place {
+            desc.without_in_place();
+        }
         backend::of(&desc).check_build_step()?;
         // Before the compiler ever runs on the model's C: the files it may make the compiler read,
         // the runtime's names it may not define, then whether it can run on the target.
