@@ -21,14 +21,14 @@ pub use usage::operator_scratch;
 /// Plans a graph model.
 ///
 /// An operator's output takes the bytes of an input that dies at that operator where its
-/// kernel's C proves it safe (see [`in_place`](self::in_place); [`ModelDesc::without_in_place`]
-/// turns it off), so the arena may be below [`GraphPlan::tensor_bound`].
+/// kernel's C proves it safe ([`ModelDesc::without_in_place`] turns it off), so the arena may be
+/// below [`GraphPlan::tensor_bound`].
 ///
 /// Inputs are used in place, except with LLVM objects, whose kernels assume 64-byte-aligned
-/// data: then inputs are copied into the arena. Three layouts are computed and the smallest is
+/// data: then inputs are copied into the arena. Four layouts are computed and the smallest is
 /// used: alias classes packed by liveness (entries joined by `__nop` share a place; nothing else
-/// has to), storage ids packed by liveness, and TVM's own layout (one buffer per storage id, one
-/// shared scratch region).
+/// has to), the same with in-place operators, storage ids packed by liveness, and TVM's own
+/// layout (one buffer per storage id, one shared scratch region).
 pub fn plan(desc: &ModelDesc, exec: &GraphExec, align: u64) -> Result<GraphPlan> {
     let graph = &exec.graph;
     let mut usage = Usage::of(desc, exec, align)?;
