@@ -59,3 +59,18 @@ fn synthetic_chains() {
     let summary = format!("{}\nFNV-1a of the whole plan: {digest:016x}", text.lines().next().unwrap_or_default());
     insta::assert_snapshot!("synthetic_chain_10000", summary);
 }
+
+/// The switch: without the kernels' in-place proofs (`Model::in_place(false)`), KWS plans every
+/// tensor apart, at the tensor-level liveness bound; with them (the default) it is below it.
+#[test]
+fn in_place_switch() {
+    let Some(root) = fixtures_or_skip("plan_golden::in_place_switch") else { return };
+    let mut desc = mlf_build::open(root.join("mlf/kws-int8-graph/model.tar")).unwrap();
+    let Executor::Graph(g) = desc.executor.clone() else { panic!("a graph model") };
+    let on = plan(&desc, &g, 16).unwrap();
+    assert_eq!((on.layout, on.arena_bytes, on.tensor_bound), ("liveness, in place", 72192, 88192));
+    desc.without_in_place();
+    let off = plan(&desc, &g, 16).unwrap();
+    assert_eq!((off.layout, off.arena_bytes, off.tensor_bound), ("liveness", 88192, 88192));
+    assert!(off.in_place.is_empty() && !on.in_place.is_empty());
+}
