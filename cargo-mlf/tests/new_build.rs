@@ -257,7 +257,7 @@ fn kws_host_crate_reproduces_its_reference_output() {
     let out = mlf_build(&dir, &[]);
     let report = text(&out.stderr);
     assert!(out.status.success(), "{report}");
-    assert_eq!(figure(&report, "arena"), 88192, "{report}");
+    assert_eq!(figure(&report, "arena"), 72192, "{report}"); // in-place operators: the tensor-level bound is 88192
     eprintln!("{report}");
     let case = &manifest.cases[0];
     let exe = shared_target().join("debug").join(format!("kws-host{}", std::env::consts::EXE_SUFFIX));

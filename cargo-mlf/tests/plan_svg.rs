@@ -57,7 +57,7 @@ fn kws_graph_plan_renders_to_png() {
     let png = root.join("target/plan-kws.png");
     let svg_path = root.join("target/plan-kws.svg");
     let (stdout, _) = plan_to_png(&fx.join("mlf/kws-int8-graph/model.tar"), &svg_path, &png);
-    assert!(stdout.contains("arena 88192 bytes"), "{stdout}");
+    assert!(stdout.contains("arena 72192 bytes"), "{stdout}"); // the peak of tensors live at once stays 88192
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     let texts = texts(&svg);

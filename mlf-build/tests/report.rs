@@ -136,6 +136,7 @@ fn inspect_shows_the_planned_ram() {
         mlf_build::__private::inspect::inspect_path(&fx.join("mlf/kws-int8-graph/model.tar"), &Default::default())
             .unwrap();
     assert!(table.contains("workspace 105348 bytes"), "{table}");
-    assert!(table.contains("planned      arena 88192 bytes (ARENA_BYTES of the generated module, of it 56192 for TVMBackendAllocWorkspace)"), "{table}");
-    assert_eq!(json["planned"]["arena_bytes"], 88192, "{json}");
+    // 72,192 bytes with in-place operators, below the tensor-level liveness bound (88,192).
+    assert!(table.contains("planned      arena 72192 bytes (ARENA_BYTES of the generated module, of it 56192 for TVMBackendAllocWorkspace)"), "{table}");
+    assert_eq!(json["planned"]["arena_bytes"], 72192, "{json}");
 }

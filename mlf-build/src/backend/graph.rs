@@ -39,6 +39,7 @@ impl GraphBackend<'_> {
         r.ram.workspace = p.calls.iter().map(|c| c.scratch.1).max().unwrap_or(0);
         r.ram.outputs = output_bytes(desc, desc.plan_align());
         r.ram.tvm_executor = Some(p.tvm.storage_bytes + p.tvm.workspace_bytes);
+        r.ram.tensor_bound = Some(p.tensor_bound);
         r.flash.params = desc.param_bytes();
         r.finish();
         r

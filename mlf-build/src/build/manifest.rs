@@ -17,6 +17,7 @@
 //! arena = "detect"             # optional: the shared arena (mlf_runtime::shared_arena!) the model's arena is in
 //! arena_section = ".dtcm"      # optional: the link sections of the arena and the parameters
 //! params_section = ".psram_ro"
+//! in_place = true              # false: no operator's output shares bytes with its inputs (default: where the C proves it safe)
 //! ram = "1 KiB"                # optional: this model's budget
 //! flash = "64 KiB"
 //! ```
@@ -76,6 +77,8 @@ pub struct ModelEntry {
     /// `true` lets the C compiler contract `a*b+c` into fused multiply-adds; by default the
     /// model's C is compiled with `-ffp-contract=off` (see [`crate::Model::fp_contract`]).
     pub fp_contract: Option<bool>,
+    /// `false` plans the arena without in-place operators (see [`crate::Model::in_place`]).
+    pub in_place: Option<bool>,
     /// External parameters: the Ed25519 public key (PEM, relative to `Cargo.toml`) parameter
     /// packs must be signed with (see [`crate::Model::pack_key`]).
     pub pack_key: Option<PathBuf>,

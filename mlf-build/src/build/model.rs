@@ -43,6 +43,7 @@ pub struct Model {
     split_dir: Option<PathBuf>,
     pack_key: Option<PathBuf>,
     fp_contract: bool,
+    in_place: bool,
     rustflags: Option<Vec<String>>,
     max_static: u64,
     configure: Option<ConfigureCc>,
@@ -119,6 +120,7 @@ impl Model {
             split_dir: None,
             pack_key: None,
             fp_contract: false,
+            in_place: true,
             rustflags: None,
             max_static: crate::plan::limits::DEFAULT_MAX_STATIC_BYTES,
             configure: None,
@@ -187,6 +189,16 @@ impl Model {
     /// entry does the same.
     pub fn fp_contract(mut self, allow: bool) -> Model {
         self.fp_contract = allow;
+        self
+    }
+
+    /// Lets an operator's output take the bytes of an input that dies at that operator where
+    /// the kernel's C proves that its stores never clobber an element still to be read (`true`,
+    /// the default: the arena may go below the liveness bound at tensor granularity; see
+    /// `docs/memory.md`). `false` plans every tensor apart, as before. `in_place = false` in
+    /// the model's `[package.metadata.mlf]` entry does the same.
+    pub fn in_place(mut self, on: bool) -> Model {
+        self.in_place = on;
         self
     }
 
@@ -284,7 +296,7 @@ impl Model {
         cargo_metadata: bool,
     ) -> Result<Built> {
         let canonical = path.canonicalize().map_err(|e| Error::from(e).in_file(path))?;
-        let desc = crate::read::open(&canonical, &ReadOptions { module: self.module.clone() })?;
+        let desc = self.read_planned(&canonical)?;
         let sections = self.check_before_compile(&desc, &canonical, target, host)?;
         let layout = Layout::new(out_dir, pkg, &canonical, self.module.as_deref(), self.params);
         let module = self.name.clone().unwrap_or_else(|| desc.default_module_name(&canonical));
@@ -380,6 +392,15 @@ impl Model {
     fn inline_workspace(&self, code_desc: &crate::model::ModelDesc) -> Option<crate::plan::aot::InlineWorkspace> {
         let own_code_only = self.libs.sources.is_empty() && self.libs.libraries.is_empty();
         backend::of(code_desc).inline_workspace().filter(|_| own_code_only)
+    }
+
+    /// The model at `canonical`, as planned (without in-place operators when switched off).
+    fn read_planned(&self, canonical: &Path) -> Result<ModelDesc> {
+        let mut desc = crate::read::open(canonical, &ReadOptions { module: self.module.clone() })?;
+        if !self.in_place {
+            desc.without_in_place();
+        }
+        Ok(desc)
     }
 
     /// What is checked before the compiler ever runs on the model's C: that it has a build step,

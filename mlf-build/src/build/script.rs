@@ -156,7 +156,8 @@ impl ModelEntry {
     pub fn to_model(&self, crate_dir: &Path) -> Result<Model> {
         let mut m = Model::open(crate_dir.join(&self.path))
             .params(self.placement())
-            .fp_contract(self.fp_contract.unwrap_or(false));
+            .fp_contract(self.fp_contract.unwrap_or(false))
+            .in_place(self.in_place.unwrap_or(true));
         if let Some(limit) = self.max_static {
             m = m.max_static_bytes(limit.bytes());
         }

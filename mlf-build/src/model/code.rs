@@ -124,6 +124,24 @@ pub struct CFunction {
     /// How the body uses each parameter, in parameter order (for a prototype: only the
     /// declared types).
     pub param_uses: Vec<CParamUse>,
+    /// For a packed kernel: the pairs of tensor arguments whose bytes may overlap, proven from
+    /// the body (the C scanner's in-place proofs). Empty when nothing is proven.
+    pub in_place: Vec<InPlaceProof>,
+}
+
+/// A proof that a kernel's stores into argument `written` never clobber an element of argument
+/// `read` that is still to be read, so both may be given overlapping bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InPlaceProof {
+    /// The argument only read.
+    pub read: usize,
+    /// The argument written.
+    pub written: usize,
+    /// `false`: every access to `read` comes before every access to `written`, so the two may
+    /// overlap in any way. `true`: element `i` of `read` is read only in the iteration that
+    /// writes element `i` of `written` (elements of one size), so the two must start at the
+    /// same byte.
+    pub same_index: bool,
 }
 
 /// How a function uses one pointer parameter: the names it goes by and the element types it is

@@ -17,8 +17,8 @@ use serde::Serialize;
 
 pub use aot::{AotCall, AotExec, MainPool, UsmpPools};
 pub use code::{
-    CCall, CConstant, CFile, CFunction, CGlobal, CItem, CParam, CParamUse, CSource, Code, ConstantKind, Include,
-    ObjectFile,
+    CCall, CConstant, CFile, CFunction, CGlobal, CItem, CParam, CParamUse, CSource, Code, ConstantKind, InPlaceProof,
+    Include, ObjectFile,
 };
 pub use graph::{ArgBinding, EntryRef, Graph, GraphExec, Node, NodeOp};
 pub use kmodel::{KmodelExec, StepInfo, V5Info, V5Module};
@@ -208,6 +208,15 @@ impl ModelDesc {
     /// Records an inferred fact.
     pub fn fact(&mut self, what: impl Into<String>, value: impl Into<String>, source: impl Into<String>) {
         self.facts.push(Fact { what: what.into(), value: value.into(), source: source.into() });
+    }
+
+    /// Forgets the C scanner's in-place proofs ([`CFunction::in_place`]), so that the memory
+    /// plan gives no operator's output the bytes of one of its inputs: the arena is then at the
+    /// liveness bound at tensor granularity (the switch `Model::in_place(false)` of build.rs).
+    pub fn without_in_place(&mut self) {
+        for s in &mut self.code.sources {
+            s.scan.functions.iter_mut().for_each(|f| f.in_place.clear());
+        }
     }
 
     /// Alignment the builder plans buffers and workspace allocations with: 16, or 64 when the

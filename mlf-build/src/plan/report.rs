@@ -85,6 +85,11 @@ pub struct Ram {
     pub inputs: u64,
     /// What TVM's own graph executor would allocate for the same model (graph models).
     pub tvm_executor: Option<u64>,
+    /// The liveness bound at tensor granularity (graph models): the most bytes of tensors and
+    /// scratch live at one step when no operator's output shares bytes with its inputs. The
+    /// arena is below it when in-place operators share bytes (`docs/memory.md`).
+    #[serde(default)]
+    pub tensor_bound: Option<u64>,
 }
 
 /// Flash of a model.
@@ -272,6 +277,14 @@ impl fmt::Display for MemoryReport {
         match &self.shared_arena {
             Some(a) => line(f, "  arena", r.arena, &format!("its part of the shared arena `{a}`{tvm}"))?,
             None => line(f, "  arena", r.arena, &format!("ARENA_BYTES of the generated module{tvm}"))?,
+        }
+        if let Some(b) = r.tensor_bound {
+            let how = match r.arena.cmp(&b) {
+                std::cmp::Ordering::Less => format!("{} bytes below it with in-place operators", b - r.arena),
+                std::cmp::Ordering::Equal => "the arena is at it".to_string(),
+                std::cmp::Ordering::Greater => format!("the arena is {} bytes above it", r.arena - b),
+            };
+            line(f, "    tensor bound", b, &format!("liveness bound at tensor granularity; {how}"))?;
         }
         line(f, "    workspace", r.workspace, "of the arena: TVMBackendAllocWorkspace")?;
         line(f, "    outputs", r.outputs, "of the arena")?;

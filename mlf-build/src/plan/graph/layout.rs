@@ -8,9 +8,12 @@ use crate::model::{ArgBinding, Graph, ModelDesc, NodeOp};
 use crate::plan::pack::{self, Interval, align_up};
 use crate::support::names;
 
+/// The name of the layout with in-place operators.
+pub(super) const IN_PLACE: &str = "liveness, in place";
+
 /// The layout chosen for the arena.
 pub(super) struct Chosen<'a> {
-    /// Its name (`liveness`, `liveness by storage id`, `storage-id`).
+    /// Its name (`liveness`, `liveness, in place`, `liveness by storage id`, `storage-id`).
     pub(super) name: &'static str,
     /// The buffers it places (alias classes or storage ids).
     pub(super) bufs: &'a [Buffer],
@@ -47,15 +50,25 @@ fn head_external(bufs: &[Buffer], e: usize) -> bool {
 
 /// What a partition places in the arena: its arena buffers, every operator's scratch, then the
 /// arena copies of outputs that are inputs or parameters.
-fn items_of(graph: &Graph, usage: &Usage, bufs: &[Buffer]) -> Vec<Interval> {
+pub(super) fn items_of(graph: &Graph, usage: &Usage, bufs: &[Buffer]) -> Vec<Interval> {
+    // Steps in halves: an in-place operator's dying input ends in the first half of its call,
+    // the output that overwrites it starts in the second.
+    let half = |first: usize, last: usize| (first.saturating_mul(2), last.saturating_mul(2).saturating_add(1));
     let mut items: Vec<Interval> = bufs
         .iter()
         .filter(|b| b.external.is_none())
-        .map(|b| Interval { size: b.size, first: b.first, last: b.last })
+        .map(|b| {
+            let (first, last) = b.half_steps();
+            Interval { size: b.size, first, last }
+        })
         .collect();
-    items.extend(usage.scratch.iter().copied());
+    items.extend(usage.scratch.iter().map(|s| {
+        let (first, last) = half(s.first, s.last);
+        Interval { size: s.size, first, last }
+    }));
     let copies = graph.heads.iter().map(|h| graph.eid(*h)).filter(|&e| head_external(bufs, e));
-    items.extend(copies.map(|e| Interval { size: graph.entry_bytes(e), first: usage.end_step, last: usage.end_step }));
+    let (end_first, end_last) = half(usage.end_step, usage.end_step);
+    items.extend(copies.map(|e| Interval { size: graph.entry_bytes(e), first: end_first, last: end_last }));
     items
 }
 
@@ -78,24 +91,27 @@ fn sequential(items: &[Interval], n_arena: usize, n_scratch: usize, align: u64) 
     (offsets, cursor)
 }
 
-/// The smallest of three layouts: alias classes packed by liveness, storage ids packed by
-/// liveness, and TVM's storage-id layout.
+/// The smallest of four layouts (the first of equals): alias classes packed by liveness, the
+/// same with in-place operators, storage ids packed by liveness, and TVM's storage-id layout.
 pub(super) fn choose<'a>(
     graph: &Graph,
     usage: &Usage,
     classes: &'a [Buffer],
+    in_place: &'a [Buffer],
     sids: &'a [Buffer],
     align: u64,
 ) -> Result<Chosen<'a>> {
     let (class_items, sid_items) = (items_of(graph, usage, classes), items_of(graph, usage, sids));
+    let in_place_items = items_of(graph, usage, in_place);
     let n_scratch = usage.scratch.len();
     let candidates = [
         ("liveness", classes, &class_items, pack::pack(&class_items, align)),
+        (IN_PLACE, in_place, &in_place_items, pack::pack(&in_place_items, align)),
         ("liveness by storage id", sids, &sid_items, pack::pack(&sid_items, align)),
         ("storage-id", sids, &sid_items, sequential(&sid_items, arena_count(sids), n_scratch, align)),
     ];
-    let storage_id_layout_bytes = candidates[2].3.1;
-    let (name, bufs, items, (offsets, total)) = candidates.into_iter().min_by_key(|c| c.3.1).expect("three candidates");
+    let storage_id_layout_bytes = candidates[3].3.1;
+    let (name, bufs, items, (offsets, total)) = candidates.into_iter().min_by_key(|c| c.3.1).expect("four candidates");
     if !pack::verify(items, &offsets, total) {
         return Err(Error::invalid("internal error: the memory plan overlaps live buffers"));
     }

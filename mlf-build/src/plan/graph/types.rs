@@ -100,9 +100,11 @@ pub struct GraphPlan {
     pub outputs: Vec<OutputPlace>,
     /// Arena bytes (activations, outputs, scratch).
     pub arena_bytes: u64,
-    /// Which layout was chosen, the smallest of three: `liveness` (alias classes with disjoint
-    /// lifetimes share bytes), `liveness by storage id` (TVM's storage ids packed the same way)
-    /// or `storage-id` (TVM's layout: one buffer per storage id, one shared scratch region).
+    /// Which layout was chosen, the smallest of four (the first of equals): `liveness` (alias
+    /// classes with disjoint lifetimes share bytes), `liveness, in place` (the same, with
+    /// in-place operators' outputs on their dying inputs), `liveness by storage id` (TVM's
+    /// storage ids packed the same way) or `storage-id` (TVM's layout: one buffer per storage
+    /// id, one shared scratch region).
     pub layout: &'static str,
     /// Arena bytes of the storage-id layout, for comparison.
     pub storage_id_layout_bytes: u64,
@@ -111,6 +113,12 @@ pub struct GraphPlan {
     /// Placed buffers (for pictures): storage id (or `None` for scratch), offset, size, first
     /// and last step.
     pub buffers: Vec<PlacedBuffer>,
+    /// The liveness bound at tensor granularity: the most bytes (each aligned) of alias classes
+    /// and scratch live at one step when no output shares bytes with an input. Without in-place
+    /// operators no layout needs less; with them the arena may be below it.
+    pub tensor_bound: u64,
+    /// The operators whose output took the bytes of an input dying there (proven from their C).
+    pub in_place: Vec<InPlace>,
 }
 
 /// A placed arena buffer.
@@ -131,4 +139,15 @@ pub struct PlacedBuffer {
     pub last: usize,
     /// Whether it is an operator's scratch (`TVMBackendAllocWorkspace`) rather than a tensor.
     pub scratch: bool,
+}
+
+/// An input whose bytes an operator's output may take (an in-place operator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct InPlace {
+    /// Graph node of the operator.
+    pub node: usize,
+    /// The input's entry.
+    pub input: usize,
+    /// The output's entry.
+    pub output: usize,
 }

@@ -82,6 +82,7 @@ pub(super) struct Usage {
 }
 
 /// A set of entries that share one place.
+#[derive(Clone)]
 pub(super) struct Buffer {
     pub(super) entries: Vec<usize>,
     pub(super) size: u64,
@@ -91,6 +92,23 @@ pub(super) struct Buffer {
     pub(super) external: Option<ArgBinding>,
     /// In the arena, but filled from an input or parameter before the first call.
     pub(super) copy_in: Option<ArgBinding>,
+    /// Its last call reads it before writing the outputs that may overwrite it (an in-place
+    /// operator), so it is dead in the second half of that call.
+    pub(super) ends_early: bool,
+    /// Its first call writes it after reading the inputs it may overwrite, so it is live only in
+    /// the second half of that call.
+    pub(super) starts_late: bool,
+}
+
+impl Buffer {
+    /// Its lifetime in half steps (`2 × step` and `2 × step + 1`, the first and second half of a
+    /// call), for the packer: an in-place operator's dying input ends before the output that
+    /// overwrites it starts.
+    pub(super) fn half_steps(&self) -> (usize, usize) {
+        let first = self.first.saturating_mul(2).saturating_add(usize::from(self.starts_late));
+        let last = self.last.saturating_mul(2).saturating_add(usize::from(!self.ends_early));
+        (first, last.max(first))
+    }
 }
 
 impl Usage {
@@ -158,6 +176,8 @@ impl Usage {
                 last: b,
                 external: None,
                 copy_in: None,
+                ends_early: false,
+                starts_late: false,
             });
             buf.entries.push(e);
             buf.size = buf.size.max(graph.entry_bytes(e));

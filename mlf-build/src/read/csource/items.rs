@@ -235,6 +235,7 @@ fn finish_function(item: &[Tok], body: &[Tok], file: &mut CFile) {
         workspace_allocs: Vec::new(),
         calls: Vec::new(),
         param_uses,
+        in_place: super::in_place::overwritable(body),
     };
     scan_body(body, &mut f);
     if f.name == "_lookup_linked_param" {
@@ -263,6 +264,7 @@ fn finish_declaration(item: &[Tok], file: &mut CFile) {
                     workspace_allocs: Vec::new(),
                     calls: Vec::new(),
                     param_uses,
+                    in_place: Vec::new(),
                 });
             }
             return;

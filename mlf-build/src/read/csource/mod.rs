@@ -7,8 +7,10 @@
 //! for the regular shape of TVM's output. It never fails: unreadable items are skipped.
 
 mod guards;
+mod in_place;
 mod interval;
 mod items;
+mod linear;
 mod pool_access;
 mod pool_lets;
 mod refs;
@@ -34,8 +36,26 @@ impl CFile {
         }
         let (toks, spans) = tokens::tokenize(text, &mut file.includes);
         items::parse_items(&toks, &spans, &mut file);
+        if defines_macros(text) {
+            // A macro may change what the kernels' tokens mean: no in-place proof holds.
+            file.functions.iter_mut().for_each(|f| f.in_place.clear());
+        }
         file
     }
+}
+
+/// Whether C `text` has a `#define` or `#undef` other than `#define TVM_EXPORTS` (its tokens may
+/// not mean what they say).
+pub fn defines_macros(text: &str) -> bool {
+    text.lines().any(|line| {
+        let Some(d) = line.trim_start().strip_prefix('#') else { return false };
+        let mut words = d.split_whitespace();
+        match words.next() {
+            Some("define") => words.next() != Some("TVM_EXPORTS") || words.next().is_some(),
+            Some("undef") => true,
+            _ => false,
+        }
+    })
 }
 
 #[cfg(test)]

@@ -297,7 +297,7 @@ pub(super) fn canonical_for(toks: &[Tok], i: usize) -> Option<(String, i64)> {
 }
 
 /// `(((T*)base)[K].field)`: `K`.
-fn pointer_of(rhs: &[Tok], ty: &str, base: &str, field: &str) -> Option<usize> {
+pub(super) fn pointer_of(rhs: &[Tok], ty: &str, base: &str, field: &str) -> Option<usize> {
     let [
         Tok::Punct('('),
         Tok::Punct('('),
@@ -321,7 +321,7 @@ fn pointer_of(rhs: &[Tok], ty: &str, base: &str, field: &str) -> Option<usize> {
 }
 
 /// `(((DLTensor*)H)[0].data)`: `H`.
-fn handle_data(rhs: &[Tok]) -> Option<&str> {
+pub(super) fn handle_data(rhs: &[Tok]) -> Option<&str> {
     let Some(Tok::Ident(h)) = rhs.get(6) else { return None };
     (pointer_of(rhs, "DLTensor", h, "data") == Some(0)).then_some(h.as_str())
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::model::{CSource, Graph, NodeOp};
-use crate::read::csource::{KernelStores, kernel_stores};
+use crate::read::csource::{KernelStores, defines_macros, kernel_stores};
 
 /// How many stores of the kernels a graph calls were bounded and how many skipped (each kernel
 /// counted once, however often the graph calls it).
@@ -82,26 +82,13 @@ pub fn kernel_stores_fit(graph: &Graph, sources: &[CSource], gname: &str) -> Res
     Ok(counts)
 }
 
-/// Whether C `text` has a `#define` or `#undef` other than `#define TVM_EXPORTS`.
-fn defines_macros(text: &str) -> bool {
-    text.lines().any(|line| {
-        let Some(d) = line.trim_start().strip_prefix('#') else { return false };
-        let mut words = d.split_whitespace();
-        match words.next() {
-            Some("define") => words.next() != Some("TVM_EXPORTS") || words.next().is_some(),
-            Some("undef") => true,
-            _ => false,
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn files_with_macros_are_not_read() {
-        assert!(!super::defines_macros("#define TVM_EXPORTS\n#include <x.h>\n"));
-        assert!(super::defines_macros("#define TVM_EXPORTS\n# define float double\n"));
-        assert!(super::defines_macros("#undef int32_t\n"));
-        assert!(super::defines_macros("#define TVM_EXPORTS 1\n"));
+        assert!(!crate::read::csource::defines_macros("#define TVM_EXPORTS\n#include <x.h>\n"));
+        assert!(crate::read::csource::defines_macros("#define TVM_EXPORTS\n# define float double\n"));
+        assert!(crate::read::csource::defines_macros("#undef int32_t\n"));
+        assert!(crate::read::csource::defines_macros("#define TVM_EXPORTS 1\n"));
     }
 }
