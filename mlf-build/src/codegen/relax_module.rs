@@ -13,6 +13,7 @@ use quote::quote;
 
 use super::render::comment;
 use super::skeleton::{self, Field};
+use super::tvm::RunEnter::Session;
 use super::tvm::{self, ParamCode, TvmModule, bytes, region_static};
 use super::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
@@ -448,13 +449,7 @@ pub fn module_tokens(
         _ => (quote!(r.calls(&CALLS)?;), ""),
     };
     let note = comment(format!("Every kernel, in program order, each with its scratch window{what}."));
-    let api = tvm::param_api(
-        cg.params.placement(),
-        tvm::RunEnter::Session { align },
-        (g.region, None),
-        &g.resident,
-        quote!(),
-    );
+    let api = tvm::param_api(cg.params.placement(), Session { align }, (g.region, None), &g.resident, quote!());
     let tvm_storage = lit(plan.tvm_storage);
     let model_doc = format!(
         " The Relax program `{}` of this export ({} kernel calls, executable version {}). Static RAM: \
