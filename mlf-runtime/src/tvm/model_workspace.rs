@@ -71,13 +71,10 @@ pub struct ModelWorkspace<const N: usize>(UnsafeCell<Fields<N>>);
 unsafe impl<const N: usize> Sync for ModelWorkspace<N> {}
 
 impl<const N: usize> ModelWorkspace<N> {
-    /// An empty workspace.
+    /// An empty workspace (every byte zero, so the static lives in `.bss`; the sentinel is
+    /// written when it is installed).
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
-        let mut starts = [core::ptr::null_mut(); N];
-        if N > 0 {
-            starts[0] = SENTINEL;
-        }
         ModelWorkspace(UnsafeCell::new(Fields {
             base: core::ptr::null_mut(),
             high: core::ptr::null_mut(),
@@ -89,7 +86,7 @@ impl<const N: usize> ModelWorkspace<N> {
             requested: 0,
             available: 0,
             message: [0; Message::CAPACITY],
-            starts,
+            starts: [core::ptr::null_mut(); N],
         }))
     }
 
@@ -100,7 +97,8 @@ impl<const N: usize> ModelWorkspace<N> {
     /// # Safety
     /// Until the returned handle is dropped, the caller has exclusive use of this workspace and
     /// of the `len` bytes at `base` (valid for writes), and no other handle of this workspace
-    /// is alive.
+    /// is alive. The model's C runs only while it is installed (a run, or a tool's own
+    /// installation): before the first, the sentinel is not written yet.
     #[inline]
     pub unsafe fn install(&'static self, base: *mut u8, len: usize) -> Installed<N> {
         let f = self.0.get();
@@ -113,6 +111,9 @@ impl<const N: usize> ModelWorkspace<N> {
             (*f).depth = 0;
             (*f).status = 0;
             (*f).message_len = 0;
+            if N > 0 {
+                (*f).starts[0] = SENTINEL;
+            }
         }
         Installed { fields: f, region_len: len }
     }
