@@ -160,8 +160,10 @@ impl<const N: usize> StaticArena<N> {
     pub unsafe fn view<T: crate::Element, const M: usize>(&'static self, offset: usize) -> &'static [T; M] {
         let size = core::mem::size_of::<[T; M]>();
         assert!(offset.checked_add(size).is_some_and(|end| end <= N), "view outside the arena");
+        // The arena is 64-byte aligned, so the offset says it (and the check folds away).
+        let align = core::mem::align_of::<T>();
+        assert!(align <= 64 && offset % align == 0, "misaligned tensor view");
         let p = self.as_mut_ptr().wrapping_add(offset);
-        assert!(p.align_offset(core::mem::align_of::<T>()) == 0, "misaligned tensor view");
         // SAFETY: in bounds and aligned (checked); every bit pattern is a valid `T` (`Element`
         // is sealed to plain numeric types); no writer while it lives (the caller's contract).
         unsafe { &*p.cast::<[T; M]>() }

@@ -344,14 +344,8 @@ impl Model {
         };
         // The C first (the module states its frames' stack); LLVM objects' taken sections retargeted.
         let object_sections = params.split().map(|s| object_offsets(s, code_desc.plan_align())).unwrap_or_default();
-        let library = compile::compile(&CompileJob {
-            desc: code_desc,
-            object_sections,
-            params_asm,
-            inline_workspace,
-            ..job.clone()
-        })
-        .in_file(&canonical)?;
+        let compile_job = CompileJob { desc: code_desc, object_sections, params_asm, inline_workspace, ..job.clone() };
+        let library = compile::compile(&compile_job).in_file(&canonical)?;
         let frames = compile::stack_frames(&job)?;
         let file_name = canonical.file_name().unwrap_or_default().to_string_lossy();
         // Bounded before anything is generated: the plan's figures against the limit.

@@ -13,6 +13,7 @@ use quote::quote;
 
 use super::render::comment;
 use super::skeleton::{self, Field};
+use super::tvm::RunEnter::Session;
 use super::tvm::{self, ParamCode, TvmModule, bytes, region_static};
 use super::{ident, lit, usize_lit};
 use crate::error::{Error, Result};
@@ -504,7 +505,7 @@ pub fn module_tokens(
     let note = comment(format!("Every kernel, in program order, each with its scratch window{what}."));
     let api = tvm::param_api(
         cg.params.placement(),
-        tvm::RunEnter::Session { align },
+        Session { align },
         (g.region, None, cg.sections.params),
         &g.resident,
         quote!(),

@@ -26,35 +26,39 @@ const REFUSED: usize = 1;
 /// `status` bit: a free was not of the most recent allocation.
 const BAD_FREE: usize = 2;
 
-/// What the model's C and the run share. Between runs the window is empty (`top == len == 0`),
+/// What the model's C and the run share. Between runs the window is empty (`top == limit`),
 /// so every request is refused.
 #[repr(C)]
 struct Fields<const N: usize> {
     /// Start of the region the run installed (the model's arena).
     base: *mut u8,
-    /// Offset of the first free byte of the window.
-    top: usize,
-    /// Offset of the end of the window (`top <= len` always).
-    len: usize,
     /// Highest `top` this run.
-    high: usize,
-    /// Live allocations (entries of `starts` in use).
+    high: *mut u8,
+    /// First free byte of the window.
+    top: *mut u8,
+    /// End of the window (`top <= limit` always).
+    limit: *mut u8,
+    /// Live allocations (`starts[1..=depth]`).
     depth: usize,
     /// [`REFUSED`] and [`BAD_FREE`].
     status: usize,
+    /// Bytes of `message` set by `TVMAPISetLastError`.
+    message_len: usize,
     /// Bytes of the last refused request.
     requested: u64,
     /// Bytes the window had left then.
     available: u64,
-    /// Bytes of `message` set by `TVMAPISetLastError`.
-    message_len: usize,
     /// The message of the last `TVMAPISetLastError` (cut to [`Message::CAPACITY`] bytes).
     message: [u8; Message::CAPACITY],
-    /// Offset of each live allocation, oldest first.
-    starts: [usize; N],
+    /// [`SENTINEL`], then each live allocation, oldest first.
+    starts: [*mut u8; N],
 }
 
-/// The workspace state of one model (at most `N` live allocations), shared with its C under
+/// `starts[0]`: an address no allocation has, so a free with nothing live is refused without
+/// a test of `depth`.
+const SENTINEL: *mut u8 = usize::MAX as *mut u8;
+
+/// The workspace state of one model (at most `N - 1` live allocations), shared with its C under
 /// the model's private symbol name. Used only by the holder of the model's take-once state
 /// (its `Model`) or, through the module's hidden `entry` items, by a tool calling the entry
 /// point itself.
@@ -67,21 +71,22 @@ pub struct ModelWorkspace<const N: usize>(UnsafeCell<Fields<N>>);
 unsafe impl<const N: usize> Sync for ModelWorkspace<N> {}
 
 impl<const N: usize> ModelWorkspace<N> {
-    /// An empty workspace (every byte zero, so the static lives in `.bss`).
+    /// An empty workspace (every byte zero, so the static lives in `.bss`; the sentinel is
+    /// written when it is installed).
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
         ModelWorkspace(UnsafeCell::new(Fields {
             base: core::ptr::null_mut(),
-            top: 0,
-            len: 0,
-            high: 0,
+            high: core::ptr::null_mut(),
+            top: core::ptr::null_mut(),
+            limit: core::ptr::null_mut(),
             depth: 0,
             status: 0,
+            message_len: 0,
             requested: 0,
             available: 0,
-            message_len: 0,
             message: [0; Message::CAPACITY],
-            starts: [0; N],
+            starts: [core::ptr::null_mut(); N],
         }))
     }
 
@@ -92,19 +97,23 @@ impl<const N: usize> ModelWorkspace<N> {
     /// # Safety
     /// Until the returned handle is dropped, the caller has exclusive use of this workspace and
     /// of the `len` bytes at `base` (valid for writes), and no other handle of this workspace
-    /// is alive.
+    /// is alive. The model's C runs only while it is installed (a run, or a tool's own
+    /// installation): before the first, the sentinel is not written yet.
     #[inline]
     pub unsafe fn install(&'static self, base: *mut u8, len: usize) -> Installed<N> {
         let f = self.0.get();
         // SAFETY: exclusive use (the caller's contract); no reference to the fields is held.
         unsafe {
             (*f).base = base;
-            (*f).top = 0;
-            (*f).len = 0;
-            (*f).high = 0;
+            (*f).high = base;
+            (*f).top = base;
+            (*f).limit = base;
             (*f).depth = 0;
             (*f).status = 0;
             (*f).message_len = 0;
+            if N > 0 {
+                (*f).starts[0] = SENTINEL;
+            }
         }
         Installed { fields: f, region_len: len }
     }
@@ -127,8 +136,9 @@ impl<const N: usize> Installed<N> {
         // running (`&mut self`).
         unsafe {
             if (*self.fields).depth == 0 {
-                (*self.fields).top = start;
-                (*self.fields).len = end;
+                let base = (*self.fields).base;
+                (*self.fields).top = base.wrapping_add(start);
+                (*self.fields).limit = base.wrapping_add(end);
             }
         }
     }
@@ -143,33 +153,37 @@ impl<const N: usize> Installed<N> {
         if rc == 0 && unclean == 0 {
             return Ok(());
         }
-        Err(self.failure(index, function, rc))
-    }
-
-    /// The error of a call that failed or left the workspace unclean.
-    #[cold]
-    #[inline(never)]
-    fn failure(&self, index: u16, function: &'static str, code: i32) -> Error {
-        // SAFETY: as in `end_call`; the reference does not outlive this function, and the C is
-        // not running.
-        let f = unsafe { &*self.fields };
-        if f.status & REFUSED != 0 {
-            Error::WorkspaceExhausted { requested: f.requested, available: f.available }
-        } else if f.status & BAD_FREE != 0 {
-            Error::BadWorkspaceFree
-        } else if code == 0 {
-            Error::OperatorFailed { index, function, code, message: Message::new("workspace not freed in LIFO order") }
-        } else {
-            let message = Message::from_c_bytes(&f.message[..f.message_len.min(Message::CAPACITY)]);
-            Error::OperatorFailed { index, function, code, message }
-        }
+        // SAFETY: as above.
+        Err(unsafe { failure(self.fields, index, function, rc) })
     }
 
     /// The highest offset (from the start of the region) the workspace reached this run.
     #[inline]
     pub fn high_water(&self) -> usize {
         // SAFETY: as in `end_call`.
-        unsafe { (*self.fields).high }
+        unsafe { ((*self.fields).high as usize).wrapping_sub((*self.fields).base as usize) }
+    }
+}
+
+/// The error of a call that failed (`code`) or left the workspace unclean: what the C recorded.
+/// Out of line and given the fields' address, so a run keeps its handle in registers.
+///
+/// # Safety
+/// `fields` is an installed workspace's, and the C is not running.
+#[cold]
+#[inline(never)]
+unsafe fn failure<const N: usize>(fields: *mut Fields<N>, index: u16, function: &'static str, code: i32) -> Error {
+    // SAFETY: the caller's contract; the reference does not outlive this function.
+    let f = unsafe { &*fields };
+    if f.status & REFUSED != 0 {
+        Error::WorkspaceExhausted { requested: f.requested, available: f.available }
+    } else if f.status & BAD_FREE != 0 {
+        Error::BadWorkspaceFree
+    } else if code == 0 {
+        Error::OperatorFailed { index, function, code, message: Message::new("workspace not freed in LIFO order") }
+    } else {
+        let message = Message::from_c_bytes(&f.message[..f.message_len.min(Message::CAPACITY)]);
+        Error::OperatorFailed { index, function, code, message }
     }
 }
 
@@ -179,8 +193,8 @@ impl<const N: usize> Drop for Installed<N> {
     fn drop(&mut self) {
         // SAFETY: exclusive use until now (`install`'s contract).
         unsafe {
-            (*self.fields).top = 0;
-            (*self.fields).len = 0;
+            (*self.fields).top = core::ptr::null_mut();
+            (*self.fields).limit = core::ptr::null_mut();
             (*self.fields).depth = 0;
         }
     }
@@ -250,10 +264,12 @@ mod tests {
         f(unsafe { &mut *ws.0.get() });
     }
 
-    fn fields(ws: &'static ModelWorkspace<2>) -> (usize, usize, usize) {
+    /// The window as offsets from the arena (`None` when empty at no address), and `depth`.
+    fn fields(ws: &'static ModelWorkspace<2>, arena: *mut u8) -> (Option<(usize, usize)>, usize) {
         // SAFETY: as in `c_sets`.
         let f = unsafe { &*ws.0.get() };
-        (f.top, f.len, f.depth)
+        let at = |p: *mut u8| (p as usize).wrapping_sub(arena as usize);
+        ((!f.top.is_null()).then(|| (at(f.top), at(f.limit))), f.depth)
     }
 
     #[test]
@@ -263,11 +279,11 @@ mod tests {
         // SAFETY: the test's own statics.
         let mut r = unsafe { Run::enter_inline(&ARENA, &WS).unwrap() };
         r.workspace(16, 100);
-        assert_eq!(fields(&WS), (16, 64, 0), "clamped to the arena");
-        c_sets(&WS, |f| f.high = 48);
+        assert_eq!(fields(&WS, ARENA.as_mut_ptr()), (Some((16, 64)), 0), "clamped to the arena");
+        c_sets(&WS, |f| f.high = f.base.wrapping_add(48));
         assert_eq!(r.check(0, "f", 0), Ok(()));
         assert_eq!(r.finish(), 48);
-        assert_eq!(fields(&WS), (0, 0, 0), "between runs the window is empty");
+        assert_eq!(fields(&WS, ARENA.as_mut_ptr()), (None, 0), "between runs the window is empty");
     }
 
     #[test]

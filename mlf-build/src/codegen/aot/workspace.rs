@@ -23,6 +23,7 @@ pub const STATE_SYMBOL: &str = "mlf_workspace";
 /// of `ModelWorkspace`, in its order.
 pub fn c_header(prefix: &str, w: &InlineWorkspace) -> String {
     let (mask, live, msg) = (w.align.max(1) - 1, w.most_live.max(1), MESSAGE_BYTES);
+    let slots = live + 1;
     let state = format!("{prefix}{STATE_SYMBOL}");
     format!(
         r#"
@@ -30,14 +31,14 @@ pub fn c_header(prefix: &str, w: &InlineWorkspace) -> String {
 /* This model's workspace, served here rather than by a call into mlf-runtime: a LIFO bump
    allocator ({align}-byte aligned, at most {live} allocations live) over the run's window of the
    model's arena, in {state}, the state its generated module owns (mlf_runtime::tvm::ModelWorkspace,
-   same fields in the same order). Between runs the window is empty: every request is refused. */
+   same fields in the same order). starts[0] is a sentinel no allocation equals; starts[1..depth]
+   are the live allocations. Between runs the window is empty: every request is refused. */
 struct {state}_fields {{
-  unsigned char* base;
-  __SIZE_TYPE__ top, len, high, depth, status;
+  unsigned char *base, *high, *top, *limit;
+  __SIZE_TYPE__ depth, status, message_len;
   __UINT64_TYPE__ requested, available;
-  __SIZE_TYPE__ message_len;
   char message[{msg}];
-  __SIZE_TYPE__ starts[{live}];
+  unsigned char* starts[{slots}];
 }};
 extern struct {state}_fields {state};
 
@@ -53,8 +54,9 @@ static __attribute__((cold, noinline, unused)) void* {prefix}mlf_ws_refuse(__UIN
 static inline void* {prefix}mlf_ws_alloc(int device_type, int device_id, __UINT64_TYPE__ nbytes,
                                          int dtype_code_hint, int dtype_bits_hint) {{
   struct {state}_fields* w = &{state};
-  __SIZE_TYPE__ start = w->top, depth = w->depth, end;
-  __UINT64_TYPE__ available = (__UINT64_TYPE__)(w->len - start);
+  unsigned char *start = w->top, *end;
+  __SIZE_TYPE__ depth = w->depth;
+  __UINT64_TYPE__ available = (__UINT64_TYPE__)(w->limit - start);
   if (device_type != 1 || device_id != 0) return (void*)0;
   /* nbytes <= available first, so the rounding cannot overflow. */
   if (__builtin_expect(nbytes > available || ((nbytes + {mask}u) & ~(__UINT64_TYPE__){mask}u) > available ||
@@ -62,11 +64,11 @@ static inline void* {prefix}mlf_ws_alloc(int device_type, int device_id, __UINT6
     return {prefix}mlf_ws_refuse(nbytes, available);
   }}
   end = start + (__SIZE_TYPE__)((nbytes + {mask}u) & ~(__UINT64_TYPE__){mask}u);
-  w->starts[depth] = start;
+  w->starts[depth + 1] = start;
   w->depth = depth + 1;
   w->top = end;
   if (end > w->high) w->high = end;
-  return w->base + start;
+  return start;
 }}
 
 /* A free that is not of the most recent allocation: recorded (status bit 2). */
@@ -79,11 +81,10 @@ static inline int {prefix}mlf_ws_free(int device_type, int device_id, void* ptr)
   struct {state}_fields* w = &{state};
   __SIZE_TYPE__ depth = w->depth;
   if (device_type != 1 || device_id != 0) return -1;
-  if (__builtin_expect(depth == 0 || (unsigned char*)ptr != w->base + w->starts[depth - 1], 0)) {{
-    return {prefix}mlf_ws_bad_free();
-  }}
+  /* With nothing live, starts[0] (the sentinel) never equals ptr. */
+  if (__builtin_expect((unsigned char*)ptr != w->starts[depth], 0)) return {prefix}mlf_ws_bad_free();
   w->depth = depth - 1;
-  w->top = w->starts[depth - 1];
+  w->top = (unsigned char*)ptr;
   return 0;
 }}
 
@@ -110,7 +111,8 @@ static __attribute__((unused)) void {prefix}mlf_set_last_error(const char* msg) 
 /// install it too), and the check that the runtime's message field is the C's.
 pub fn state_static(prefix: &str, w: &InlineWorkspace) -> TokenStream {
     let symbol = format!("{prefix}{STATE_SYMBOL}");
-    let live = usize_lit(w.most_live.max(1) as usize);
+    // The live allocations and the sentinel before them.
+    let slots = usize_lit(w.most_live.max(1) as usize + 1);
     let msg = usize_lit(MESSAGE_BYTES as usize);
     let doc = format!(
         " The model's workspace: its C allocates from it inline (at most {} allocations live), \
@@ -121,7 +123,7 @@ pub fn state_static(prefix: &str, w: &InlineWorkspace) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[unsafe(export_name = #symbol)]
-        pub static WORKSPACE: ::mlf_runtime::tvm::ModelWorkspace<#live> = ::mlf_runtime::tvm::ModelWorkspace::new();
+        pub static WORKSPACE: ::mlf_runtime::tvm::ModelWorkspace<#slots> = ::mlf_runtime::tvm::ModelWorkspace::new();
 
         /// The runtime's message field is as long as the C's (checked when the module compiles).
         const _: () = assert!(::mlf_runtime::tvm::WORKSPACE_MESSAGE_BYTES == #msg);
