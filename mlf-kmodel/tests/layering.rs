@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first; `lib.rs` (the facade) may use them all.
-const LAYERS: &[&str] = &["error", "types", "reader", "float", "views", "nnil", "kpu", "decode", "check", "exec"];
+const LAYERS: &[&str] =
+    &["error", "profile", "types", "reader", "float", "views", "nnil", "kpu", "decode", "check", "exec"];
 
 fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
