@@ -6,6 +6,9 @@
 //!   the program would see, and the linker would inflate it);
 //! - a relocation whose offset plus width lies outside its section (the linker would write out of
 //!   bounds; rust-lld crashes on it);
+//! - on Arm, RISC-V, x86-64 and AArch64, a relocation of a type compilers do not emit for a
+//!   model's code and data ([`relocation_type_allowed`]: rust-lld stops with SIGILL on Arm's
+//!   group relocations `R_ARM_ALU_PC_G1` — found by the `objects_link` fuzz target);
 //! - code that runs at program load or exit: `.init_array`, `.fini_array`, `.preinit_array`,
 //!   `.ctors`, `.dtors`, `.init`, `.fini` (by name or section type);
 //! - with a `prefix` (the model's library as built): a defined global symbol without the model's
@@ -51,6 +54,14 @@ pub fn check(member: &str, bytes: &[u8], prefix: Option<&str>) -> Result<()> {
         }
         let size = s.size();
         for (offset, r) in s.relocations() {
+            if let object::RelocationFlags::Elf { r_type } = r.flags()
+                && relocation_type_allowed(file.architecture(), r_type) == Some(false)
+            {
+                return fail(format!(
+                    "a relocation at offset {offset} of section {name} has type {r_type}, which compilers do not \
+                     emit for a model's code and data (the linker may crash on it)"
+                ));
+            }
             let width = u64::from(r.size()).div_ceil(8).max(1);
             if offset.checked_add(width).is_none_or(|end| end > size) {
                 return fail(format!(
@@ -72,6 +83,29 @@ pub fn check(member: &str, bytes: &[u8], prefix: Option<&str>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether ELF relocation type `r_type` is one compilers (GCC, Clang, TVM's LLVM) emit for the
+/// code, data and debug sections of a model on `arch`; `None` for other architectures.
+pub fn relocation_type_allowed(arch: object::Architecture, r_type: u32) -> Option<bool> {
+    use object::Architecture as A;
+    let allowed: &[std::ops::RangeInclusive<u32>] = match arch {
+        // NONE, ABS32, REL32, ABS16, ABS8; THM_CALL, THM_PC8; GOTOFF32, BASE_PREL, GOT_BREL;
+        // CALL, JUMP24, THM_JUMP24; TARGET1, V4BX, TARGET2, PREL31, the MOVW/MOVT family and
+        // THM_JUMP19; THM_ALU_PREL_11_0, THM_PC12; GOT_PREL; THM_JUMP11, THM_JUMP8.
+        A::Arm => &[0..=0, 2..=3, 5..=5, 8..=8, 10..=11, 24..=26, 28..=30, 38..=51, 53..=54, 96..=96, 102..=103],
+        // NONE, 32, 64; BRANCH … CALL_PLT, GOT_HI20; PCREL_HI20 … LO12_S; ADD/SUB 8–64; ALIGN,
+        // RVC_BRANCH, RVC_JUMP; RELAX, SUB6, SET6 … SET32, 32_PCREL; SET/SUB_ULEB128.
+        A::Riscv32 | A::Riscv64 => &[0..=2, 16..=20, 23..=28, 33..=40, 43..=45, 51..=57, 60..=61],
+        // NONE … PLT32, GOT32 … GOTPCREL, 32, 32S; the TLS models; PC64, GOTOFF64, GOTPC32;
+        // GOTPCRELX, REX_GOTPCRELX.
+        A::X86_64 => &[0..=4, 9..=11, 16..=24, 25..=26, 41..=42],
+        // NONE; ABS/PREL 16–64; the MOVW family; LD_PREL_LO19 … ADD_ABS_LO12_NC, LDST and branch
+        // families, LDST128; the GOT pages; TLS descriptors and IE/LE.
+        A::Aarch64 => &[0..=0, 256..=286, 299..=299, 309..=313, 541..=573],
+        _ => return None,
+    };
+    Some(allowed.iter().any(|r| r.contains(&r_type)))
 }
 
 /// Checks every object of the static library `archive` (`lib_name` in messages) with `prefix`.
@@ -160,5 +194,29 @@ mod tests {
         }
         let m = e(&object(4, None), Some("q_"));
         assert!(m.contains("global symbol p_") && m.contains("q_"), "{m}");
+    }
+
+    /// The `objects_link` fuzz target's finding: an Arm object with one `R_ARM_ALU_PC_G1`
+    /// relocation (type 60) in `.text` made rust-lld stop with SIGILL. Types compilers emit pass.
+    #[test]
+    fn relocation_types_compilers_do_not_emit_are_refused() {
+        let arm = |r_type: u32| {
+            let mut obj = object::write::Object::new(BinaryFormat::Elf, Architecture::Arm, Endianness::Little);
+            let text = obj.section_id(StandardSection::Text);
+            obj.append_section_data(text, &[0; 8], 4);
+            let sym = obj.section_symbol(text);
+            let reloc = Relocation { offset: 0, symbol: sym, addend: 0, flags: RelocationFlags::Elf { r_type } };
+            obj.add_relocation(text, reloc).unwrap();
+            obj.write().unwrap()
+        };
+        let m = check("lib0.o", &arm(60), None).unwrap_err().to_string();
+        assert!(m.contains("lib0.o") && m.contains(".text") && m.contains("type 60"), "{m}");
+        for ok in [object::elf::R_ARM_ABS32, object::elf::R_ARM_THM_PC22, object::elf::R_ARM_GOT_PREL] {
+            check("lib0.o", &arm(ok), None).unwrap();
+        }
+        assert_eq!(relocation_type_allowed(Architecture::Riscv64, object::elf::R_RISCV_SUB16), Some(true));
+        assert_eq!(relocation_type_allowed(Architecture::Riscv64, object::elf::R_RISCV_TPREL_HI20), Some(false));
+        assert_eq!(relocation_type_allowed(Architecture::X86_64, object::elf::R_X86_64_REX_GOTPCRELX), Some(true));
+        assert_eq!(relocation_type_allowed(Architecture::Mips, 1), None);
     }
 }
