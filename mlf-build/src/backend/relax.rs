@@ -21,36 +21,64 @@ pub(super) struct RelaxBackend<'a> {
     pub(super) exec: &'a RelaxExec,
 }
 
-/// Refuses an object whose kernels take scratch memory: TVM's LLVM code reaches
-/// `TVMBackendAllocWorkspace` through the slot `__TVMBackendAllocWorkspace`, and the sizes it asks
-/// for are computed in machine code, which mlf does not read, so the arena could not hold them
-/// (the C target states them, and mlf plans them there).
+/// Each call's scratch in kernels compiled to LLVM objects, read from their machine code
+/// ([`object_scratch`](crate::read::relax::object_scratch)): the sum of the sizes the call's
+/// kernel (`__tvm_ffi_<kernel>` and its `<kernel>_compute_`) asks for, each aligned to `align`.
+/// A function that allocates and is no called kernel's is an error naming it.
 #[cfg(feature = "build")]
-fn refuse_object_scratch(objects: &[crate::model::ObjectFile]) -> Result<()> {
-    use object::{Object, ObjectSymbol};
+fn object_scratch(
+    objects: &[crate::model::ObjectFile],
+    program: &crate::model::RelaxProgram,
+    align: u64,
+) -> Result<Vec<u64>> {
+    use crate::read::relax::object_scratch::object_scratch;
+    let mut per_call = vec![0u64; program.calls.len()];
     for o in objects {
-        let Ok(file) = object::File::parse(&*o.bytes) else { continue };
-        if file.symbols().any(|s| s.name() == Ok("__TVMBackendAllocWorkspace")) {
-            return Err(crate::error::Error::unsupported(
-                "its kernels take scratch memory (`__TVMBackendAllocWorkspace`) of sizes a compiled \
-                 object does not state, so mlf cannot plan it; export the model with the C target \
-                 (`tvm.target.Target(\"c\")`), whose scratch sizes mlf reads",
-            )
-            .in_member(o.member.clone()));
+        for (function, sizes) in object_scratch(&o.member, &o.bytes)? {
+            let base = function.strip_prefix("__tvm_ffi_").unwrap_or(&function);
+            let base = base.strip_suffix("_compute_").unwrap_or(base);
+            let calls: Vec<usize> = (0..program.calls.len()).filter(|&k| program.calls[k].kernel == base).collect();
+            if calls.is_empty() {
+                return Err(crate::error::Error::unsupported(format!(
+                    "function `{function}` takes scratch memory and is no kernel the program calls, so mlf \
+                     cannot tell which call needs it; export the model with the C target (`{{\"kind\": \"c\"}}`)"
+                ))
+                .in_member(o.member.clone()));
+            }
+            let mut bytes = 0u64;
+            for n in sizes {
+                let aligned = n.checked_next_multiple_of(align.max(1)).and_then(|a| bytes.checked_add(a));
+                bytes = aligned.ok_or_else(|| {
+                    crate::error::Error::invalid(format!("function `{function}` asks for {n} bytes of scratch"))
+                        .in_member(o.member.clone())
+                })?;
+            }
+            for k in calls {
+                per_call[k] = per_call[k].checked_add(bytes).ok_or_else(|| {
+                    crate::error::Error::invalid("scratch sizes overflow").in_member(o.member.clone())
+                })?;
+            }
         }
     }
-    Ok(())
+    Ok(per_call)
 }
 
 impl RelaxBackend<'_> {
-    /// The arena plan, with each call's scratch read from the kernels' C. Kernels compiled to
-    /// an object that take scratch memory are refused ([`refuse_object_scratch`]).
+    /// The arena plan, with each call's scratch read from the kernels' C, or from their
+    /// machine code for kernels compiled to an object ([`object_scratch`]).
     fn plan(&self) -> Result<RelaxPlan> {
-        #[cfg(feature = "build")]
-        refuse_object_scratch(&self.desc.code.objects).in_file(&self.desc.path)?;
         let align = self.desc.plan_align();
         let c = self.desc.code.sources.first().map(|s| &s.scan);
-        let scratch = kernel_scratch(&self.exec.program, c, align).in_file(&self.desc.path)?;
+        #[allow(unused_mut)] // without the build step there are no objects
+        let mut scratch = kernel_scratch(&self.exec.program, c, align).in_file(&self.desc.path)?;
+        #[cfg(feature = "build")]
+        {
+            let objects =
+                object_scratch(&self.desc.code.objects, &self.exec.program, align).in_file(&self.desc.path)?;
+            for (s, o) in scratch.iter_mut().zip(objects) {
+                *s = s.checked_add(o).ok_or_else(|| crate::error::Error::invalid("scratch sizes overflow"))?;
+            }
+        }
         Ok(plan(&self.exec.program, align, &scratch))
     }
 

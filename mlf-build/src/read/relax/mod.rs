@@ -8,6 +8,8 @@
 pub mod desc;
 pub mod exec;
 pub mod lower;
+#[cfg(feature = "build")]
+pub mod object_scratch;
 pub mod text;
 
 use std::path::Path;
