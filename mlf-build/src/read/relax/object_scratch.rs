@@ -70,6 +70,7 @@ pub fn object_scratch(member: &str, bytes: &[u8]) -> Result<Scratch> {
     let cs = arch.capstone().map_err(|e| fail(format!("cannot disassemble: {e}")))?;
     for section in file.sections() {
         // Places in this section that refer to the slot's GOT entry.
+        let relocated: std::collections::BTreeSet<u64> = section.relocations().map(|(at, _)| at).collect();
         let refs: Vec<u64> = section
             .relocations()
             .filter(|(_, r)| r.target() == RelocationTarget::Symbol(slot))
@@ -92,7 +93,7 @@ pub fn object_scratch(member: &str, bytes: &[u8]) -> Result<Scratch> {
                 continue;
             }
             let code = &data[start as usize..end as usize];
-            let walk = Walk { cs: &cs, arch, refs: &refs, start };
+            let walk = Walk { cs: &cs, arch, refs: &refs, relocated: &relocated, section: data, start };
             let found = walk.run(code).map_err(|e| fail(format!("function `{name}`: {e}")))?;
             for k in &mine {
                 if !found.refs_used.contains(k) {
@@ -190,6 +191,10 @@ struct Walk<'a> {
     arch: Arch,
     /// Section offsets of the relocations to the slot.
     refs: &'a [u64],
+    /// Section offsets of every relocation (a literal there is not a constant).
+    relocated: &'a std::collections::BTreeSet<u64>,
+    /// The section's bytes (literal pools).
+    section: &'a [u8],
     /// The function's offset in its section.
     start: u64,
 }
@@ -326,10 +331,20 @@ impl Walk<'_> {
                 new = match &s.mem {
                     Some((base, disp)) if base == "pc" => {
                         let literal = ((at + 4) & !3).wrapping_add(*disp as u64);
-                        self.slot_ref(literal).map(|k| {
-                            found.refs_used.push(k);
-                            Value::GotOffset
-                        })
+                        match self.slot_ref(literal) {
+                            Some(k) => {
+                                found.refs_used.push(k);
+                                Some(Value::GotOffset)
+                            }
+                            // A constant from the literal pool (a size too large for `movw`
+                            // on cores without it), when no relocation rewrites it.
+                            None if !(literal..literal + 4).any(|a| self.relocated.contains(&a)) => {
+                                let at = usize::try_from(literal).ok()?;
+                                let word = self.section.get(at..at.checked_add(4)?)?;
+                                Some(Value::Const(u64::from(u32::from_le_bytes(word.try_into().ok()?))))
+                            }
+                            None => None,
+                        }
                     }
                     Some((base, 0)) => match value(base) {
                         Some(Value::GotEntry) => Some(Value::SlotAddress),
