@@ -88,6 +88,15 @@ fn two_inputs_and_views_on_rv64() {
     on_device("views-fused-c", RISCV64);
 }
 
+/// An LLVM object for this computer (x86-64) whose kernels take scratch memory, on the host:
+/// sizes read from its machine code, every case reproduced.
+#[test]
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn llvm_object_with_scratch_on_the_host() {
+    let (model, dir) = relax("cnn-f32-fused-llvm-x86_64");
+    assert_eq!(common::run_cases(&model, &dir), 3);
+}
+
 /// An LLVM object (`lib0.o`, position-independent) linked into a Cortex-M4F program: a fused
 /// CNN whose kernels take scratch memory through the slot `__TVMBackendAllocWorkspace`, with the
 /// sizes mlf reads from their machine code (1,152 and 4,608 bytes, as the C export states).
@@ -132,6 +141,15 @@ fn every_export_on_the_emulated_devices() {
     names.sort();
     let mut ran = 0;
     for name in &names {
+        if name.ends_with("-llvm-x86_64") {
+            // The host's own objects: on the host (an x86-64 Linux one).
+            if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+                let (model, dir) = relax(name);
+                assert_eq!(common::run_cases(&model, &dir), 3, "{name}");
+                ran += 1;
+            }
+            continue;
+        }
         let targets: &[&str] = if name.ends_with("-llvm-thumbv7em") {
             &[THUMBV7EM]
         } else if name.ends_with("-llvm-rv64") {
@@ -144,7 +162,8 @@ fn every_export_on_the_emulated_devices() {
             ran += 1;
         }
     }
-    assert_eq!(ran, 31, "{names:?}");
+    let host = usize::from(cfg!(all(target_arch = "x86_64", target_os = "linux")));
+    assert_eq!(ran, 31 + host, "{names:?}");
 }
 
 /// An export that cannot be static: one error, naming the cause and the file.

@@ -158,7 +158,7 @@ mod tests {
             }
             n += 1;
         }
-        assert_eq!(n, 18);
+        assert_eq!(n, 19);
     }
 
     #[test]

@@ -60,10 +60,11 @@ pub fn object_scratch(member: &str, bytes: &[u8]) -> Result<Scratch> {
         Architecture::Arm => Arch::Thumb,
         Architecture::Riscv64 => Arch::Riscv64,
         Architecture::Riscv32 => Arch::Riscv32,
+        Architecture::X86_64 => Arch::X86_64,
         a => {
             return Err(fail(format!(
                 "its kernels take scratch memory through `{SLOT}` in {a:?} code, whose sizes mlf reads only \
-                 for Arm (Thumb) and RISC-V objects; export the model with the C target (`{{\"kind\": \"c\"}}`)"
+                 for Arm (Thumb), RISC-V and x86-64 objects; export the model with the C target (`{{\"kind\": \"c\"}}`)"
             )));
         }
     };
@@ -127,6 +128,7 @@ enum Arch {
     Thumb,
     Riscv64,
     Riscv32,
+    X86_64,
 }
 
 impl Arch {
@@ -138,6 +140,7 @@ impl Arch {
                 .extra_mode([arch::arm::ArchExtraMode::MClass].into_iter())
                 .detail(true)
                 .build(),
+            Arch::X86_64 => Capstone::new().x86().mode(arch::x86::ArchMode::Mode64).detail(true).build(),
             Arch::Riscv64 | Arch::Riscv32 => {
                 let mode =
                     if self == Arch::Riscv64 { arch::riscv::ArchMode::RiscV64 } else { arch::riscv::ArchMode::RiscV32 };
@@ -158,6 +161,7 @@ impl Arch {
             Arch::Thumb => &["r2", "r3"],
             Arch::Riscv64 => &["a2"],
             Arch::Riscv32 => &["a2", "a3"],
+            Arch::X86_64 => &["rdx"],
         }
     }
 
@@ -167,6 +171,7 @@ impl Arch {
             Arch::Riscv64 | Arch::Riscv32 => {
                 &["ra", "t0", "t1", "t2", "t3", "t4", "t5", "t6", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"]
             }
+            Arch::X86_64 => &["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "flags"],
         }
     }
 
@@ -175,6 +180,7 @@ impl Arch {
         match self {
             Arch::Thumb => "r0",
             Arch::Riscv64 | Arch::Riscv32 => "a0",
+            Arch::X86_64 => "rax",
         }
     }
 }
@@ -210,6 +216,35 @@ struct Step {
     writes: Vec<String>,
     /// The target of a direct branch (its immediate), if any.
     target: Option<u64>,
+    /// x86-64: the first operand is memory (a store), or a 32-bit register (zero-extended).
+    store: bool,
+    narrow: bool,
+}
+
+/// An x86-64 register by its full name (`edx` → `rdx`, `r8d` → `r8`, either flags register →
+/// `flags`), and whether the name was the 32-bit one (a write zero-extends).
+fn x86_full(name: &str) -> (String, bool) {
+    const LEGACY: [&str; 8] = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
+    if name == "eflags" || name == "rflags" {
+        return ("flags".into(), false);
+    }
+    if let Some(base) = name.strip_prefix('e').filter(|b| LEGACY.contains(b)) {
+        return (format!("r{base}"), true);
+    }
+    if let Some(n) = name.strip_prefix('r').and_then(|r| r.strip_suffix('d')).filter(|n| n.parse::<u8>().is_ok()) {
+        return (format!("r{n}"), true);
+    }
+    // 8- and 16-bit names stand for their full register (a partial write leaves it unknown).
+    for b in LEGACY {
+        if name == b || (name.len() == 2 && b.starts_with(&name[..1]) && name.ends_with(['l', 'h'])) {
+            return (format!("r{b}"), false);
+        }
+    }
+    if let Some(n) = name.strip_prefix('r').map(|r| r.trim_end_matches(['w', 'b'])).filter(|n| n.parse::<u8>().is_ok())
+    {
+        return (format!("r{n}"), false);
+    }
+    (name.to_string(), false)
 }
 
 impl Walk<'_> {
@@ -228,6 +263,8 @@ impl Walk<'_> {
             mem: None,
             writes: detail.regs_write().iter().map(|&r| name(r)).collect(),
             target: None,
+            store: false,
+            narrow: false,
         };
         for op in detail.arch_detail().operands() {
             match op {
@@ -235,6 +272,23 @@ impl Walk<'_> {
                     arch::arm::ArmOperandType::Reg(r) => step.regs.push(name(r)),
                     arch::arm::ArmOperandType::Imm(v) => step.imms.push(i64::from(v)),
                     arch::arm::ArmOperandType::Mem(m) => step.mem = Some((name(m.base()), i64::from(m.disp()))),
+                    _ => {}
+                },
+                arch::ArchOperand::X86Operand(o) => match o.op_type {
+                    arch::x86::X86OperandType::Reg(r) => {
+                        let (full, narrow) = x86_full(&name(r));
+                        if step.regs.is_empty() && step.mem.is_none() {
+                            step.narrow = narrow;
+                        }
+                        step.regs.push(full);
+                    }
+                    arch::x86::X86OperandType::Imm(v) => step.imms.push(v),
+                    arch::x86::X86OperandType::Mem(m) => {
+                        step.store = step.regs.is_empty() && step.mem.is_none();
+                        // Indexed memory is never the slot's: a base the walk does not know.
+                        let base = if m.index().0 == 0 { x86_full(&name(m.base())).0 } else { "?".into() };
+                        step.mem = Some((base, m.disp()));
+                    }
                     _ => {}
                 },
                 arch::ArchOperand::RiscVOperand(o) => match o {
@@ -246,7 +300,10 @@ impl Walk<'_> {
                 _ => {}
             }
         }
-        if self.arch != Arch::Thumb {
+        if self.arch == Arch::X86_64 {
+            step.writes = step.writes.iter().map(|w| x86_full(w).0).collect();
+        }
+        if matches!(self.arch, Arch::Riscv64 | Arch::Riscv32) {
             // Capstone states no written registers for RISC-V: the first register operand is
             // the destination of everything but stores and branches.
             let m = step.mnemonic.trim_start_matches("c.");
@@ -261,7 +318,7 @@ impl Walk<'_> {
         let m = step.mnemonic.trim_start_matches("c.");
         if m.starts_with('b') || m.starts_with('j') || m.starts_with("cb") {
             step.target = step.imms.last().map(|&v| match self.arch {
-                Arch::Thumb => v as u64,
+                Arch::Thumb | Arch::X86_64 => v as u64,
                 Arch::Riscv64 | Arch::Riscv32 => at.wrapping_add(v as u64),
             });
         }
@@ -284,6 +341,16 @@ impl Walk<'_> {
                     || m.starts_with("tb")
                     || m.starts_with("svc")
                     || m.starts_with("udf")
+            }
+            Arch::X86_64 => {
+                m.starts_with('j')
+                    || m.starts_with("call")
+                    || m.starts_with("ret")
+                    || m.starts_with("loop")
+                    || m.starts_with("int")
+                    || m == "ud2"
+                    || m == "syscall"
+                    || s.writes.iter().any(|w| w == "rip")
             }
             Arch::Riscv64 | Arch::Riscv32 => {
                 let m = m.trim_start_matches("c.");
@@ -398,6 +465,31 @@ impl Walk<'_> {
             (Arch::Riscv64 | Arch::Riscv32, "mv" | "c.mv") => {
                 new = s.regs.get(1).and_then(|r| value(r));
             }
+            (Arch::X86_64, "mov") if !s.store => {
+                let narrow = |v: u64| if s.narrow { v & 0xffff_ffff } else { v };
+                new = match (s.regs.as_slice(), s.imms.first(), &s.mem) {
+                    ([_], Some(&v), None) => Some(Value::Const(narrow(v as u64))),
+                    ([_, src], None, None) => match value(src) {
+                        Some(Value::Const(c)) => Some(Value::Const(narrow(c))),
+                        v if !s.narrow => v,
+                        _ => None,
+                    },
+                    // `mov reg, [rip + slot@GOTPCREL]`: the relocation lies in the instruction.
+                    ([_], None, Some((base, _))) if base == "rip" => {
+                        let k = self.refs.iter().position(|&r| (at..at + s.len).contains(&r))?;
+                        found.refs_used.push(k);
+                        Some(Value::SlotAddress)
+                    }
+                    ([_], None, Some((base, 0))) if value(base) == Some(Value::SlotAddress) && !s.narrow => {
+                        Some(Value::Function)
+                    }
+                    _ => None,
+                };
+            }
+            (Arch::X86_64, "xor") if s.regs.len() == 2 && s.regs[0] == s.regs[1] => new = Some(Value::Const(0)),
+            (Arch::X86_64, "test") if s.regs.len() == 2 && s.regs[0] == s.regs[1] => {
+                new = (value(&s.regs[0]) == Some(Value::Allocated)).then_some(Value::Allocated);
+            }
             _ => {}
         }
         new
@@ -407,7 +499,7 @@ impl Walk<'_> {
         let end = self.start + code.len() as u64;
         let mut regs: BTreeMap<String, Value> = BTreeMap::new();
         let mut found = Found { sizes: Vec::new(), refs_used: Vec::new() };
-        if self.arch != Arch::Thumb {
+        if matches!(self.arch, Arch::Riscv64 | Arch::Riscv32) {
             regs.insert("zero".into(), Value::Const(0));
         }
         let mut at = self.start;
@@ -418,12 +510,19 @@ impl Walk<'_> {
             let s = self.decode(code, at)?;
             let next = at + s.len;
             let m = s.mnemonic.as_str();
-            let dest = s.regs.first().cloned();
+            // x86-64's `test` writes its finding to the flags, not to its first operand.
+            let dest = if self.arch == Arch::X86_64 && m == "test" {
+                Some("flags".to_string())
+            } else {
+                s.regs.first().cloned()
+            };
             let value = |r: &str| regs.get(r).copied();
             let new = match (self.arch, m) {
                 // A call through a register that holds the slot's function.
-                (Arch::Thumb, "blx") | (Arch::Riscv64 | Arch::Riscv32, "jalr" | "c.jalr")
-                    if s.regs.iter().any(|r| value(r) == Some(Value::Function)) =>
+                (Arch::Thumb, "blx") | (Arch::Riscv64 | Arch::Riscv32, "jalr" | "c.jalr") | (Arch::X86_64, "call")
+                    if s.regs.iter().any(|r| value(r) == Some(Value::Function))
+                        || (self.arch == Arch::X86_64
+                            && matches!(&s.mem, Some((b, 0)) if value(b) == Some(Value::SlotAddress))) =>
                 {
                     let parts: Vec<Option<Value>> = self.arch.nbytes().iter().map(|r| value(r)).collect();
                     let n = match parts.as_slice() {
@@ -442,14 +541,18 @@ impl Walk<'_> {
                 // Follow the allocation's success: the branch taken when its result is not NULL,
                 // or the fall-through of the one taken when it is.
                 _ if self.transfers(&s) => {
-                    let tested = s.regs.first().is_some_and(|r| value(r) == Some(Value::Allocated));
+                    // x86-64 tests the result into the flags (`test rax, rax`), then jumps on them.
+                    let tested = s.regs.first().is_some_and(|r| value(r) == Some(Value::Allocated))
+                        || (self.arch == Arch::X86_64 && value("flags") == Some(Value::Allocated));
                     let against_zero = s.regs.len() == 1 || s.regs.get(1).is_some_and(|r| r == "zero");
                     let target = || s.target.ok_or_else(|| format!("a branch without a target at {at:#x}"));
                     match m.trim_start_matches("c.") {
                         "cbnz" | "bnez" if tested => at = target()?,
                         "bne" if tested && against_zero => at = target()?,
+                        "jne" if tested => at = target()?,
                         "cbz" | "beqz" if tested => at = next,
                         "beq" if tested && against_zero => at = next,
+                        "je" if tested => at = next,
                         _ => break,
                     }
                     continue;
@@ -462,7 +565,7 @@ impl Walk<'_> {
             if let (Some(d), Some(v)) = (dest, new) {
                 regs.insert(d, v);
             }
-            if self.arch != Arch::Thumb {
+            if matches!(self.arch, Arch::Riscv64 | Arch::Riscv32) {
                 regs.insert("zero".into(), Value::Const(0));
             }
             at = next;
@@ -502,7 +605,7 @@ mod tests {
     /// The sizes read from the machine code are those TVM's C target states for the same model
     /// (`cnn-f32-fused-c`'s `TVMBackendAllocWorkspace` calls: 1,152 and 4,608 bytes).
     #[test]
-    fn thumb_and_riscv_kernels_ask_for_the_sizes_their_c_states() {
+    fn thumb_riscv_and_x86_kernels_ask_for_the_sizes_their_c_states() {
         let thumb = object_scratch("lib0.o", &lib0("cnn-f32-fused-llvm-thumbv7em")).unwrap();
         let sizes: Vec<(&str, &[u64])> = thumb.iter().map(|(k, v)| (k.as_str(), v.as_slice())).collect();
         assert_eq!(
@@ -510,6 +613,8 @@ mod tests {
             [("fused_conv2d1_relu1_compute_", &[1152u64][..]), ("fused_conv2d_add_relu_compute_", &[4608][..])],
             "{thumb:?}"
         );
+        let x86 = object_scratch("lib0.o", &lib0("cnn-f32-fused-llvm-x86_64")).unwrap();
+        assert_eq!(x86, thumb, "the same kernels for x86-64 ask for the same sizes");
         let int8 = object_scratch("lib0.o", &lib0("int8cnn-fused-llvm-thumbv7em")).unwrap();
         assert!(!int8.is_empty() && int8.values().flatten().all(|&n| n > 0), "{int8:?}");
         let rv = object_scratch("lib0.o", &lib0("onnx-cnn-fused-llvm-rv64")).unwrap();
