@@ -27,6 +27,9 @@ use std::process::Command;
 
 use mlf_fixtures::Manifest;
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 const THUMBV7EM: &str = "thumbv7em-none-eabihf";
 
 fn work() -> PathBuf {
@@ -56,18 +59,10 @@ fn run(name: &str, model: &Path, dir: &Path, profile: bool) -> Result<Ran, Strin
     let manifest = Manifest::read(dir).ok_or("no manifest")?;
     let case = manifest.cases.first().ok_or("no case")?;
     let json = work().join(format!("{name}-profile.json"));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-mlf"));
-    cmd.args(["mlf", "run"]).arg(model).arg("--raw").arg("--output-dir").arg(work().join("out").join(name));
-    cmd.arg("--build-dir").arg(work()).args(["--target", THUMBV7EM]);
+    let mut cmd = common::run_command(model, dir, case, &work().join("out").join(name), &work());
+    cmd.args(["--target", THUMBV7EM]);
     if profile {
         cmd.arg("--profile").arg("--profile-json").arg(&json);
-    }
-    for i in &case.inputs {
-        let file = dir.join("vectors").join(i.file.as_ref().ok_or("an input without a file")?);
-        match &i.name {
-            Some(n) => cmd.arg("--input").arg(format!("{n}={}", file.display())),
-            None => cmd.arg("--input").arg(&file),
-        };
     }
     let out = cmd.output().map_err(|e| e.to_string())?;
     let stderr = String::from_utf8_lossy(&out.stderr);
