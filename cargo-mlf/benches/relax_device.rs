@@ -70,9 +70,7 @@ fn run(name: &str, model: &Path, dir: &Path, profile: bool) -> Result<Ran, Strin
         return Err(stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("failed").to_string());
     }
     let instructions = number_after(&stderr, "instructions per inference").ok_or("no instruction count")?;
-    let flash = number_after(&stderr, "program                     flash")
-        .or_else(|| number_after(&stderr, "program flash"))
-        .ok_or("no flash figure")?;
+    let flash = number_after(&stderr, "program                     flash").ok_or("no flash figure")?;
     let profile = if profile {
         let text = std::fs::read_to_string(&json).map_err(|e| e.to_string())?;
         Some(serde_json::from_str(&text).map_err(|e| e.to_string())?)

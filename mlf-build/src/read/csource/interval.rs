@@ -281,28 +281,39 @@ fn rem(a: Range, c: i64) -> Option<Range> {
     Some(Range { lo: 0, hi: c - 1, dense: span >= c - 1 })
 }
 
+/// Tests of the expression readers: `f` applied to `expr`'s tokens (`0..end`) with loop
+/// variables `vars` (name, extent) and locals `locals` (name, expression), the locals given
+/// after the expression in one token list.
+#[cfg(test)]
+pub(super) fn with_expression<R>(
+    expr: &str,
+    vars: &[(&str, i64)],
+    locals: &[(&str, &str)],
+    f: impl FnOnce(&[Tok], usize, &dyn Fn(&str) -> Option<Binding>) -> R,
+) -> R {
+    let mut text = format!("{expr} ;");
+    for (_, e) in locals {
+        text.push_str(&format!(" {e} ;"));
+    }
+    let (toks, _) = super::tokens::tokenize(&text, &mut Vec::new());
+    let semis: Vec<usize> = (0..toks.len()).filter(|&k| toks[k] == Tok::Punct(';')).collect();
+    let lookup = |n: &str| -> Option<Binding> {
+        if let Some(&(_, extent)) = vars.iter().find(|(v, _)| *v == n) {
+            return Some(Binding::Var(extent - 1));
+        }
+        let k = locals.iter().position(|(l, _)| *l == n)?;
+        Some(Binding::Expr(semis[k] + 1, semis[k + 1]))
+    };
+    f(&toks, semis[0], &lookup)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::csource::tokens::tokenize;
 
-    /// The bound of `expr` with loop variables `vars` (name, extent) and locals `locals`
-    /// (name, expression), the locals given after the expression in one token list.
+    /// The bound of `expr` with loop variables `vars` (name, extent) and locals `locals`.
     fn eval(expr: &str, vars: &[(&str, i64)], locals: &[(&str, &str)]) -> Option<(i64, i64)> {
-        let mut text = format!("{expr} ;");
-        for (_, e) in locals {
-            text.push_str(&format!(" {e} ;"));
-        }
-        let (toks, _) = tokenize(&text, &mut Vec::new());
-        let semis: Vec<usize> = (0..toks.len()).filter(|&k| toks[k] == Tok::Punct(';')).collect();
-        let lookup = |n: &str| -> Option<Binding> {
-            if let Some(&(_, extent)) = vars.iter().find(|(v, _)| *v == n) {
-                return Some(Binding::Var(extent - 1));
-            }
-            let k = locals.iter().position(|(l, _)| *l == n)?;
-            Some(Binding::Expr(semis[k] + 1, semis[k + 1]))
-        };
-        bound(&toks, 0, semis[0], &lookup).map(|r| (r.lo, r.hi))
+        with_expression(expr, vars, locals, |toks, end, lookup| bound(toks, 0, end, lookup)).map(|r| (r.lo, r.hi))
     }
 
     #[test]

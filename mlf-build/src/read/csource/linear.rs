@@ -189,23 +189,11 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::csource::tokens::tokenize;
 
     fn form(expr: &str, vars: &[(&str, i64)], locals: &[(&str, &str)]) -> Option<Linear> {
-        let mut text = format!("{expr} ;");
-        for (_, e) in locals {
-            text.push_str(&format!(" {e} ;"));
-        }
-        let (toks, _) = tokenize(&text, &mut Vec::new());
-        let semis: Vec<usize> = (0..toks.len()).filter(|&k| toks[k] == Tok::Punct(';')).collect();
-        let lookup = |n: &str| -> Option<Binding> {
-            if let Some(&(_, extent)) = vars.iter().find(|(v, _)| *v == n) {
-                return Some(Binding::Var(extent - 1));
-            }
-            let k = locals.iter().position(|(l, _)| *l == n)?;
-            Some(Binding::Expr(semis[k] + 1, semis[k + 1]))
-        };
-        linear(&toks, 0, semis[0], &lookup)
+        crate::read::csource::interval::with_expression(expr, vars, locals, |toks, end, lookup| {
+            linear(toks, 0, end, lookup)
+        })
     }
 
     fn loops(v: &[(&str, i64)]) -> Vec<(String, i64)> {

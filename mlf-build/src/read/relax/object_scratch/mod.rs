@@ -283,9 +283,8 @@ mod tests {
         assert!(object_scratch("lib0.o", &lib0("mlp-f32-fused-llvm-thumbv7em")).unwrap().is_empty());
     }
 
-    /// A call whose size register is not a constant is refused naming the function; so is a
-    /// slot reference off the path the walk follows (here: every instruction replaced by `nop`
-    /// after the literal load, so the load is seen and no call is).
+    /// A call whose size register is not a constant is refused naming the function: the fused
+    /// CNN's object with `mov.w r2, #1152` before the call patched into `mov r2, r8`.
     #[test]
     fn sizes_not_read_are_refused_naming_the_function() {
         let mut bytes = lib0("cnn-f32-fused-llvm-thumbv7em");
