@@ -214,9 +214,9 @@ fn main() {
         dirs.sort();
         for dir in dirs {
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-            // Exports for other machines (RV64 and x86-64 objects) and those made to be refused
+            // Exports for other machines (RV64, x86-64 and Cortex-M0+ objects) and those made to be refused
             // are left out.
-            let other = name.contains("rv64") || name.contains("x86_64");
+            let other = name.contains("rv64") || name.contains("x86_64") || name.contains("thumbv6m");
             if !dir.join("model.tar").is_file() || name.starts_with("refuse-") || other {
                 continue;
             }

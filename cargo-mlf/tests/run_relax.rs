@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use device_tests::programs::{RISCV64, THUMBV7EM};
+use device_tests::programs::{RISCV64, THUMBV6M, THUMBV7EM};
 use device_tests::tools::{self, Need};
 use mlf_fixtures::{Manifest, compare};
 
@@ -109,6 +109,18 @@ fn llvm_object_on_cortex_m4() {
     on_device("cnn-f32-fused-llvm-thumbv7em", THUMBV7EM);
 }
 
+/// The same CNN as a Cortex-M0+ (Thumb-1) object on the M0+: sizes built from 8-bit immediates
+/// (`movs` + `lsls`), the allocation tested with `cmp` + `bne`.
+#[test]
+#[ignore = "a device build: cargo test -p cargo-mlf --test run_relax -- --ignored"]
+fn llvm_object_on_cortex_m0plus() {
+    let needs = [Need::Target(THUMBV6M), Need::QemuArm, Need::ArmGcc];
+    if !tools::require("relax llvm_object_on_cortex_m0plus", &needs) {
+        return;
+    }
+    on_device("cnn-f32-fused-llvm-thumbv6m", THUMBV6M);
+}
+
 #[test]
 #[ignore = "a device build: cargo test -p cargo-mlf --test run_relax -- --ignored"]
 fn llvm_object_on_rv64() {
@@ -126,8 +138,15 @@ fn llvm_object_on_rv64() {
 #[test]
 #[ignore = "about 25 device builds: cargo test -p cargo-mlf --test run_relax -- --ignored"]
 fn every_export_on_the_emulated_devices() {
-    let needs =
-        [Need::Target(THUMBV7EM), Need::QemuArm, Need::ArmGcc, Need::Target(RISCV64), Need::QemuRiscv, Need::RiscvGcc];
+    let needs = [
+        Need::Target(THUMBV7EM),
+        Need::Target(THUMBV6M),
+        Need::QemuArm,
+        Need::ArmGcc,
+        Need::Target(RISCV64),
+        Need::QemuRiscv,
+        Need::RiscvGcc,
+    ];
     if !tools::require("relax every_export_on_the_emulated_devices", &needs) {
         return;
     }
@@ -152,6 +171,8 @@ fn every_export_on_the_emulated_devices() {
         }
         let targets: &[&str] = if name.ends_with("-llvm-thumbv7em") {
             &[THUMBV7EM]
+        } else if name.ends_with("-llvm-thumbv6m") {
+            &[THUMBV6M]
         } else if name.ends_with("-llvm-rv64") {
             &[RISCV64]
         } else {
@@ -163,7 +184,7 @@ fn every_export_on_the_emulated_devices() {
         }
     }
     let host = usize::from(cfg!(all(target_arch = "x86_64", target_os = "linux")));
-    assert_eq!(ran, 31 + host, "{names:?}");
+    assert_eq!(ran, 32 + host, "{names:?}");
 }
 
 /// An export that cannot be static: one error, naming the cause and the file.

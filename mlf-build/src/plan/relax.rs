@@ -158,7 +158,7 @@ mod tests {
             }
             n += 1;
         }
-        assert_eq!(n, 19);
+        assert_eq!(n, 20);
     }
 
     #[test]

@@ -552,7 +552,7 @@ mod tests {
             assert!(!p.calls.is_empty() && !p.weights.is_empty() && p.storage_sum() > 0, "{}", d.display());
             n += 1;
         }
-        assert_eq!(n, 19);
+        assert_eq!(n, 20);
     }
 
     /// The edge cases TVM 0.27 writes for models the other fixtures do not have: a 0-d input

@@ -170,12 +170,14 @@ impl Walk<'_> {
             let s = step::decode(self.cs, self.arch, self.start, code, at)?;
             let next = at + s.len;
             let m = s.mnemonic.as_str();
-            // x86-64's `test` writes its finding to the flags, not to its first operand.
-            let dest = if self.arch == Arch::X86_64 && m == "test" {
-                Some("flags".to_string())
-            } else {
-                s.regs.first().cloned()
-            };
+            // x86-64's `test` and Arm's `cmp` write their finding to the flags, not to their
+            // first operand.
+            let dest =
+                if (self.arch == Arch::X86_64 && m == "test") || (self.arch == Arch::Thumb && m.starts_with("cmp")) {
+                    Some("flags".to_string())
+                } else {
+                    s.regs.first().cloned()
+                };
             let value = |r: &str| regs.get(r).copied();
             let new = match (self.arch, m) {
                 // A call through a register that holds the slot's function.
@@ -201,12 +203,16 @@ impl Walk<'_> {
                 // Follow the allocation's success: the branch taken when its result is not NULL,
                 // or the fall-through of the one taken when it is.
                 _ if step::transfers(self.arch, &s) => {
-                    // x86-64 tests the result into the flags (`test rax, rax`), then jumps on them.
-                    let tested = s.regs.first().is_some_and(|r| value(r) == Some(Value::Allocated))
-                        || (self.arch == Arch::X86_64 && value("flags") == Some(Value::Allocated));
-                    let against_zero = s.regs.len() == 1 || s.regs.get(1).is_some_and(|r| r == "zero");
+                    // x86-64 tests the result into the flags (`test rax, rax`), Thumb-1 too
+                    // (`cmp r0, #0`), then they jump on them.
+                    let flags = self.arch != Arch::Riscv64
+                        && self.arch != Arch::Riscv32
+                        && s.regs.is_empty()
+                        && value("flags") == Some(Value::Allocated);
+                    let tested = s.regs.first().is_some_and(|r| value(r) == Some(Value::Allocated)) || flags;
+                    let against_zero = s.regs.len() == 1 || s.regs.get(1).is_some_and(|r| r == "zero") || flags;
                     let target = || s.target.ok_or_else(|| format!("a branch without a target at {at:#x}"));
-                    match m.trim_start_matches("c.") {
+                    match m.trim_start_matches("c.").trim_end_matches(".n").trim_end_matches(".w") {
                         "cbnz" | "bnez" if tested => at = target()?,
                         "bne" if tested && against_zero => at = target()?,
                         "jne" if tested => at = target()?,
@@ -219,6 +225,9 @@ impl Walk<'_> {
                 }
                 _ => self.value_of(&s, at, &regs, &mut found),
             };
+            if self.arch == Arch::Thumb {
+                self.thumb_spill(&s, &mut regs);
+            }
             for w in &s.writes {
                 regs.remove(w);
             }
@@ -275,6 +284,9 @@ mod tests {
         );
         let x86 = object_scratch("lib0.o", &lib0("cnn-f32-fused-llvm-x86_64")).unwrap();
         assert_eq!(x86, thumb, "the same kernels for x86-64 ask for the same sizes");
+        // Thumb-1 (Cortex-M0+): `movs r0, #75; lsls r2, r0, #4`, then `cmp r0, #0; bne`.
+        let v6m = object_scratch("lib0.o", &lib0("cnn-f32-fused-llvm-thumbv6m")).unwrap();
+        assert_eq!(v6m, thumb, "the same kernels for Thumb-1 ask for the same sizes");
         let int8 = object_scratch("lib0.o", &lib0("int8cnn-fused-llvm-thumbv7em")).unwrap();
         assert!(!int8.is_empty() && int8.values().flatten().all(|&n| n > 0), "{int8:?}");
         let rv = object_scratch("lib0.o", &lib0("onnx-cnn-fused-llvm-rv64")).unwrap();

@@ -100,6 +100,22 @@ pub(super) fn decode(cs: &Capstone, arch: Arch, start: u64, code: &[u8], at: u64
     if arch == Arch::X86_64 {
         step.writes = step.writes.iter().map(|w| x86_full(w).0).collect();
     }
+    if arch == Arch::Thumb {
+        // Arm's flags by one name: capstone lists them for comparisons only, so every
+        // flag-setting form (`movs`, `adds`, `bics`, `vmrs`, …) is said to write them too — any of
+        // them ends what a `cmp` found.
+        let base = step.mnemonic.trim_end_matches(".w").trim_end_matches(".n");
+        let sets = (base.ends_with('s') && (!base.starts_with('b') || base == "bics"))
+            || ["cmp", "cmn", "tst", "teq"].iter().any(|c| base.starts_with(c));
+        for w in &mut step.writes {
+            if w == "cpsr" || w.starts_with("apsr") {
+                *w = "flags".into();
+            }
+        }
+        if sets && !step.writes.iter().any(|w| w == "flags") {
+            step.writes.push("flags".into());
+        }
+    }
     if matches!(arch, Arch::Riscv64 | Arch::Riscv32) {
         // Capstone states no written registers for RISC-V: the first register operand is
         // the destination of everything but stores and branches.

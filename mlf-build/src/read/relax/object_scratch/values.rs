@@ -66,6 +66,8 @@ impl Walk<'_> {
                             None => None,
                         }
                     }
+                    // A reload of what was spilled (Thumb-1 keeps the slot's function there).
+                    Some((base, d)) if base == "sp" => value(&stack_slot(*d)),
                     Some((base, 0)) => match value(base) {
                         Some(Value::GotEntry) => Some(Value::SlotAddress),
                         Some(Value::SlotAddress) => Some(Value::Function),
@@ -80,6 +82,16 @@ impl Walk<'_> {
             {
                 new = match dest.as_deref().and_then(value) {
                     Some(Value::GotOffset) => Some(Value::GotEntry),
+                    _ => None,
+                };
+            }
+            // Thumb-1 builds sizes from 8-bit immediates: `movs r0, #75; lsls r2, r0, #4`.
+            (Arch::Thumb, _) if s.mem.is_none() && s.imms.len() == 1 && s.regs.len() <= 2 => {
+                let src = s.regs.last().map(String::as_str).and_then(value);
+                new = match (src, thumb_arith(m), s.imms[0]) {
+                    (Some(Value::Const(c)), Some(op), v) => op(c as u32, v as u32).map(|r| Value::Const(u64::from(r))),
+                    // `cmp rX, #0` of the allocation's result: the flags hold the test.
+                    (Some(Value::Allocated), None, 0) if matches!(m, "cmp" | "cmp.w") => Some(Value::Allocated),
                     _ => None,
                 };
             }
@@ -168,5 +180,42 @@ impl Walk<'_> {
             _ => {}
         }
         new
+    }
+}
+
+/// Thumb's arithmetic of a register and an immediate that sizes are built with, by mnemonic.
+fn thumb_arith(m: &str) -> Option<fn(u32, u32) -> Option<u32>> {
+    Some(match m.trim_end_matches(".w") {
+        "lsl" | "lsls" => |c, v| c.checked_shl(v),
+        "lsr" | "lsrs" => |c, v| c.checked_shr(v),
+        "add" | "adds" | "addw" => |c, v| Some(c.wrapping_add(v)),
+        "sub" | "subs" | "subw" => |c, v| Some(c.wrapping_sub(v)),
+        "orr" | "orrs" => |c, v| Some(c | v),
+        _ => return None,
+    })
+}
+
+/// The name under which the walk keeps a word stored at `sp + d`.
+fn stack_slot(d: i64) -> String {
+    format!("[sp{d:+}]")
+}
+
+impl Walk<'_> {
+    /// Thumb: a word stored to the stack keeps its value for a reload (`str r0, [sp, #124]` …
+    /// `ldr r6, [sp, #124]`); any other store, or any change of `sp`, forgets what the stack held.
+    pub(super) fn thumb_spill(&self, s: &Step, regs: &mut BTreeMap<String, Value>) {
+        let m = s.mnemonic.trim_end_matches(".w");
+        let moves_sp = s.writes.iter().any(|w| w == "sp");
+        let store = ["st", "push", "vst", "vpush"].iter().any(|p| m.starts_with(p));
+        match &s.mem {
+            Some((base, d)) if m == "str" && base == "sp" && !moves_sp => {
+                regs.retain(|k, _| (0..4).chain(-3..0).all(|o| *k != stack_slot(d + o)));
+                if let Some(v) = s.regs.first().and_then(|r| regs.get(r)).copied() {
+                    regs.insert(stack_slot(*d), v);
+                }
+            }
+            _ if store || moves_sp => regs.retain(|k, _| !k.starts_with("[sp")),
+            _ => {}
+        }
     }
 }
