@@ -183,9 +183,11 @@ pub mod __private {
     pub mod testing {
         pub use crate::testing::{blob, params};
 
-        /// An object as an external build rewrites it.
+        /// An object as an external build rewrites it, and the check of its architecture and
+        /// ABI against a build target.
         pub mod objects {
             pub use crate::build::objects::external_object;
+            pub use crate::build::targets::check_object_arch;
         }
     }
 

@@ -28,6 +28,8 @@ pub mod measure;
 #[cfg(feature = "build")]
 pub mod model;
 #[cfg(feature = "build")]
+mod object_abi;
+#[cfg(feature = "build")]
 pub mod objects;
 #[cfg(feature = "build")]
 pub mod output;

@@ -1,6 +1,6 @@
 //! Facts about target triples the build needs: the architecture a triple names, whether an
-//! object file is for it, whether its Arm core has the DSP extension, and the device targets mlf
-//! supports.
+//! object file is for it (its architecture here; its core and float ABI in `object_abi`),
+//! whether its Arm core has the DSP extension, and the device targets mlf supports.
 
 use crate::error::{Error, Result};
 
@@ -44,7 +44,7 @@ pub fn check_object_arch(member: &str, bytes: &[u8], target: &str) -> Result<()>
             "{member} is a {obj_arch} object (LLVM codegen for another machine) and cannot be linked into a {target} build; rebuild the model for this target or use the `c` target"
         )));
     }
-    Ok(())
+    super::object_abi::check_object_abi(member, bytes, target)
 }
 
 /// Whether the target's core has the Arm DSP extension, with the core's name; `None` for a
