@@ -790,6 +790,21 @@ fn relax_exports_are_inspected() {
     assert_eq!(llvm["buildable"], true, "{llvm}");
     assert_eq!(llvm["blockers"], json!([]), "{llvm}");
     assert_eq!(llvm["relax"]["plan"], inspect("cnn-f32-fused-c").0["relax"]["plan"]);
+    // Where each runs, by the build's own checks: the thumbv7em object on the Cortex-M4F only;
+    // the Cortex-M0+ (soft-float) object on the cores that run Armv6-M code with floats in core
+    // registers, not on the M4F's hard-float ABI (it linked there and computed infinities).
+    let runs = |json: &Value| -> Vec<String> {
+        let all = json["runs_on"].as_array().unwrap_or_else(|| panic!("no runs_on: {json}"));
+        all.iter().filter(|r| r["runs"] == true).map(|r| r["target"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(runs(&llvm), ["thumbv7em-none-eabihf"]);
+    let (v6m, v6m_table) = inspect("cnn-f32-fused-llvm-thumbv6m");
+    assert_eq!(runs(&v6m), ["thumbv6m-none-eabi", "thumbv7m-none-eabi", "thumbv7em-none-eabi"]);
+    assert!(
+        v6m_table.contains("thumbv7em-none-eabihf              no: lib0.o passes floats in core registers"),
+        "{v6m_table}"
+    );
+    assert!(runs(&json).len() >= 6, "a C export runs everywhere: {json}");
     assert_eq!(r["entry"], "main");
     assert_eq!(r["inputs"], json!([{"name": "image", "dtype": "int8", "shape": [1, 1, 8, 8], "bytes": 64}]));
     let outputs: Vec<&str> = r["outputs"].as_array().unwrap().iter().map(|o| o["dtype"].as_str().unwrap()).collect();

@@ -41,7 +41,7 @@ pub fn check_object_arch(member: &str, bytes: &[u8], target: &str) -> Result<()>
     let want = triple_arch(target);
     if obj_arch != want {
         return Err(Error::unsupported(format!(
-            "{member} is a {obj_arch} object (LLVM codegen for another machine) and cannot be linked into a {target} build; rebuild the model for this target or use the `c` target"
+            "{member} is code for {obj_arch} (LLVM codegen for another machine) and cannot be linked into a {target} build; rebuild the model for this target or use the `c` target"
         )));
     }
     super::object_abi::check_object_abi(member, bytes, target)

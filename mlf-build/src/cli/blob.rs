@@ -129,6 +129,7 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         })
     });
     let mut blockers = blockers;
+    let mut runs = None;
     if let Some(section) = &relax {
         // A Relax export is the Relax executor's to build: the generic refusals do not apply.
         blockers.retain(|b| b != TVM_FFI_REFUSAL && !b.starts_with(NOT_MLF));
@@ -139,13 +140,19 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
             // Whole, it is buildable when mlf can plan it too (kernels in an object that take
             // scratch memory of sizes only their machine code states cannot be planned).
             // The model's own blockers (float16 C kernels, say) too.
+            // Planned, it says where it runs as an MLF archive does (the build's own checks: an
+            // LLVM object's architecture, core and float ABI against each target).
             let planned = crate::read::open(path, &crate::read::ReadOptions::default()).and_then(|desc| {
                 crate::backend::of(&desc).memory(&desc.name, "", None)?;
-                Ok(desc.blockers)
+                Ok(desc)
             });
             match planned {
                 Err(e) => blockers.insert(0, e.to_string()),
-                Ok(theirs) => blockers.extend(theirs),
+                Ok(desc) => {
+                    blockers.extend(desc.blockers.iter().cloned());
+                    let host = crate::build::targets::host_triple();
+                    runs = Some(crate::cli::runs_on::runs_on(&desc, host.as_deref()));
+                }
             }
         }
     }
@@ -155,6 +162,13 @@ fn report(path: &Path, scan: &Scan, blobs: &[Blob]) -> (Value, String) {
         json.as_object_mut().expect("object").insert("relax".into(), section.json);
         let at = table.find("\n\n").map_or(table.len(), |i| i + 1);
         table.insert_str(at, &section.table);
+    }
+    if let Some(runs) = runs {
+        while table.ends_with("\n\n") {
+            table.pop();
+        }
+        table.push_str(&crate::cli::runs_on::table(&runs));
+        json.as_object_mut().expect("object").insert("runs_on".into(), crate::cli::runs_on::json(&runs));
     }
     (json, table)
 }
