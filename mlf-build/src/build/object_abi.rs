@@ -5,22 +5,20 @@
 //! from the linker, then computes infinities: its floats travel in core registers, the C
 //! library's in VFP ones.
 
-use object::read::elf::{ElfFile32, ElfFile64, FileHeader, SectionHeader};
-use object::{Endianness, elf};
+use object::read::elf::{ElfFile32, SectionHeader};
+use object::{Endianness, FileFlags, Object, elf};
 
 use crate::error::{Error, Result};
 
-/// Refuses an object whose code or calling convention the `target` cannot take, naming the
-/// member, the attribute and what to rebuild. Architectures are checked before
-/// (`targets::check_object_arch`); targets other than Arm and RISC-V have nothing to check.
-pub fn check_object_abi(member: &str, bytes: &[u8], target: &str) -> Result<()> {
+/// Refuses an object (parsed by `targets::check_object_arch`, which checked its architecture)
+/// whose code or calling convention the `target` cannot take, naming the member, the attribute
+/// and what to rebuild; targets other than Arm and RISC-V have nothing to check.
+pub fn check_object_abi(member: &str, file: &object::File<'_>, target: &str) -> Result<()> {
     let arch = target.split('-').next().unwrap_or("");
-    if arch.starts_with("thumb") {
-        arm(member, bytes, target, arch)
-    } else if arch.starts_with("riscv") {
-        riscv(member, bytes, target, arch)
-    } else {
-        Ok(())
+    match file {
+        object::File::Elf32(elf) if arch.starts_with("thumb") => arm(member, elf, target, arch),
+        _ if arch.starts_with("riscv") => riscv(member, file, target, arch),
+        _ => Ok(()),
     }
 }
 
@@ -35,8 +33,7 @@ struct ArmAttributes {
     vfp_args: Option<u64>,
 }
 
-fn arm_attributes(bytes: &[u8]) -> std::result::Result<Option<ArmAttributes>, object::read::Error> {
-    let file = ElfFile32::<Endianness>::parse(bytes)?;
+fn arm_attributes(file: &ElfFile32<'_, Endianness>) -> std::result::Result<Option<ArmAttributes>, object::read::Error> {
     let endian = file.endian();
     let mut found = None;
     for section in file.elf_section_table().iter() {
@@ -127,8 +124,8 @@ fn arm_runs(arch: &str) -> Option<&'static [u64]> {
     })
 }
 
-fn arm(member: &str, bytes: &[u8], target: &str, arch: &str) -> Result<()> {
-    let attributes = arm_attributes(bytes)
+fn arm(member: &str, file: &ElfFile32<'_, Endianness>, target: &str, arch: &str) -> Result<()> {
+    let attributes = arm_attributes(file)
         .map_err(|e| Error::invalid(format!("{member}: its .ARM.attributes section cannot be read: {e}")))?;
     let Some(a) = attributes else { return Ok(()) };
     if let (Some(v), Some(runs)) = (a.cpu_arch, arm_runs(arch))
@@ -153,13 +150,10 @@ fn arm(member: &str, bytes: &[u8], target: &str, arch: &str) -> Result<()> {
     )))
 }
 
-fn riscv(member: &str, bytes: &[u8], target: &str, arch: &str) -> Result<()> {
-    let flags = if arch.starts_with("riscv64") {
-        ElfFile64::<Endianness>::parse(bytes).map(|f| f.elf_header().e_flags(f.endian()))
-    } else {
-        ElfFile32::<Endianness>::parse(bytes).map(|f| f.elf_header().e_flags(f.endian()))
-    }
-    .map_err(|e| Error::invalid(format!("{member}: not an ELF object: {e}")))?;
+fn riscv(member: &str, file: &object::File<'_>, target: &str, arch: &str) -> Result<()> {
+    let FileFlags::Elf { e_flags: flags, .. } = file.flags() else {
+        return Err(Error::invalid(format!("{member}: not an ELF object")));
+    };
     let extensions = arch.get(7..).unwrap_or("");
     let abi_name = |abi: u32| match abi {
         elf::EF_RISCV_FLOAT_ABI_SOFT => "soft-float",
@@ -196,6 +190,15 @@ fn riscv(member: &str, bytes: &[u8], target: &str, arch: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The check as the build makes it: on the object parsed.
+    fn check_object(bytes: &[u8], target: &str) -> Result<()> {
+        check_object_abi("lib0.o", &object::File::parse(bytes).unwrap(), target)
+    }
+
+    fn attributes_of(bytes: &[u8]) -> std::result::Result<Option<ArmAttributes>, object::read::Error> {
+        arm_attributes(&ElfFile32::parse(bytes).unwrap())
+    }
+
     /// An ELF32 Arm object with one `.ARM.attributes` section holding `attributes` (file scope).
     fn arm_object(attributes: &[u8]) -> Vec<u8> {
         use object::write::{Object, StandardSection};
@@ -221,12 +224,12 @@ mod tests {
         let mut a = vec![5];
         a.extend_from_slice(b"cortex-m0plus\0");
         a.extend_from_slice(&[6, 12, 32, 0, 0, 28, 1]);
-        let got = arm_attributes(&arm_object(&a)).unwrap();
+        let got = attributes_of(&arm_object(&a)).unwrap();
         assert_eq!(got, Some(ArmAttributes { cpu_arch: Some(12), vfp_args: Some(1) }));
         // Truncated inside a string: an error, not a panic.
         let mut bad = vec![5];
         bad.extend_from_slice(b"cortex");
-        assert!(arm_attributes(&arm_object(&bad)).is_err());
+        assert!(attributes_of(&arm_object(&bad)).is_err());
     }
 
     /// The mismatches that link and then compute garbage, or fault: each refused naming the
@@ -235,21 +238,21 @@ mod tests {
     fn arm_objects_for_another_float_abi_or_a_larger_core_are_refused() {
         let v6m_soft = arm_object(&[6, 12]);
         let v7em_hard = arm_object(&[6, 13, 28, 1]);
-        let e = check_object_abi("lib0.o", &v6m_soft, "thumbv7em-none-eabihf").unwrap_err().to_string();
+        let e = check_object(&v6m_soft, "thumbv7em-none-eabihf").unwrap_err().to_string();
         assert!(e.contains("lib0.o") && e.contains("Tag_ABI_VFP_args") && e.contains("core registers"), "{e}");
-        let e = check_object_abi("lib0.o", &v7em_hard, "thumbv6m-none-eabi").unwrap_err().to_string();
+        let e = check_object(&v7em_hard, "thumbv6m-none-eabi").unwrap_err().to_string();
         assert!(e.contains("Armv7E-M") && e.contains("Tag_CPU_arch"), "{e}");
-        let e = check_object_abi("lib0.o", &v7em_hard, "thumbv7em-none-eabi").unwrap_err().to_string();
+        let e = check_object(&v7em_hard, "thumbv7em-none-eabi").unwrap_err().to_string();
         assert!(e.contains("VFP registers (hard-float ABI)"), "{e}");
-        check_object_abi("lib0.o", &v6m_soft, "thumbv6m-none-eabi").unwrap();
-        check_object_abi("lib0.o", &v6m_soft, "thumbv7m-none-eabi").unwrap();
-        check_object_abi("lib0.o", &v7em_hard, "thumbv7em-none-eabihf").unwrap();
+        check_object(&v6m_soft, "thumbv6m-none-eabi").unwrap();
+        check_object(&v6m_soft, "thumbv7m-none-eabi").unwrap();
+        check_object(&v7em_hard, "thumbv7em-none-eabihf").unwrap();
         // No attributes: nothing claimed.
         let mut obj =
             object::write::Object::new(object::BinaryFormat::Elf, object::Architecture::Arm, Endianness::Little);
         let text = obj.section_id(object::write::StandardSection::Text);
         obj.append_section_data(text, &[0x70, 0x47], 2);
-        check_object_abi("lib0.o", &obj.write().unwrap(), "thumbv7em-none-eabihf").unwrap();
+        check_object(&obj.write().unwrap(), "thumbv7em-none-eabihf").unwrap();
     }
 
     #[test]
@@ -264,12 +267,11 @@ mod tests {
             obj.write().unwrap()
         };
         let double_rvc = object(elf::EF_RISCV_FLOAT_ABI_DOUBLE | elf::EF_RISCV_RVC);
-        check_object_abi("lib0.o", &double_rvc, "riscv64gc-unknown-none-elf").unwrap();
-        let e = check_object_abi("lib0.o", &object(elf::EF_RISCV_RVC), "riscv64gc-unknown-none-elf").unwrap_err();
+        check_object(&double_rvc, "riscv64gc-unknown-none-elf").unwrap();
+        let e = check_object(&object(elf::EF_RISCV_RVC), "riscv64gc-unknown-none-elf").unwrap_err();
         assert!(e.to_string().contains("soft-float ABI") && e.to_string().contains("double-float"), "{e}");
-        let e = check_object_abi("lib0.o", &object(0), "riscv64imac-unknown-none-elf").map(|_| ());
-        assert!(e.is_ok());
-        let e = check_object_abi("lib0.o", &double_rvc, "riscv64imac-unknown-none-elf").unwrap_err().to_string();
+        check_object(&object(0), "riscv64imac-unknown-none-elf").unwrap();
+        let e = check_object(&double_rvc, "riscv64imac-unknown-none-elf").unwrap_err().to_string();
         assert!(e.contains("double-float"), "{e}");
     }
 }

@@ -44,7 +44,7 @@ pub fn check_object_arch(member: &str, bytes: &[u8], target: &str) -> Result<()>
             "{member} is code for {obj_arch} (LLVM codegen for another machine) and cannot be linked into a {target} build; rebuild the model for this target or use the `c` target"
         )));
     }
-    super::object_abi::check_object_abi(member, bytes, target)
+    super::object_abi::check_object_abi(member, &file, target)
 }
 
 /// Whether the target's core has the Arm DSP extension, with the core's name; `None` for a
